@@ -1,0 +1,222 @@
+"""GpuCluster: one Azure ML compute cluster (AmlCompute) on a GPU VM size."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Literal, Protocol
+
+import isodate
+import pulumi
+import pulumi_azure_native.machinelearningservices as ml
+
+from vmsizes.quota import ClusterDemand, reserve
+
+TYPE_TOKEN = "azml-gpu:components:GpuCluster"
+
+# Settings Azure fixes when the cluster is created, as wire-format property paths of the
+# `azure-native:machinelearningservices:Compute` inputs. Changing any of them must replace the
+# cluster, because Azure either rejects the change or accepts and silently ignores it (a PUT with a
+# new vmSize: Azure/azure-rest-api-specs#18889). azure-native does not mark them as replace-triggering
+# (pulumi/pulumi-azure-native#577, #959), so the component does.
+# - vmSize: "Virtual machine type (CPU/GPU) ... can't be changed after creation" (Azure ML docs,
+#   how-to-create-attach-compute-cluster.md).
+# - userAccountCredentials, remoteLoginPortPublicAccess: "SSH access ... can't be changed after
+#   creation" (same page).
+# - vmPriority, subnet, enableNodePublicIp: ForceNew in terraform azurerm
+#   (machine_learning_compute_cluster: vm_priority, subnet_resource_id, node_public_ip_enabled,
+#   ssh_public_access_enabled, ssh), which follows what the Azure ML update API accepts: only scale
+#   settings (ClusterUpdateParameters -> ClusterUpdateProperties.scaleSettings).
+# - computeLocation, disableLocalAuth: ForceNew in terraform azurerm (location, local_auth_enabled);
+#   the update API carries neither.
+# Scale settings (min, max, idle time) are deliberately absent: Azure updates them in place.
+IMMUTABLE_PROPERTY_PATHS: tuple[str, ...] = (
+    "properties.computeLocation",
+    "properties.disableLocalAuth",
+    "properties.properties.vmSize",
+    "properties.properties.vmPriority",
+    "properties.properties.userAccountCredentials",
+    "properties.properties.remoteLoginPortPublicAccess",
+    "properties.properties.subnet",
+    "properties.properties.enableNodePublicIp",
+)
+
+# ARM `vmPriority` values (azure-native machinelearningservices.VmPriority).
+_PRIORITY = {"dedicated": ml.VmPriority.DEDICATED, "low_priority": ml.VmPriority.LOW_PRIORITY}
+
+
+class CatalogSize(Protocol):
+    """What the component reads from the size catalog (`vmsizes.VmSize` satisfies it)."""
+
+    name: str
+    gpus: int | None
+    vcpus: int | None
+    quota_family: str | None
+    rdma_usable: bool
+
+
+@dataclass(frozen=True)
+class SshAccess:
+    """SSH to the nodes, by key only (no password is ever sent).
+
+    Required: `admin_user` (the admin account created on every node), `public_key` (an OpenSSH
+    public key, e.g. "ssh-ed25519 AAAA...").
+    """
+
+    admin_user: str
+    public_key: str
+
+
+def idle_duration(seconds: int) -> str:
+    """Seconds -> the ISO 8601 duration ARM expects in `scaleSettings.nodeIdleTimeBeforeScaleDown`
+    ("in the RFC Format", a .NET TimeSpan: azure-native ScaleSettingsArgs docstring, azure-notes §3.2).
+    300 -> "PT5M", 1800 -> "PT30M"."""
+    return isodate.duration_isoformat(timedelta(seconds=seconds))
+
+
+@dataclass(frozen=True)
+class GpuClusterArgs:
+    """Arguments of the GpuCluster component.
+
+    Required:
+    - `name`: the compute name (3-24 characters, letter first; validated by stackconfig). Fixed for
+      the cluster's life, which is why replacements delete before they create.
+    - `size`: the catalog entry of the VM size (`vmsizes.describe(size)`); its canonical `name` is
+      sent as `vmSize` and its facts become the outputs.
+    - `workspace_name`, `resource_group_name`: the parent workspace (pass the Workspace component's
+      outputs so the cluster depends on the workspace).
+    - `workspace_region`: the workspace's region, sent as the resource `location` (see `region`).
+    - `max_instances`: `maxNodeCount`, required by ARM; also the quota the cluster reserves
+      (max x vCPUs of its family, even when scaled to zero: azure-notes §3.5).
+    - `idle_seconds`: idle time before a node is released. Required with no default on purpose: the
+      SDK v2/CLI v2 default is 120 s while SDK v1's was 1800 s (azure-notes §3.2), and for GPU nodes
+      the right value is a cost decision.
+
+    Optional:
+    - `region` (default None = the workspace region): the cluster's own region. Sent as
+      `properties.computeLocation` while the resource `location` stays at the workspace region
+      (docs/azure-behaviour.md, "Cross-region clusters").
+    - `min_instances` (default 0): nodes kept running even when idle; 0 pays nothing when idle.
+    - `tier` (default "dedicated"): "dedicated" | "low_priority" -> `vmPriority`.
+    - `ssh` (default None = SSH disabled): an `SshAccess`; the public SSH port is then opened
+      ("Enabled"), otherwise it is sent as "Disabled" explicitly, because "NotSpecified" turns into
+      Enabled or Disabled after creation (azure-native RemoteLoginPortPublicAccess docstring) and
+      would show as drift.
+    - `subnet_id` (default None): ARM id of a subnet for the nodes.
+    - `node_public_ip` (default True, Azure's default): False gives nodes no public IP (needs a
+      subnet or a managed network).
+    - `local_auth` (default False): keys-based local auth stays off; the cluster uses Microsoft
+      Entra ID / its managed identity only (`disableLocalAuth` true).
+    - `tags` (default empty).
+    """
+
+    name: str
+    size: CatalogSize
+    workspace_name: pulumi.Input[str]
+    resource_group_name: pulumi.Input[str]
+    workspace_region: str
+    max_instances: int
+    idle_seconds: int
+    region: str | None = None
+    min_instances: int = 0
+    tier: Literal["dedicated", "low_priority"] = "dedicated"
+    ssh: SshAccess | None = None
+    subnet_id: str | None = None
+    node_public_ip: bool = True
+    local_auth: bool = False
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def cluster_region(self) -> str:
+        return self.region or self.workspace_region
+
+
+def reserved_vcpus(size: CatalogSize, max_instances: int, region: str, tier: str, name: str) -> int:
+    """vCPUs of quota the cluster holds: max x vCPUs per node (azure-notes §3.5), via the catalog's
+    quota arithmetic (`vmsizes.quota.reserve`), the project's single implementation of that rule."""
+    report = reserve([ClusterDemand(name, size.name, region, tier, max_instances)])
+    return report.reservations[0].vcpus
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """An AmlCompute cluster with a system-assigned identity.
+
+    Outputs (attributes): `compute` (the Compute resource), `compute_id`, `compute_name`,
+    `gpus_per_node`, `vcpus_per_node`, `reserved_vcpus` (max x vCPUs), `quota_family`,
+    `rdma_usable`, `region`.
+    """
+
+    def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+
+        ssh_enabled = args.ssh is not None
+        self.region = args.cluster_region
+        self.gpus_per_node = args.size.gpus
+        self.vcpus_per_node = args.size.vcpus
+        self.quota_family = args.size.quota_family
+        self.rdma_usable = args.size.rdma_usable
+        self.reserved_vcpus = reserved_vcpus(args.size, args.max_instances, self.region, args.tier, args.name)
+
+        self.compute = ml.Compute(
+            name,
+            compute_name=args.name,
+            workspace_name=args.workspace_name,
+            resource_group_name=args.resource_group_name,
+            # The ARM envelope of a workspace child lives in the workspace's region; the cluster's
+            # region goes in properties.computeLocation (docs/azure-behaviour.md, "Cross-region clusters").
+            location=args.workspace_region,
+            identity=ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
+            properties=ml.AmlComputeArgs(
+                compute_type="AmlCompute",
+                compute_location=self.region,
+                disable_local_auth=not args.local_auth,
+                properties=ml.AmlComputePropertiesArgs(
+                    vm_size=args.size.name,
+                    vm_priority=_PRIORITY[args.tier],
+                    os_type=ml.OsType.LINUX,
+                    scale_settings=ml.ScaleSettingsArgs(
+                        min_node_count=args.min_instances,
+                        max_node_count=args.max_instances,
+                        node_idle_time_before_scale_down=idle_duration(args.idle_seconds),
+                    ),
+                    user_account_credentials=(
+                        ml.UserAccountCredentialsArgs(
+                            admin_user_name=args.ssh.admin_user,
+                            admin_user_ssh_public_key=args.ssh.public_key,
+                        )
+                        if args.ssh is not None
+                        else None
+                    ),
+                    remote_login_port_public_access=(
+                        ml.RemoteLoginPortPublicAccess.ENABLED
+                        if ssh_enabled
+                        else ml.RemoteLoginPortPublicAccess.DISABLED
+                    ),
+                    subnet=ml.ResourceIdArgs(id=args.subnet_id) if args.subnet_id else None,
+                    enable_node_public_ip=args.node_public_ip,
+                ),
+            ),
+            tags=dict(args.tags),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                replace_on_changes=list(IMMUTABLE_PROPERTY_PATHS),
+                # The compute name is fixed, so the old cluster must go before the new one exists.
+                delete_before_replace=True,
+            ),
+        )
+        self.compute_id: pulumi.Output[str] = self.compute.id
+        self.compute_name: pulumi.Output[str] = self.compute.name
+
+        self.register_outputs(
+            {
+                "computeId": self.compute_id,
+                "computeName": self.compute_name,
+                "region": self.region,
+                "gpusPerNode": self.gpus_per_node,
+                "vcpusPerNode": self.vcpus_per_node,
+                "reservedVcpus": self.reserved_vcpus,
+                "quotaFamily": self.quota_family,
+                "rdmaUsable": self.rdma_usable,
+            }
+        )

@@ -1,0 +1,223 @@
+"""Workspace: the resource group, the Azure ML workspace and the resources it depends on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pulumi
+import pulumi_azure_native.applicationinsights as applicationinsights
+import pulumi_azure_native.authorization as authorization
+import pulumi_azure_native.containerregistry as containerregistry
+import pulumi_azure_native.keyvault as keyvault
+import pulumi_azure_native.machinelearningservices as ml
+import pulumi_azure_native.operationalinsights as operationalinsights
+import pulumi_azure_native.resources as resources
+import pulumi_azure_native.storage as storage
+
+from components import naming
+
+TYPE_TOKEN = "azml-gpu:components:Workspace"
+
+
+@dataclass(frozen=True)
+class WorkspaceArgs:
+    """Arguments of the Workspace component.
+
+    Required:
+    - `name`: the Azure ML workspace name (3-33 characters; validated by stackconfig). Every other
+      name is derived from it (see `components.naming`).
+    - `region`: Azure region of the workspace and of all its dependent resources.
+    - `resource_group`: resource group name.
+    - `public_network_access`: "Enabled" | "Disabled". No default: whether the workspace is reachable
+      from the internet is a decision each stack makes explicitly.
+
+    Optional:
+    - `create_resource_group` (default True): False looks up an existing group by name
+      (`resources.get_resource_group`), so a missing group fails at preview with Azure's own
+      ResourceGroupNotFound error instead of half-way through `pulumi up`.
+    - `container_registry` (default False): Azure ML creates a registry lazily the first time it
+      builds an image when none is attached (learn.microsoft.com/azure/machine-learning/concept-workspace,
+      "Associated resources"); True declares one here so it can be locked and owned by the stack.
+    - `key_vault_purge_protection` (default True): irreversible once on; the vault property "does not
+      accept false" (azure-native keyvault.VaultPropertiesArgs.enable_purge_protection docstring), so
+      False omits the property rather than sending false.
+    - `friendly_name`, `description` (default None): shown in Azure ML studio.
+    - `tags` (default empty): applied to every resource the component declares.
+    - `log_retention_days` (default 30): Log Analytics retention; the PerGB2018 tier includes 31 days
+      at no retention charge (learn.microsoft.com/azure/azure-monitor/logs/data-retention-configure).
+    """
+
+    name: str
+    region: str
+    resource_group: str
+    public_network_access: Literal["Enabled", "Disabled"]
+    create_resource_group: bool = True
+    container_registry: bool = False
+    key_vault_purge_protection: bool = True
+    friendly_name: str | None = None
+    description: str | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    log_retention_days: int = 30
+
+
+class Workspace(pulumi.ComponentResource):
+    """Resource group (created or looked up), storage account, key vault, Log Analytics workspace,
+    workspace-based Application Insights, optional container registry, and the Azure ML workspace
+    with a system-assigned identity.
+
+    Outputs (attributes): `resource_group_name`, `workspace_name`, `workspace_id`, `region`,
+    `subscription_id`, `tenant_id`, and the child resources `storage_account`, `key_vault`,
+    `log_analytics`, `app_insights`, `container_registry` (None when not requested), `ml_workspace`,
+    `names` (the derived Azure names).
+    """
+
+    def __init__(self, name: str, args: WorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = dict(args.tags)
+
+        # Tenant and subscription of the credentials the azure-native provider runs with.
+        client = authorization.get_client_config(opts=pulumi.InvokeOptions(parent=self))
+        self.subscription_id: str = client.subscription_id
+        self.tenant_id: str = client.tenant_id
+        self.region = args.region
+        self.azure_name = args.name
+        self.names = naming.workspace_names(args.name, client.subscription_id, args.resource_group)
+
+        if args.create_resource_group:
+            self.resource_group: resources.ResourceGroup | None = resources.ResourceGroup(
+                f"{name}-rg",
+                resource_group_name=args.resource_group,
+                location=args.region,
+                tags=tags,
+                opts=child,
+            )
+            rg_name: pulumi.Output[str] = self.resource_group.name
+        else:
+            self.resource_group = None
+            existing = resources.get_resource_group_output(
+                resource_group_name=args.resource_group,
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            )
+            rg_name = existing.name
+        self.resource_group_name = rg_name
+
+        self.storage_account = storage.StorageAccount(
+            f"{name}-st",
+            account_name=self.names.storage_account,
+            resource_group_name=rg_name,
+            location=args.region,
+            # General-purpose v2 with locally redundant storage: the kind Azure ML's own workspace
+            # template creates (learn.microsoft.com/azure/machine-learning/how-to-create-workspace-template).
+            kind=storage.Kind.STORAGE_V2,
+            sku=storage.SkuArgs(name=storage.SkuName.STANDARD_LRS),
+            # HTTPS only, TLS 1.2 minimum, no anonymous blob access (Azure security baseline for
+            # Storage; azure-native StorageAccountArgs docstrings for the three properties).
+            enable_https_traffic_only=True,
+            minimum_tls_version=storage.MinimumTlsVersion.TLS1_2,
+            allow_blob_public_access=False,
+            tags=tags,
+            opts=child,
+        )
+
+        self.key_vault = keyvault.Vault(
+            f"{name}-kv",
+            vault_name=self.names.key_vault,
+            resource_group_name=rg_name,
+            location=args.region,
+            properties=keyvault.VaultPropertiesArgs(
+                tenant_id=client.tenant_id,
+                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName.STANDARD),
+                # Data-plane access through Azure RBAC instead of access policies (no inline
+                # policies to drift; azure-native VaultPropertiesArgs.enable_rbac_authorization).
+                enable_rbac_authorization=True,
+                # Soft delete cannot be turned off once on, 7-90 days retention (same docstrings).
+                enable_soft_delete=True,
+                soft_delete_retention_in_days=90,
+                # `enablePurgeProtection` "does not accept false as its value": omit it instead.
+                enable_purge_protection=True if args.key_vault_purge_protection else None,
+            ),
+            tags=tags,
+            opts=child,
+        )
+
+        self.log_analytics = operationalinsights.Workspace(
+            f"{name}-log",
+            workspace_name=self.names.log_analytics,
+            resource_group_name=rg_name,
+            location=args.region,
+            sku=operationalinsights.WorkspaceSkuArgs(name=operationalinsights.WorkspaceSkuNameEnum.PER_GB2018),
+            retention_in_days=args.log_retention_days,
+            tags=tags,
+            opts=child,
+        )
+
+        # Workspace-based Application Insights: classic (non-workspace) components were retired on
+        # 29 February 2024 (learn.microsoft.com/azure/azure-monitor/app/convert-classic-resource).
+        self.app_insights = applicationinsights.Component(
+            f"{name}-appi",
+            resource_name_=self.names.app_insights,
+            resource_group_name=rg_name,
+            location=args.region,
+            kind="web",
+            application_type=applicationinsights.ApplicationType.WEB,
+            workspace_resource_id=self.log_analytics.id,
+            ingestion_mode=applicationinsights.IngestionMode.LOG_ANALYTICS,
+            tags=tags,
+            opts=child,
+        )
+
+        self.container_registry: containerregistry.Registry | None = None
+        if args.container_registry:
+            self.container_registry = containerregistry.Registry(
+                f"{name}-cr",
+                registry_name=self.names.container_registry,
+                resource_group_name=rg_name,
+                location=args.region,
+                sku=containerregistry.SkuArgs(name=containerregistry.SkuName.STANDARD),
+                # No admin user (a shared password): Azure ML pulls with the workspace's managed
+                # identity (learn.microsoft.com/azure/machine-learning/
+                # how-to-identity-based-service-authentication).
+                admin_user_enabled=False,
+                tags=tags,
+                opts=child,
+            )
+
+        self.ml_workspace = ml.Workspace(
+            f"{name}-mlw",
+            workspace_name=args.name,
+            resource_group_name=rg_name,
+            location=args.region,
+            identity=ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
+            # Storage account and key vault "cannot be changed once the workspace has been created"
+            # (azure-native machinelearningservices.WorkspaceArgs docstrings). Their names derive
+            # from the workspace name and resource group, so they only change together with the
+            # workspace's own identity (a new workspace).
+            storage_account=self.storage_account.id,
+            key_vault=self.key_vault.id,
+            application_insights=self.app_insights.id,
+            container_registry=self.container_registry.id if self.container_registry else None,
+            public_network_access=args.public_network_access,
+            friendly_name=args.friendly_name,
+            description=args.description,
+            sku=ml.SkuArgs(name="Basic", tier=ml.SkuTier.BASIC),
+            tags=tags,
+            opts=child,
+        )
+        self.workspace_name: pulumi.Output[str] = self.ml_workspace.name
+        self.workspace_id: pulumi.Output[str] = self.ml_workspace.id
+
+        self.register_outputs(
+            {
+                "resourceGroupName": self.resource_group_name,
+                "workspaceName": self.workspace_name,
+                "workspaceId": self.workspace_id,
+                "region": self.region,
+                "storageAccountId": self.storage_account.id,
+                "keyVaultId": self.key_vault.id,
+                "appInsightsId": self.app_insights.id,
+                "containerRegistryId": self.container_registry.id if self.container_registry else None,
+            }
+        )
