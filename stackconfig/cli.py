@@ -1,0 +1,48 @@
+"""`python -m stackconfig STACK_OR_FILE [--json]`: validate a stack file; exit 0, or 2 with every problem."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from stackconfig.errors import ConfigError
+from stackconfig.loader import load_stack_file, stack_file
+
+EXIT_INVALID = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m stackconfig",
+        description="Validate the azml-gpu: config of a Pulumi stack file and report every problem at once.",
+    )
+    parser.add_argument(
+        "stack", metavar="STACK_OR_FILE", help="stack name (dev -> ./Pulumi.dev.yaml) or a path"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON object for CI")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    args = _parser().parse_args(argv)
+    path = stack_file(args.stack)
+    try:
+        config = load_stack_file(path)
+    except ConfigError as exc:
+        if args.json:
+            print(json.dumps({"ok": False, "file": str(path), "problems": exc.problems}, indent=2))
+        else:
+            print(f"{path}: {len(exc.problems)} problem(s)", file=sys.stderr)
+            for line in exc.problems:
+                print(f"  {line}", file=sys.stderr)
+        return EXIT_INVALID
+    clusters = ", ".join(f"{c.name} ({c.size}, {c.region}, max {c.max_instances})" for c in config.clusters)
+    if args.json:
+        print(json.dumps({"ok": True, "file": str(path), "config": config.model_dump(mode="json")}, indent=2))
+    else:
+        print(
+            f"ok: {path}: workspace {config.workspace.name} ({config.workspace.region}); clusters: {clusters}"
+        )
+    return 0

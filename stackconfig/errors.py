@@ -1,0 +1,182 @@
+"""ConfigError and the translation of pydantic errors into `azml-gpu:<key path>: <what is wrong>; <fix>`."""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import ErrorDetails
+
+NAMESPACE = "azml-gpu"
+
+
+class ConfigError(Exception):
+    """Invalid stack config. `problems` lists every problem, each `azml-gpu:<key path>: <what>; <fix>`."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def key_path(loc: Sequence[str | int]) -> str:
+    """`('clusters', 1, 'max_instances')` -> `clusters[1].max_instances`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def problem(path: str, message: str) -> str:
+    """One problem line."""
+    return f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation such as `list[X]`, `X | None` or `Annotated[X, ...]`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
+
+
+def _field_at(root: type[BaseModel], loc: Sequence[str | int]) -> tuple[type[BaseModel] | None, str | None]:
+    """The model that owns the last key of `loc` and that key (None, None when the path leaves the schema)."""
+    model: type[BaseModel] | None = root
+    owner: type[BaseModel] | None = None
+    key: str | None = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if model is None or part not in model.model_fields:
+            return model, part
+        owner, key = model, part
+        model = _model_in(model.model_fields[part].annotation)
+    return owner, key
+
+
+def _example(root: type[BaseModel], loc: Sequence[str | int]) -> Any:
+    owner, key = _field_at(root, loc)
+    if owner is None or key is None or key not in owner.model_fields:
+        return None
+    examples = owner.model_fields[key].examples
+    return examples[0] if examples else None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return str(value)
+
+
+def _yaml(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_yaml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml(v) for v in value) + "]"
+    return "null" if value is None else str(value)
+
+
+def _unknown_key(root: type[BaseModel], loc: Sequence[str | int]) -> str:
+    key = str(loc[-1])
+    if "password" in key.lower():
+        return (
+            "passwords are not accepted (SSH by key only); "
+            f"remove {key} and set public_key to your SSH public key"
+        )
+    owner, _ = _field_at(root, loc[:-1])
+    valid = list(owner.model_fields) if owner is not None else []
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean {close[0]}?"
+    return f"unknown key; remove it (valid keys here: {', '.join(valid)})"
+
+
+def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] = ()) -> str:
+    """One pydantic error as a problem line, with the key path and a fix."""
+    loc = [part for part in error["loc"] if part not in strip]
+    path = key_path(loc)
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    example = _example(root, loc)
+    if kind == "missing" and loc and loc[-1] == "ssh":
+        return problem(
+            path,
+            "required key is missing; say it explicitly: ssh: disabled, or ssh: {admin_user, "
+            "public_key} (SSH can't be enabled after the cluster is created)",
+        )
+    if kind == "missing":
+        hint = (
+            f"add {loc[-1]}: {_yaml(example)}"
+            if example is not None and loc
+            else f"add {loc[-1] if loc else 'it'}"
+        )
+        return problem(path, f"required key is missing; {hint}")
+    if kind == "extra_forbidden":
+        return problem(path, _unknown_key(root, loc))
+    if kind == "value_error":
+        return problem(path, str(ctx.get("error", error["msg"])))
+    if kind in ("int_type", "int_from_float", "int_parsing"):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return problem(
+                path,
+                f"expected a whole number, got the string {value!r}; write {value.strip()} without quotes",
+            )
+        return problem(
+            path, f"expected a whole number, got {_show(value)}; use a whole number, e.g. {_yaml(example)}"
+        )
+    if kind == "bool_type":
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
+            fixed = "true" if value.strip().lower() in ("true", "yes", "on") else "false"
+            return problem(
+                path, f"expected true or false, got the string {value!r}; write {fixed} without quotes"
+            )
+        return problem(path, f"expected true or false, got {_show(value)}; write true or false")
+    if kind == "string_type":
+        return problem(path, f"expected text, got {_show(value)}; quote the value, e.g. {_yaml(example)}")
+    if kind == "literal_error":
+        allowed = [
+            a.strip().strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")
+        ]
+        allowed = [a for a in allowed if a]
+        close = difflib.get_close_matches(str(value), allowed, n=1, cutoff=0.5)
+        fix = f"did you mean {close[0]}?" if close else f"use one of {', '.join(allowed)}"
+        return problem(path, f"{_show(value)} is not allowed; {fix}")
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return problem(path, f"{_show(value)} is below {bound}; use {bound} or more")
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return problem(
+            path,
+            f"expected a mapping of keys, got {_show(value)}; write it as keys under "
+            f"{loc[-1] if loc else 'config'}",
+        )
+    if kind == "list_type":
+        return problem(path, f"expected a list, got {_show(value)}; write one '- ' entry per item")
+    if kind == "too_short":
+        return problem(path, "the list is empty; add at least one entry")
+    if kind == "ssh_setting":
+        if value is False or value is None:
+            fix = "write ssh: disabled (SSH can't be enabled after creation)"
+        else:
+            fix = "write ssh: disabled, or ssh: {admin_user: azureuser, public_key: 'ssh-ed25519 AAAA...'}"
+        return problem(
+            path, f"expected 'disabled' or a mapping {{admin_user, public_key}}, got {_show(value)}; {fix}"
+        )
+    return problem(path, f"{error['msg']}; fix the value")

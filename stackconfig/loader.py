@@ -1,0 +1,133 @@
+"""Where the raw namespace comes from: a Pulumi.<stack>.yaml file, or the running Pulumi program's config."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stackconfig.errors import NAMESPACE, ConfigError, problem
+from stackconfig.models import StackConfig
+from stackconfig.validate import validate
+
+KNOWN_KEYS = tuple(StackConfig.model_fields)
+
+
+def stack_file(stack_or_file: str) -> Path:
+    """`dev` -> ./Pulumi.dev.yaml; anything that looks like a path is used as given."""
+    if stack_or_file.endswith((".yaml", ".yml")) or "/" in stack_or_file or "\\" in stack_or_file:
+        return Path(stack_or_file)
+    return Path(f"Pulumi.{stack_or_file}.yaml")
+
+
+def _split(full_key: str) -> tuple[str, str]:
+    """`azml-gpu:clusters` -> (`azml-gpu`, `clusters`); a bare key is in the project's namespace (Pulumi)."""
+    namespace, sep, key = full_key.partition(":")
+    return (namespace, key) if sep else (NAMESPACE, full_key)
+
+
+def namespace_config(config: dict[Any, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The `azml-gpu:` keys of a stack `config:` block (prefix removed) and problems with the block itself."""
+    raw: dict[str, Any] = {}
+    problems: list[str] = []
+    for full_key, value in config.items():
+        namespace, key = _split(str(full_key))
+        if namespace == NAMESPACE:
+            if isinstance(value, dict) and set(value) == {"secure"}:
+                problems.append(
+                    problem(
+                        key,
+                        "is an encrypted secret; nothing in this namespace is secret (SSH "
+                        "uses a public key), so set it as plain config",
+                    )
+                )
+                continue
+            raw[key] = value
+        elif difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.8:
+            problems.append(
+                problem(
+                    "",
+                    f"config key '{full_key}' is in namespace '{namespace}'; did you mean {NAMESPACE}:{key}?",
+                )
+            )
+    return raw, problems
+
+
+def load_stack_file(path: str | Path) -> StackConfig:
+    """Validate the `azml-gpu:` keys of a Pulumi stack file. Raises ConfigError (also for unreadable files)"""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            [
+                problem(
+                    "",
+                    f"cannot read {path}: {exc.strerror or exc}; check the stack name "
+                    "or path (STACK means ./Pulumi.STACK.yaml)",
+                )
+            ]
+        ) from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        reason = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(
+            [problem("", f"{path} is not valid YAML{where}: {reason}; fix the YAML syntax")]
+        ) from None
+    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
+        raise ConfigError(
+            [
+                problem(
+                    "",
+                    f"{path} has no 'config:' mapping; a stack file holds its settings "
+                    f"under config:, e.g. config: {{{NAMESPACE}:workspace: ...}}",
+                )
+            ]
+        )
+    raw, problems = namespace_config(document["config"])
+    try:
+        config = validate(raw)
+    except ConfigError as exc:
+        raise ConfigError(problems + exc.problems) from None
+    if problems:
+        raise ConfigError(problems)
+    return config
+
+
+def _pulumi_keys() -> set[str]:
+    """Every key of the namespace the running program can see, so unknown (mistyped) keys are reported too.
+
+    pulumi.Config only answers for keys you name. The full set is the union of the runtime's config map
+    (`pulumi.runtime.config.CONFIG`, filled by `set_all_config`) and the `PULUMI_CONFIG` JSON that the
+    language host passes to the program (`pulumi.runtime.config.get_config_env`); see
+    pulumi/runtime/config.py.
+    """
+    from pulumi.runtime import config as runtime_config
+
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    return {_split(k)[1] for k in keys if _split(k)[0] == NAMESPACE} | set(KNOWN_KEYS)
+
+
+def from_pulumi_config() -> StackConfig:
+    """Validate the `azml-gpu:` namespace inside a Pulumi program (pulumi.Config). Raises ConfigError."""
+    import pulumi
+
+    config = pulumi.Config(NAMESPACE)
+    raw: dict[str, Any] = {}
+    for key in sorted(_pulumi_keys()):
+        value = config.get(key)
+        if value is None:
+            continue
+        try:
+            raw[key] = json.loads(
+                value
+            )  # structured values arrive as JSON text (Config.get_object does the same)
+        except json.JSONDecodeError:
+            raw[key] = value
+    return validate(raw)

@@ -1,0 +1,317 @@
+"""Typed schema of the `azml-gpu:` config namespace (pydantic v2, strict types, unknown keys forbidden).
+
+Each field's description says Required/Optional, its default and why. Single-field rules live in the field
+validators here; rules across fields live in `stackconfig.rules` so `validate()` can report them even when
+other fields of the same cluster are wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+import isodate
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from stackconfig import names, regions, rules, sizes, sshkeys
+
+SKIP_CROSS_RULES = "skip_cross_rules"  # validation context flag: validate() runs the cross rules itself
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _region(value: str) -> str:
+    canonical = regions.canonical_region(value)
+    if canonical is not None:
+        return canonical
+    near = regions.nearest_region(value)
+    fix = f"did you mean {near}?" if near else "use a region name such as eastus (az account list-locations)"
+    raise ValueError(f"'{value}' is not a known Azure region; {fix}")
+
+
+class ResourceGroupConfig(_Strict):
+    """The resource group that holds the workspace."""
+
+    name: str = Field(
+        description="Required. Resource group name (1-90 chars). No default: it names what a lock protects.",
+        examples=["rg-train"],
+    )
+    create: bool = Field(
+        default=True,
+        description="Optional, default true: the stack creates the group; false uses an existing group.",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if problem := names.resource_group_name_problem(value):
+            raise ValueError(problem)
+        return value
+
+
+class WorkspaceConfig(_Strict):
+    """The Azure ML workspace (and its storage, key vault, insights and optional registry)."""
+
+    name: str = Field(description="Required. Workspace name, 3-33 chars.", examples=["ws-llm"])
+    resource_group: ResourceGroupConfig = Field(
+        description="Required. {name, create}.", examples=[{"name": "rg-train"}]
+    )
+    region: str = Field(
+        description="Required. Azure region (eastus). Also the default region of every cluster.",
+        examples=["eastus"],
+    )
+    public_network_access: Literal["Enabled", "Disabled"] = Field(
+        default="Enabled",
+        description="Optional, default Enabled (Azure's default); Disabled needs private endpoints.",
+    )
+    container_registry: bool = Field(
+        default=False,
+        description="Optional, default false: Azure ML creates a registry on first image build when absent.",
+    )
+    key_vault_purge_protection: bool = Field(
+        default=True,
+        description="Optional, default true: a deleted key vault can't be purged within its retention.",
+    )
+    friendly_name: str | None = Field(default=None, description="Optional display name; default the name.")
+    description: str | None = Field(default=None, description="Optional workspace description.")
+    tags: dict[str, str] = Field(default_factory=dict, description="Optional tags on every resource.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if problem := names.workspace_name_problem(value):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        return _region(value)
+
+
+class SshConfig(_Strict):
+    """SSH to the nodes, by key only (passwords are not accepted)."""
+
+    admin_user: str = Field(description="Required. Linux admin user on the nodes.", examples=["azureuser"])
+    public_key: str = Field(
+        description="Required. One OpenSSH public key line (ssh-ed25519/ssh-rsa/ecdsa-sha2-*).",
+        examples=["ssh-ed25519 AAAA... you@host"],
+    )
+
+    @field_validator("admin_user")
+    @classmethod
+    def _admin_user(cls, value: str) -> str:
+        if problem := names.admin_user_problem(value):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("public_key")
+    @classmethod
+    def _public_key(cls, value: str) -> str:
+        if problem := sshkeys.public_key_problem(value):
+            raise ValueError(problem)
+        return value.strip()
+
+
+SSH_TAGS = ("ssh=disabled", "ssh=key")  # union tags; stripped from key paths in messages
+
+
+def _ssh_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return SSH_TAGS[0]
+    if isinstance(value, dict | SshConfig):
+        return SSH_TAGS[1]
+    return None
+
+
+SshSetting = Annotated[
+    Annotated[Literal["disabled"], Tag(SSH_TAGS[0])] | Annotated[SshConfig, Tag(SSH_TAGS[1])],
+    Discriminator(
+        _ssh_tag,
+        custom_error_type="ssh_setting",
+        custom_error_message="expected 'disabled' or a mapping {admin_user, public_key}",
+    ),
+]
+
+_DURATION = re.compile(
+    r"^\s*(\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hours?)\s*$", re.IGNORECASE
+)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+def _idle_hint(value: Any) -> str | None:
+    """For a non-integer idle time, the fix with the seconds it probably means."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()} is not a number of seconds; give seconds as a whole number, e.g. 300"
+    if isinstance(value, float):
+        if value.is_integer():
+            return f"{value} is not a whole number; write {int(value)}"
+        return f"{value} is not a whole number of seconds; use {round(value)}"
+    if isinstance(value, str):
+        seconds: int | None = None
+        if value.strip().isdigit():
+            seconds = int(value)
+        elif match := _DURATION.match(value):
+            seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)[0].lower()]
+        else:
+            try:
+                seconds = int(isodate.parse_duration(value.strip()).total_seconds())
+            except (isodate.ISO8601Error, ValueError, AttributeError):
+                seconds = None
+        if seconds is not None:
+            return f"'{value}' is a string; give seconds as a whole number without quotes: {seconds}"
+        return f"'{value}' is not a number of seconds; give seconds as a whole number, e.g. 300"
+    return None
+
+
+class ClusterConfig(_Strict):
+    """One AmlCompute GPU cluster. Size, tier, SSH, subnet and node public IP are fixed at creation."""
+
+    name: str = Field(
+        description="Required. Compute name, 3-24 chars, unique in the workspace.", examples=["h100-x4"]
+    )
+    size: str = Field(
+        description="Required. Azure VM size; canonical catalog casing after validation. No default: it "
+        "sets cost and can't change after creation.",
+        examples=["Standard_ND96isr_H100_v5"],
+    )
+    region: str | None = Field(
+        default=None,
+        description="Optional, default the workspace region (always set after validation). Another region "
+        "reaches quota or capacity there.",
+        examples=["eastus"],
+    )
+    min_instances: int = Field(
+        default=0,
+        ge=0,
+        description="Optional, default 0: nodes kept running when idle (anything above 0 is billed).",
+        examples=[0],
+    )
+    max_instances: int = Field(
+        description="Required. Largest node count: reserves max x vCPUs of quota even at 0 nodes. No "
+        "default: the SDK (4) and CLI (1) defaults disagree.",
+        examples=[4],
+    )
+    idle_time_before_scale_down: int = Field(
+        ge=0,
+        description="Required, seconds. No default: the SDK's 120 s and SDK v1's 1800 s differ and the "
+        "choice is a cost trade-off.",
+        examples=[300],
+    )
+    tier: Literal["dedicated", "low_priority"] = Field(
+        description="Required. dedicated or low_priority (preemptible, separate quota).",
+        examples=["dedicated"],
+    )
+    ssh: SshSetting = Field(
+        description="Required, explicit: 'disabled' or {admin_user, public_key}. SSH can't be enabled later.",
+        examples=["disabled"],
+    )
+    subnet_id: str | None = Field(
+        default=None, description="Optional ARM subnet id to put the nodes in a VNet.", examples=[None]
+    )
+    node_public_ip: bool = Field(
+        default=True, description="Optional, default true; false needs subnet_id.", examples=[True]
+    )
+    local_auth: bool = Field(
+        default=False,
+        description="Optional, default false: nodes authenticate with Entra ID only.",
+        examples=[False],
+    )
+
+    @property
+    def ssh_enabled(self) -> bool:
+        """True when SSH to the nodes is configured."""
+        return isinstance(self.ssh, SshConfig)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if problem := names.compute_name_problem(value):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        return sizes.canonical_size(value)
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        return None if value is None else _region(value)
+
+    @field_validator("subnet_id")
+    @classmethod
+    def _subnet(cls, value: str | None) -> str | None:
+        if value is not None and (problem := names.subnet_id_problem(value)):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("idle_time_before_scale_down", mode="before")
+    @classmethod
+    def _idle(cls, value: Any) -> Any:
+        if (hint := _idle_hint(value)) is not None:
+            raise ValueError(hint)
+        return value
+
+    @model_validator(mode="after")
+    def _cross(self, info: ValidationInfo) -> ClusterConfig:
+        if not (info.context or {}).get(SKIP_CROSS_RULES):
+            problems = rules.cluster_rules(self.model_dump())
+            if problems:
+                raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
+        return self
+
+
+class LocksConfig(_Strict):
+    """CanNotDelete locks on individual resources (never the resource group: that blocks scaling)."""
+
+    storage: bool = Field(default=True, description="Optional, default true: lock the storage account.")
+    key_vault: bool = Field(default=True, description="Optional, default true: lock the key vault.")
+    container_registry: bool = Field(
+        default=True, description="Optional, default true: lock the registry (when the workspace has one)."
+    )
+    application_insights: bool = Field(default=True, description="Optional, default true: lock App Insights.")
+    workspace: bool = Field(
+        default=False,
+        description="Optional, default false: a workspace lock also blocks deleting (so replacing) clusters.",
+    )
+
+
+class StackConfig(_Strict):
+    """The whole `azml-gpu:` namespace: workspace, clusters, locks."""
+
+    workspace: WorkspaceConfig = Field(description="Required.", examples=[{"name": "ws-llm"}])
+    clusters: list[ClusterConfig] = Field(
+        min_length=1, description="Required, at least one cluster.", examples=[[{"name": "h100-x4"}]]
+    )
+    locks: LocksConfig = Field(default_factory=LocksConfig, description="Optional; every lock has a default.")
+
+    @model_validator(mode="after")
+    def _finish(self, info: ValidationInfo) -> StackConfig:
+        if not (info.context or {}).get(SKIP_CROSS_RULES):
+            problems = rules.stack_rules([c.name for c in self.clusters])
+            if problems:
+                raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
+        region = self.workspace.region
+        clusters = [c if c.region else c.model_copy(update={"region": region}) for c in self.clusters]
+        object.__setattr__(self, "clusters", clusters)
+        return self
+
+    def cluster(self, name: str) -> ClusterConfig:
+        """The cluster called `name` (KeyError when absent)."""
+        for cluster in self.clusters:
+            if cluster.name == name:
+                return cluster
+        raise KeyError(name)

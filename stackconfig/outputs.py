@@ -1,0 +1,73 @@
+"""The stack outputs: what `__main__.py` exports and `jobs` reads (`pulumi stack output --json`).
+
+One definition, shared by the writer and the readers (docs/architecture.md, "Stack outputs").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+import vmsizes
+from stackconfig.models import ClusterConfig, StackConfig
+
+
+class ClusterOutput(BaseModel):
+    """One cluster as jobs need it: where it is, how big, and what a node has."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    size: str
+    region: str
+    tier: Literal["dedicated", "low_priority"]
+    min_instances: int
+    max_instances: int
+    idle_seconds: int
+    gpus_per_node: int
+    vcpus_per_node: int
+    rdma_usable: bool
+    ssh_enabled: bool
+
+
+class StackOutputs(BaseModel):
+    """The whole stack output object."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subscription_id: str
+    resource_group: str
+    workspace_name: str
+    workspace_region: str
+    clusters: dict[str, ClusterOutput]
+
+
+def cluster_output(cluster: ClusterConfig, size: vmsizes.VmSize) -> ClusterOutput:
+    """The output entry of a validated cluster on its size."""
+    if cluster.region is None:
+        raise ValueError(f"cluster {cluster.name} has no region; build it through stackconfig.validate()")
+    return ClusterOutput(
+        name=cluster.name,
+        size=size.name,
+        region=cluster.region,
+        tier=cluster.tier,
+        min_instances=cluster.min_instances,
+        max_instances=cluster.max_instances,
+        idle_seconds=cluster.idle_time_before_scale_down,
+        gpus_per_node=size.gpus,
+        vcpus_per_node=size.vcpus,
+        rdma_usable=size.rdma_usable,
+        ssh_enabled=cluster.ssh_enabled,
+    )
+
+
+def stack_outputs(config: StackConfig, subscription_id: str) -> StackOutputs:
+    """The outputs of a validated config (sizes looked up in the catalog, or inferred from the name)."""
+    return StackOutputs(
+        subscription_id=subscription_id,
+        resource_group=config.workspace.resource_group.name,
+        workspace_name=config.workspace.name,
+        workspace_region=config.workspace.region,
+        clusters={c.name: cluster_output(c, vmsizes.describe(c.size)) for c in config.clusters},
+    )

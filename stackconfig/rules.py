@@ -1,0 +1,65 @@
+"""Rules that involve more than one field. Each returns (key, "<what is wrong>; <fix>") pairs.
+
+They take plain values so `validate()` can apply them to the fields that passed their own checks even when
+other fields of the same cluster failed, and so every problem is reported at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Azure ML needs the nodes in a virtual network when they have no public IP: the no-public-IP setup is part
+# of securing training in a VNet (MicrosoftDocs/azure-docs
+# articles/machine-learning/v1/how-to-secure-training-vnet.md: "configure the compute instance/cluster with
+# or without a public IP address" in a VNet), and terraform azurerm
+# required subnet_resource_id when node_public_ip_enabled is false until workspaces with a managed VNet were
+# exempted (hashicorp/terraform-provider-azurerm #25901, #26073). This config has no managed-VNet option, so
+# node_public_ip: false requires subnet_id.
+
+
+def cluster_rules(values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Rules of one cluster. `values` holds only the fields that passed their own checks (defaults filled)."""
+    problems: list[tuple[str, str]] = []
+    low, high = values.get("min_instances"), values.get("max_instances")
+    if high is not None:
+        if low is not None and high < low:
+            problems.append(("max_instances", f"{high} is below min_instances ({low}); use at least {low}"))
+        elif high < 1:
+            problems.append(
+                (
+                    "max_instances",
+                    f"{high} is below 1; use at least 1 (min_instances: 0 still scales to zero)",
+                )
+            )
+    if values.get("node_public_ip") is False and "subnet_id" in values and values["subnet_id"] is None:
+        problems.append(
+            (
+                "node_public_ip",
+                "false needs subnet_id: nodes without a public IP must sit in a VNet subnet; set subnet_id "
+                "to the subnet's ARM id or set node_public_ip: true",
+            )
+        )
+    return problems
+
+
+def stack_rules(cluster_names: Sequence[str | None]) -> list[tuple[str, str]]:
+    """Rules across clusters. `cluster_names[i]` is None when that cluster's name failed its own check."""
+    problems: list[tuple[str, str]] = []
+    first: dict[str, int] = {}
+    for index, name in enumerate(cluster_names):
+        if name is None:
+            continue
+        # Compute names are unique per workspace, compared case-insensitively like every ARM name
+        # (resource-name-rules.md: "Always perform a case-insensitive comparison of names").
+        key = name.lower()
+        if key in first:
+            problems.append(
+                (
+                    f"clusters[{index}].name",
+                    f"'{name}' is already the name of clusters[{first[key]}]; give each cluster its own name",
+                )
+            )
+        else:
+            first[key] = index
+    return problems
