@@ -1,0 +1,50 @@
+"""The one place an `MLClient` is built: `ml_client(outputs)`.
+
+    MLClient(DefaultAzureCredential(), subscription_id, resource_group, workspace_name)
+
+from the stack outputs (`stackconfig.outputs.StackOutputs`). There is no other knob here: where the
+client talks to, and how it authenticates, is decided only by settings the real SDKs already read
+from the environment. Read from the installed sources (azure-ai-ml 1.35.2, azure-identity 1.27.0,
+azure-core 1.41):
+
+azure-ai-ml, which endpoint (`azure/ai/ml/_azure_environments.py`, `_utils/utils.py`, `_ml_client.py`):
+- `AZUREML_CURRENT_CLOUD`: cloud name (AzureCloud, AzureChinaCloud, AzureUSGovernment or a name from the
+  metadata below); `_get_default_cloud_name()` reads it first (`constants/_common.py` AZUREML_CLOUD_ENV_NAME).
+- `ARM_CLOUD_METADATA_URL`: URL of an ARM cloud-metadata document (`ArmConstants.METADATA_URL_ENV_NAME`);
+  its `resourceManager` becomes the base URL of every control-plane call.
+- `AZUREML_DEV_URL_MFE`: overrides the control-plane base URL (`_get_mfe_url_override()`, read by
+  `MLClient.__init__` through `_get_base_url_from_metadata(is_local_mfe=True)`); when that URL is
+  plain http, MLClient passes `enforce_https=False` to its operations (`_ml_client.py`, `_is_https_url`).
+
+azure-identity, which credential (`azure/identity/_constants.py` EnvironmentVariables):
+- `AZURE_CLIENT_ID`, `AZURE_TENANT_ID`, `AZURE_CLIENT_SECRET` (or `AZURE_CLIENT_CERTIFICATE_PATH`,
+  `AZURE_FEDERATED_TOKEN_FILE`), `AZURE_AUTHORITY_HOST`: EnvironmentCredential / workload identity.
+- `IDENTITY_ENDPOINT` + `IDENTITY_HEADER`, `MSI_ENDPOINT`, `IMDS_ENDPOINT`: managed identity endpoint.
+- `AZURE_TOKEN_CREDENTIALS`: restricts the DefaultAzureCredential chain (e.g. `ManagedIdentityCredential`).
+
+azure-core transport (`azure/core/pipeline/transport/_requests_basic.py` uses `requests`):
+- `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE`: CA bundle for TLS, read by `requests`;
+  `HTTPS_PROXY` / `NO_PROXY` likewise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from azure.ai.ml import MLClient
+
+    from stackconfig.outputs import StackOutputs
+
+
+def ml_client(outputs: StackOutputs) -> MLClient:
+    """An MLClient for the workspace the stack deployed."""
+    from azure.ai.ml import MLClient
+    from azure.identity import DefaultAzureCredential
+
+    return MLClient(
+        DefaultAzureCredential(),
+        subscription_id=outputs.subscription_id,
+        resource_group_name=outputs.resource_group,
+        workspace_name=outputs.workspace_name,
+    )

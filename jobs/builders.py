@@ -1,0 +1,268 @@
+"""Job builders: azure-ai-ml `command(...)` jobs for the smoke test, the training run and the scaling pair.
+
+Each builder refuses what the SDK lets through but Azure ML would run wrongly or reject late
+(platform-notes "Offline validation misses things": instance_count=0, a missing compute and a
+process count above the node's GPUs all pass `command()` and would be sent):
+instance_count < 1 or above the cluster's max_instances, a process count above the GPUs per node,
+a compute that is not in the stack outputs, and a multi-node job on a size without usable RDMA
+(NCCL would fall back to TCP; seed "InfiniBand: confirm it, do not assume it") unless allow_tcp.
+
+`process_count_per_instance` is always set, to the GPUs per node from the size catalog: when it is
+left out "Azure Machine Learning will by default launch one process per node"
+(azure-notes.md section 4, how-to-train-distributed-gpu.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jobs.errors import UsageError
+
+if TYPE_CHECKING:
+    from azure.ai.ml.entities import Command
+
+    from stackconfig.outputs import StackOutputs
+
+#: What Azure ML uploads as the job's code: jobs/src only (architecture.md "jobs").
+SRC_DIR = Path(__file__).resolve().parent / "src"
+
+#: Curated PyTorch GPU environment in the `azureml` registry, Azure Container for PyTorch (ACPT).
+#: Source: Azure/azureml-assets assets/training/general/environments/acpt-pytorch-2.2-cuda12.1
+#: (published as azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1, image
+#: mcr.microsoft.com/azureml/curated/acpt-pytorch-2.2-cuda12.1). The 2.8/cuda12.6 sibling is tagged
+#: "Preview" in its spec.yaml, so the stable one is the default. Override with --environment.
+DEFAULT_ENVIRONMENT = "azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1/labels/latest"
+
+#: Where a training run's checkpoints live, fixed by run name so a resubmit finds them
+#: (seed "Low-priority and Spot capacity": bind the checkpoint output to a fixed datastore path).
+CHECKPOINT_URI = "azureml://datastores/workspaceblobstore/paths/ckpt/{run_name}/"
+
+_RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a job runs: a cluster from the stack outputs, or serverless compute of one size."""
+
+    size: str
+    gpus_per_node: int
+    rdma_usable: bool
+    compute: str | None = None          # cluster name; None = serverless
+    max_instances: int | None = None    # None = serverless (no cluster cap)
+    tier: str = "dedicated"             # cluster tier, or "spot" for a serverless Spot job
+
+    @property
+    def label(self) -> str:
+        return f"cluster {self.compute}" if self.compute else f"serverless {self.size}"
+
+
+@dataclass
+class BuiltJob:
+    """A job ready to render or submit, with what verify needs to know about it."""
+
+    kind: str                   # smoke | train | scaling
+    label: str                  # e.g. "smoke", "scaling-1node"
+    job: Command
+    nodes: int
+    processes_per_node: int
+    size: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.processes_per_node
+
+
+def cluster_target(outputs: StackOutputs, name: str) -> Target:
+    from jobs.outputs import cluster
+
+    c = cluster(outputs, name)
+    return Target(size=c.size, gpus_per_node=c.gpus_per_node, rdma_usable=c.rdma_usable,
+                  compute=c.name, max_instances=c.max_instances, tier=c.tier)
+
+
+def serverless_target(size: str, spot: bool) -> Target:
+    from vmsizes import UnknownSize, describe
+
+    try:
+        vm = describe(size)
+    except UnknownSize as exc:
+        raise UsageError(f"--size {size}: not an Azure VM size the catalog knows ({exc}); "
+                         "use a name such as Standard_ND96isr_H100_v5") from None
+    return Target(size=vm.name, gpus_per_node=vm.gpus, rdma_usable=vm.rdma_usable,
+                  tier="spot" if spot else "dedicated")
+
+
+def resolve_target(outputs: StackOutputs | None, cluster_name: str | None, serverless: bool,
+                   size: str | None, spot: bool) -> Target:
+    """The flags --cluster / --serverless --size / --spot, checked together."""
+    if serverless:
+        if cluster_name:
+            raise UsageError("--serverless and --cluster exclude each other; drop one")
+        if not size:
+            raise UsageError("--serverless needs --size (the VM size, e.g. --size Standard_ND96isr_H100_v5)")
+        return serverless_target(size, spot)
+    if spot:
+        raise UsageError("--spot is the serverless job tier (queue_settings job_tier Spot); add --serverless "
+                         "--size SIZE, or use a cluster whose tier is low_priority in the stack config")
+    if size:
+        raise UsageError("--size is for --serverless jobs; a cluster's size comes from the stack outputs")
+    if not cluster_name:
+        raise UsageError("no compute: pass --cluster NAME (a cluster in the stack outputs) "
+                         "or --serverless --size SIZE")
+    if outputs is None:
+        raise UsageError("--cluster needs the stack outputs: pass --stack NAME or --outputs FILE")
+    return cluster_target(outputs, cluster_name)
+
+
+def check_shape(target: Target, nodes: int, processes: int, allow_tcp: bool, subject: str | None = None) -> None:
+    """Refuse the job shapes the SDK accepts but Azure ML would run wrongly."""
+    nodes_flag = "--nodes"
+    subject = subject or f"--nodes {nodes}"
+    if nodes < 1:
+        raise UsageError(f"{subject}: a job needs at least 1 node; use {nodes_flag} 1 or more")
+    if target.max_instances is not None and nodes > target.max_instances:
+        raise UsageError(f"{subject}: {target.label} has max_instances {target.max_instances}; "
+                         f"use {nodes_flag} {target.max_instances} or less, or raise max_instances in the stack config")
+    if processes < 1:
+        raise UsageError(f"--processes-per-node {processes}: use at least 1")
+    gpus = max(target.gpus_per_node, 1)
+    if processes > gpus:
+        raise UsageError(f"--processes-per-node {processes}: {target.size} has {target.gpus_per_node} GPU(s) "
+                         f"per node; use at most {gpus} (one process per GPU)")
+    if nodes > 1 and not target.rdma_usable and not allow_tcp:
+        raise UsageError(f"{subject} on {target.size}: the size has no RDMA usable by NCCL, so "
+                         "multi-node traffic would fall back to TCP sockets and scale poorly; use an RDMA size "
+                         "('r' in the name, e.g. Standard_ND96isr_H100_v5), one node, or pass --allow-tcp")
+
+
+def _processes(target: Target, requested: int | None) -> int:
+    # Never unset: default to the GPUs per node (catalog); a GPU-partition or CPU size gets 1.
+    return requested if requested is not None else max(target.gpus_per_node, 1)
+
+
+def _command(target: Target, *, command: str, nodes: int, processes: int, environment: str | None,
+             display_name: str, experiment: str, tags: dict[str, str], inputs: dict | None = None,
+             outputs: dict | None = None) -> Command:
+    from azure.ai.ml import command as ml_command
+    from azure.ai.ml.entities import QueueSettings
+
+    kwargs: dict[str, Any] = {}
+    if target.compute:
+        kwargs["compute"] = target.compute
+    else:
+        # Serverless: no compute; resources.instance_type is the VM size and the Spot tier is
+        # queue_settings.job_tier "Spot" (learn.microsoft.com/azure/machine-learning/how-to-use-serverless-compute;
+        # azure-ai-ml QueueSettings: job_tier "Spot" | "Basic" | "Standard" | "Premium").
+        kwargs["instance_type"] = target.size
+        if target.tier == "spot":
+            kwargs["queue_settings"] = QueueSettings(job_tier="Spot")
+    return ml_command(
+        code=str(SRC_DIR),
+        command=command,
+        environment=environment or DEFAULT_ENVIRONMENT,
+        instance_count=nodes,
+        # REST: distribution {distributionType: PyTorch, processCountPerInstance: N} (platform-notes).
+        distribution={"type": "PyTorch", "process_count_per_instance": processes},
+        environment_variables={"NCCL_DEBUG": "INFO"},
+        inputs=inputs or {},
+        outputs=outputs or {},
+        display_name=display_name,
+        experiment_name=experiment,
+        tags=tags,
+        **kwargs,
+    )
+
+
+def _tags(kind: str, target: Target, nodes: int, processes: int) -> dict[str, str]:
+    return {"azml-gpu.kind": kind, "azml-gpu.size": target.size, "azml-gpu.nodes": str(nodes),
+            "azml-gpu.processes-per-node": str(processes),
+            "azml-gpu.expect-world-size": str(nodes * processes)}
+
+
+def smoke(target: Target, *, nodes: int | None = None, processes: int | None = None,
+          environment: str | None = None, allow_tcp: bool = False) -> BuiltJob:
+    """Two-node (capped by the cluster's max) NCCL smoke test: world size, per-rank lines, busbw sweep."""
+    if nodes is None:
+        nodes = 2 if target.max_instances is None else max(1, min(2, target.max_instances))
+        if nodes > 1 and not target.rdma_usable and not allow_tcp:
+            nodes = 1
+    procs = _processes(target, processes)
+    check_shape(target, nodes, procs, allow_tcp)
+    world = nodes * procs
+    job = _command(target, command=f"python smoke.py --expect-world-size {world}", nodes=nodes, processes=procs,
+                   environment=environment, display_name=f"smoke-{nodes}x{procs}", experiment="azml-gpu-smoke",
+                   tags=_tags("smoke", target, nodes, procs))
+    return BuiltJob("smoke", "smoke", job, nodes, procs, target.size)
+
+
+def _train_command(steps: int | None, batch_size: int | None, log_every: int | None, data: bool) -> str:
+    parts = ["python train.py", "--ckpt ${{outputs.ckpt}}"]
+    if data:
+        parts.append("--data ${{inputs.data}}")
+    if steps is not None:
+        parts.append(f"--steps {steps}")
+    if batch_size is not None:
+        parts.append(f"--batch-size {batch_size}")
+    if log_every is not None:
+        parts.append(f"--log-every {log_every}")
+    return " ".join(parts)
+
+
+def _positive(flag: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise UsageError(f"{flag} {value}: must be at least 1")
+
+
+def train(target: Target, *, run_name: str, data: str | None = None, nodes: int = 1,
+          processes: int | None = None, steps: int | None = None, batch_size: int | None = None,
+          log_every: int | None = None, environment: str | None = None, allow_tcp: bool = False) -> BuiltJob:
+    """The training job. Its checkpoint output is fixed by run name (rw_mount), so a resubmit resumes."""
+    if not run_name or not _RUN_NAME.match(run_name):
+        raise UsageError(f"--run-name {run_name!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a "
+                         "letter or digit; the same name resumes from the same checkpoint folder")
+    for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
+        _positive(flag, value)
+    from azure.ai.ml import Input, Output
+
+    procs = _processes(target, processes)
+    check_shape(target, nodes, procs, allow_tcp)
+    ckpt_uri = CHECKPOINT_URI.format(run_name=run_name)
+    inputs = {}
+    if data is not None:
+        if not data.strip():
+            raise UsageError("--data: empty; pass a data asset (azureml:NAME:VERSION) or an azureml:// folder URI")
+        inputs["data"] = Input(type="uri_folder", path=data)
+    outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount", path=ckpt_uri)}
+    tags = _tags("train", target, nodes, procs) | {"azml-gpu.run-name": run_name}
+    job = _command(target, command=_train_command(steps, batch_size, log_every, data is not None), nodes=nodes,
+                   processes=procs, environment=environment, display_name=f"train-{run_name}",
+                   experiment="azml-gpu-train", tags=tags, inputs=inputs, outputs=outputs)
+    return BuiltJob("train", "train", job, nodes, procs, target.size, {"checkpoint_uri": ckpt_uri})
+
+
+def scaling(target: Target, *, data: str | None = None, processes: int | None = None, steps: int | None = None,
+            batch_size: int | None = None, log_every: int | None = None, environment: str | None = None,
+            allow_tcp: bool = False) -> list[BuiltJob]:
+    """The training benchmark at 1 and at 2 nodes, same per-GPU batch (seed: "run the same job on one node
+    and on two with identical per-GPU batch size, and compare samples per second")."""
+    for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
+        _positive(flag, value)
+    from azure.ai.ml import Input, Output
+
+    procs = _processes(target, processes)
+    check_shape(target, 2, procs, allow_tcp, subject="scaling (its second job runs 2 nodes)")
+    built = []
+    for nodes in (1, 2):
+        inputs = {"data": Input(type="uri_folder", path=data)} if data else {}
+        # Job-scoped checkpoint folder: a benchmark must not resume from another run.
+        outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount")}
+        job = _command(target, command=_train_command(steps, batch_size, log_every, bool(data)), nodes=nodes,
+                       processes=procs, environment=environment, display_name=f"scaling-{nodes}node",
+                       experiment="azml-gpu-scaling", tags=_tags("scaling", target, nodes, procs),
+                       inputs=inputs, outputs=outputs)
+        built.append(BuiltJob("scaling", f"scaling-{nodes}node", job, nodes, procs, target.size))
+    return built

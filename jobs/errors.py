@@ -1,0 +1,33 @@
+"""Errors a user can fix, and the one place that turns them into a message and exit code 2.
+
+Every command's `func` is wrapped by `guarded`: a `UsageError` (bad flag, missing file, unknown cluster,
+a job the SDK would accept but Azure ML would run wrongly) prints `error: <message>` on stderr and
+returns 2, with no traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Input the user can correct. The message names the flag and the fix."""
+
+
+def guarded(func: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Wrap a command's `func(args) -> int` so a `UsageError` becomes exit 2 with a clear message."""
+
+    @functools.wraps(func)
+    def wrapper(args: Any) -> int:
+        try:
+            return int(func(args) or 0)
+        except UsageError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+
+    return wrapper

@@ -1,0 +1,45 @@
+"""Render a built job as CLI v2 YAML that `azure.ai.ml.load_job` and `az ml job create -f` accept.
+
+The YAML is the dump of the *job* (`command(...)._to_job().dump()`), not of the builder node: dumping
+the builder writes a `component:` block that load_job rejects (platform-notes, azure-ai-ml 1.35).
+`code:` is rewritten relative to the YAML file, which is how the CLI resolves it
+(reference-yaml-job-command: "local path ... relative to the YAML file").
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import yaml
+
+from jobs.builders import SRC_DIR, BuiltJob
+
+#: JSON schema of a command job, as in the azureml-examples YAML files.
+SCHEMA = "https://azuremlschemas.azureedge.net/latest/commandJob.schema.json"
+
+
+def to_yaml(built: BuiltJob, out: Path) -> str:
+    """The YAML text for `built`, with `code:` relative to where it will be written."""
+    buf = io.StringIO()
+    built.job._to_job().dump(buf)
+    data = yaml.safe_load(buf.getvalue())
+    data["code"] = os.path.relpath(SRC_DIR, out.resolve().parent)
+    # Drop empty mappings the dump writes; the CLI and load_job read them as absent.
+    data = {k: v for k, v in data.items() if v not in ({}, None)}
+    return yaml.safe_dump({"$schema": SCHEMA, **data}, sort_keys=False, default_flow_style=False)
+
+
+def write(built: BuiltJob, out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(to_yaml(built, out), encoding="utf-8")
+    return out
+
+
+def out_paths(out: Path, built: list[BuiltJob]) -> list[Path]:
+    """One file per job: `--out x.yml` for one job; `x-<label suffix>.yml` for the scaling pair."""
+    if len(built) == 1:
+        return [out]
+    stem, suffix = out.stem, out.suffix or ".yml"
+    return [out.with_name(f"{stem}-{b.label.split('-', 1)[-1]}{suffix}") for b in built]
