@@ -107,7 +107,7 @@ def parse_name(name: str) -> ParsedName:
         if _try(_PREFIX.capitalize() + name) is not None:
             reason += f" (did you mean 'Standard_{name}'?)"
         raise UnknownSize(name, reason)
-    stem = name[len(_PREFIX):]
+    stem = name[len(_PREFIX) :]
     match = _STEM.match(stem)
     if match is None:
         raise UnknownSize(name, "expected family letters followed by the vCPU count after 'Standard_'")
@@ -151,7 +151,7 @@ def _split_features(tail: str, single_case: bool) -> tuple[str, str]:
     """Return (feature letters, the rest). In mixed case the features are the lower-case run."""
     if not single_case:
         run = re.match(r"[a-z]*", tail)[0]
-        return run, tail[len(run):]
+        return run, tail[len(run) :]
     count = 0
     for char in tail.lower():
         if char not in _KNOWN_FEATURE_LETTERS:
@@ -197,8 +197,10 @@ def _read_suffix(
     version = next((text for kind, text in tokens if kind == "version"), None)
     memory = next((text for kind, text in tokens if kind == "memory"), None)
     texts = [text for _, text in tokens]
-    canonical = (texts[0] + "".join("_" + t for t in texts[1:])) if attached is not None else "".join(
-        "_" + t for t in texts
+    canonical = (
+        (texts[0] + "".join("_" + t for t in texts[1:]))
+        if attached is not None
+        else "".join("_" + t for t in texts)
     )
     return accelerator, version, "promo" in kinds, memory, extras, canonical
 
