@@ -1,0 +1,214 @@
+"""Pulumi mocks for the azml-gpu program: realistic ARM ids, inputs echoed as state.
+
+This is the only test double of the offline gate, and it sits where Pulumi's documented test mode
+puts it (`pulumi.runtime.set_mocks`): the resource monitor. The program itself runs unchanged.
+
+- `AzureMocks.new_resource` answers every resource type the program declares with the ARM id Azure
+  would give it (`/subscriptions/<sub>/resourceGroups/<rg>/providers/<namespace>/<type>/<name>`,
+  nested for workspace computes, `<scope>/providers/Microsoft.Authorization/locks/<name>` for locks),
+  and echoes the inputs as state plus `id` and `name`, as ARM's PUT response does. A type without an
+  id template is an error (add it to ID_TEMPLATES), so a new resource cannot slip through with a
+  made-up id.
+- `AzureMocks.call` answers `azure-native:authorization:getClientConfig` (the subscription from the
+  `azure-native:subscriptionId` config, a fixed fake tenant) and `azure-native:resources:getResourceGroup`.
+- `RecordingMonitor` is Pulumi's MockMonitor that also keeps each RegisterResourceRequest, because
+  `MockResourceArgs` carries neither the resource options (replaceOnChanges, deleteBeforeReplace,
+  protect, ignoreChanges) nor the parent and dependencies (pulumi/runtime/mocks.py), and the
+  RegisterResourceOutputs request of the stack, which carries the exported outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+
+# Used when the stack config has no `azure-native:subscriptionId` (all-zero GUIDs are what Azure's
+# own documentation examples use).
+DEFAULT_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
+FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
+FAKE_CLIENT_ID = "22222222-2222-2222-2222-222222222222"
+FAKE_OBJECT_ID = "33333333-3333-3333-3333-333333333333"
+
+# type token -> (ARM provider path after the resource group, input that holds the Azure name).
+# Provider paths: the resource type ids of learn.microsoft.com/azure/templates (e.g.
+# Microsoft.Storage/storageAccounts), and azure-native's REST paths for the same tokens.
+ID_TEMPLATES: dict[str, tuple[str, str]] = {
+    "azure-native:storage:StorageAccount": ("Microsoft.Storage/storageAccounts/{}", "accountName"),
+    "azure-native:keyvault:Vault": ("Microsoft.KeyVault/vaults/{}", "vaultName"),
+    "azure-native:operationalinsights:Workspace": (
+        "Microsoft.OperationalInsights/workspaces/{}",
+        "workspaceName",
+    ),
+    "azure-native:applicationinsights:Component": ("Microsoft.Insights/components/{}", "resourceName"),
+    "azure-native:containerregistry:Registry": ("Microsoft.ContainerRegistry/registries/{}", "registryName"),
+    "azure-native:machinelearningservices:Workspace": (
+        "Microsoft.MachineLearningServices/workspaces/{}",
+        "workspaceName",
+    ),
+}
+
+
+class UnknownResourceType(Exception):
+    """The program declared a type the mocks cannot give a realistic ARM id."""
+
+
+def _rg_id(subscription_id: str, resource_group: str) -> str:
+    return f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}"
+
+
+@dataclass
+class AzureMocks(pulumi_mocks.Mocks):
+    """Realistic azure-native answers. `subscription_id`: the subscription ids are built in."""
+
+    subscription_id: str = DEFAULT_SUBSCRIPTION_ID
+    calls: list[tuple[str, dict]] = field(default_factory=list)
+
+    def arm_id(self, typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, str]:
+        """(id, Azure name) of a resource of type `typ` with these wire-format inputs."""
+        sub = self.subscription_id
+        if typ == "azure-native:resources:ResourceGroup":
+            azure_name = inputs.get("resourceGroupName") or name
+            return _rg_id(sub, azure_name), azure_name
+        if typ == "azure-native:machinelearningservices:Compute":
+            azure_name = inputs.get("computeName") or name
+            ws_id = _rg_id(sub, inputs["resourceGroupName"]) + (
+                f"/providers/Microsoft.MachineLearningServices/workspaces/{inputs['workspaceName']}"
+            )
+            return f"{ws_id}/computes/{azure_name}", azure_name
+        if typ == "azure-native:authorization:ManagementLockByScope":
+            azure_name = inputs.get("lockName") or name
+            return f"{inputs['scope']}/providers/Microsoft.Authorization/locks/{azure_name}", azure_name
+        if typ == "azure-native:authorization:ManagementLockAtResourceLevel":
+            azure_name = inputs.get("lockName") or name
+            parent = inputs.get("parentResourcePath")
+            path = "/".join(
+                part
+                for part in (
+                    inputs["resourceProviderNamespace"],
+                    parent,
+                    inputs["resourceType"],
+                    inputs["resourceName"],
+                )
+                if part
+            )
+            scope = f"{_rg_id(sub, inputs['resourceGroupName'])}/providers/{path}"
+            return f"{scope}/providers/Microsoft.Authorization/locks/{azure_name}", azure_name
+        if typ in ID_TEMPLATES:
+            template, name_key = ID_TEMPLATES[typ]
+            azure_name = inputs.get(name_key) or name
+            rg_id = _rg_id(sub, inputs["resourceGroupName"])
+            return f"{rg_id}/providers/{template.format(azure_name)}", azure_name
+        raise UnknownResourceType(
+            f"preflight mocks: no ARM id template for {typ} (resource {name!r}); add one to "
+            "preflight/mocks.py ID_TEMPLATES"
+        )
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        if not args.custom:  # component resources have no physical id
+            return None, dict(args.inputs)
+        resource_id, azure_name = self.arm_id(args.typ, args.name, args.inputs)
+        return resource_id, {**args.inputs, "id": resource_id, "name": azure_name}
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
+        # A plain dict: MockMonitor.Invoke reads a tuple's second item as a list of check failures.
+        self.calls.append((args.token, dict(args.args)))
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {
+                "subscriptionId": self.subscription_id,
+                "tenantId": FAKE_TENANT_ID,
+                "clientId": FAKE_CLIENT_ID,
+                "objectId": FAKE_OBJECT_ID,
+            }
+        if args.token == "azure-native:resources:getResourceGroup":
+            name = args.args["resourceGroupName"]
+            return {
+                "id": _rg_id(self.subscription_id, name),
+                "name": name,
+                "type": "Microsoft.Resources/resourceGroups",
+                "properties": {"provisioningState": "Succeeded"},
+            }
+        raise UnknownResourceType(f"preflight mocks: no answer for the invoke {args.token}")
+
+
+@dataclass
+class Registration:
+    """One RegisterResourceRequest as the engine received it, plus the mock's answer."""
+
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    parent: str
+    inputs: dict[str, Any]
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    provider: str
+    options: dict[str, Any]
+    id: str | None
+    state: dict[str, Any]
+
+
+def _options(request) -> dict[str, Any]:
+    """The resource options of a RegisterResourceRequest, by their wire (proto) names."""
+    return {
+        "protect": bool(request.protect) if request.HasField("protect") else False,
+        "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+        "deleteBeforeReplaceDefined": bool(request.deleteBeforeReplaceDefined),
+        "replaceOnChanges": list(request.replaceOnChanges),
+        "ignoreChanges": list(request.ignoreChanges),
+        "retainOnDelete": bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False,
+        "aliases": len(request.aliases) + len(request.aliasURNs),
+        "version": request.version,
+        "customTimeouts": {
+            "create": request.customTimeouts.create,
+            "update": request.customTimeouts.update,
+            "delete": request.customTimeouts.delete,
+        },
+    }
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """Pulumi's MockMonitor, keeping every registration and the stack's outputs."""
+
+    def __init__(self, mocks: AzureMocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+        self.stack_outputs: dict[str, Any] | None = None
+        self.stack_urn: str | None = None
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        pulumi_mocks._ensure_event_loop()
+        inputs = rpc.deserialize_properties(request.object)
+        state = rpc.deserialize_properties(response.object) if response.object else {}
+        if request.type == "pulumi:pulumi:Stack":
+            self.stack_urn = response.urn
+        self.registrations.append(
+            Registration(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                custom=bool(request.custom),
+                parent=request.parent,
+                inputs=inputs,
+                dependencies=list(request.dependencies),
+                property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+                provider=request.provider,
+                options=_options(request),
+                id=response.id or None,
+                state=state,
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
+        if request.urn == self.stack_urn or request.urn.split("::")[2:3] == ["pulumi:pulumi:Stack"]:
+            pulumi_mocks._ensure_event_loop()
+            self.stack_outputs = rpc.deserialize_properties(request.outputs)
+        return super().RegisterResourceOutputs(request)
+
+
+__all__ = ["AzureMocks", "RecordingMonitor", "Registration", "UnknownResourceType"]

@@ -1,0 +1,253 @@
+"""Evaluate `__main__.py` offline under Pulumi's test mode (`pulumi.runtime.set_mocks`).
+
+`run_program(stack)` runs the real program, unchanged, the way the Python language host runs it
+under `pulumi preview` (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec: config from the
+stack, `run_in_stack(lambda: runpy.run_path(program, run_name="__main__"))`, `pulumi.RunError`
+printed without a stack trace), with the resource monitor replaced by `preflight.mocks`.
+
+What it returns (`ProgramResult`): every registered resource with its type, name, URN, physical id,
+inputs in wire format (camelCase, as the engine receives them), parent URN, dependencies, provider
+and options (replaceOnChanges, deleteBeforeReplace, protect, ignoreChanges, ...), the exported stack
+outputs (resolved), and, when the config is invalid, the ConfigError problems (no exception).
+
+Isolation between runs (choice: in-process, one fresh runtime per run). Pulumi keeps its runtime
+state in context variables (pulumi/runtime/settings.py, config.py: the settings bag, the root
+Stack resource, the config map). Each run happens inside `contextvars.copy_context()` on its own
+event loop, with the config map, settings and root resource set afresh, so two runs in one process
+do not see each other and the caller's context is left as it was. In-process keeps a 500-cluster
+benchmark free of a second interpreter start and of re-importing pulumi_azure_native. Runs are not
+thread-safe with each other (the pulumi runtime's defaults are process-wide); run them one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import runpy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.stack import run_in_stack
+
+from preflight.mocks import DEFAULT_SUBSCRIPTION_ID, AzureMocks, RecordingMonitor, Registration
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "azml-gpu"  # Pulumi.yaml `name:`; bare config keys belong to this namespace (Pulumi's rule).
+SUBSCRIPTION_KEY = "azure-native:subscriptionId"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource as the engine saw its registration."""
+
+    type: str
+    name: str
+    urn: str
+    id: str | None
+    custom: bool
+    parent: str | None
+    dependencies: tuple[str, ...]
+    property_dependencies: Mapping[str, tuple[str, ...]]
+    provider: str | None
+    inputs: Mapping[str, Any]
+    state: Mapping[str, Any]
+    options: Mapping[str, Any]
+
+    @property
+    def replace_on_changes(self) -> list[str]:
+        return list(self.options.get("replaceOnChanges", []))
+
+    @property
+    def delete_before_replace(self) -> bool:
+        return bool(self.options.get("deleteBeforeReplace"))
+
+    @property
+    def protect(self) -> bool:
+        return bool(self.options.get("protect"))
+
+    @property
+    def ignore_changes(self) -> list[str]:
+        return list(self.options.get("ignoreChanges", []))
+
+
+@dataclass
+class ProgramResult:
+    """The outcome of one mocked run of the program.
+
+    - `resources`: in registration order; the first is the root `pulumi:pulumi:Stack`.
+    - `outputs`: the exported stack outputs, resolved (empty when the program failed).
+    - `problems`: the ConfigError problems when the stack config is invalid (then nothing else is
+      declared); empty otherwise.
+    - `error`: the message the engine would print for a `pulumi.RunError` (None on success).
+    - `config`: the flat config map (`namespace:key` -> string) the program ran with.
+    """
+
+    stack: str
+    project: str
+    resources: list[Resource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+    config: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.problems
+
+    @property
+    def declared(self) -> list[Resource]:
+        """Every resource except the root stack."""
+        return [r for r in self.resources if r.type != "pulumi:pulumi:Stack"]
+
+    def of_type(self, typ: str) -> list[Resource]:
+        return [r for r in self.resources if r.type == typ]
+
+    def by_urn(self, urn: str) -> Resource:
+        for r in self.resources:
+            if r.urn == urn:
+                return r
+        raise KeyError(urn)
+
+    def children(self, parent: Resource) -> list[Resource]:
+        return [r for r in self.resources if r.parent == parent.urn]
+
+
+def _wire_value(value: Any) -> str:
+    """A config value as the CLI hands it to the program: strings as-is, everything else JSON
+    (`pulumi.Config.get_object` parses JSON; booleans and numbers arrive as their JSON text)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def flatten_config(config: Mapping[str, Any], project: str = PROJECT) -> dict[str, str]:
+    """`{"azml-gpu:clusters": [...], "workspace": {...}}` ->
+    `{"azml-gpu:clusters": "[...]", "azml-gpu:workspace": "{...}"}`.
+    Keys without a namespace belong to the project (Pulumi's rule for stack config)."""
+    flat: dict[str, str] = {}
+    for key, value in config.items():
+        full = key if ":" in key else f"{project}:{key}"
+        flat[full] = _wire_value(value)
+    return flat
+
+
+def read_stack_config(stack: str, root: Path = REPO_ROOT) -> dict[str, Any]:
+    """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces. Raises OSError / ValueError."""
+    path = root / f"Pulumi.{stack}.yaml"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
+        raise ValueError(f"{path} has no 'config:' mapping")
+    return dict(document.get("config") or {})
+
+
+def _plain_numbers(value: Any) -> Any:
+    """Integral floats -> int, deeply. Protobuf Structs carry every number as a double; the CLI prints
+    stack outputs as JSON, where 4.0 is written 4, so the resolved outputs read like that JSON."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_numbers(v) for v in value]
+    return value
+
+
+def _to_resource(reg: Registration) -> Resource:
+    return Resource(
+        type=reg.type,
+        name=reg.name,
+        urn=reg.urn,
+        id=reg.id,
+        custom=reg.custom,
+        parent=reg.parent or None,
+        dependencies=tuple(reg.dependencies),
+        property_dependencies={k: tuple(v) for k, v in reg.property_dependencies.items()},
+        provider=reg.provider or None,
+        inputs=reg.inputs,
+        state=reg.state,
+        options=reg.options,
+    )
+
+
+# set_mocks creates a root Stack when none is set; the language host's run_in_stack creates its own
+# (and registers the stack's outputs when the program ends), so a placeholder keeps set_mocks from
+# making a second one.
+_NO_STACK_YET = object()
+
+
+def _execute(program: Path, stack: str, project: str, flat: dict[str, str], monitor: RecordingMonitor,
+             preview: bool) -> BaseException | None:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        pulumi.runtime.set_all_config(flat, [])
+        pulumi_settings.ROOT.set(_NO_STACK_YET)  # type: ignore[arg-type]
+        pulumi.runtime.set_mocks(
+            monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor
+        )
+        pulumi_settings.ROOT.set(None)
+        pulumi_settings.SETTINGS.outputs.clear()
+        loop.run_until_complete(run_in_stack(lambda: runpy.run_path(str(program), run_name="__main__")))
+        return None
+    except pulumi.RunError as exc:
+        return exc
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def run_program(
+    stack: str,
+    root: Path = REPO_ROOT,
+    config: Mapping[str, Any] | None = None,
+    *,
+    preview: bool = True,
+    project: str = PROJECT,
+) -> ProgramResult:
+    """Run `<root>/__main__.py` for `stack` under mocks.
+
+    - `stack`: stack name (`dev`, `prod`); also the stack in every URN.
+    - `root`: the project folder holding `__main__.py` and `Pulumi.<stack>.yaml` (default: this repo).
+    - `config`: the stack config as a mapping (`namespace:key` -> value, values as in the YAML);
+      None reads `Pulumi.<stack>.yaml`. An explicit mapping lets a benchmark run synthetic stacks.
+    - `preview` (default True): Pulumi's dry-run flag, as under `pulumi preview`.
+
+    Returns a ProgramResult. An invalid config gives `problems` (nothing declared), never an
+    exception; an unreadable stack file gives one problem naming the file. Any other exception from
+    the program (a bug, not bad input) propagates with its traceback.
+    """
+    from stackconfig import ConfigError
+
+    root = Path(root)
+    result = ProgramResult(stack=stack, project=project)
+    if config is None:
+        try:
+            config = read_stack_config(stack, root)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            result.problems = [
+                f"azml-gpu: cannot read the stack file for {stack!r} in {root}: {exc}; "
+                f"check the stack name (STACK means Pulumi.STACK.yaml)"
+            ]
+            result.error = result.problems[0]
+            return result
+    flat = flatten_config(config, project)
+    result.config = flat
+
+    mocks = AzureMocks(subscription_id=flat.get(SUBSCRIPTION_KEY) or DEFAULT_SUBSCRIPTION_ID)
+    monitor = RecordingMonitor(mocks)
+    failure = contextvars.copy_context().run(
+        _execute, root / "__main__.py", stack, project, flat, monitor, preview
+    )
+    result.resources = [_to_resource(reg) for reg in monitor.registrations]
+    if failure is not None:
+        result.error = str(failure)
+        cause = failure.__cause__
+        if isinstance(cause, ConfigError):
+            result.problems = list(cause.problems)
+    else:
+        result.outputs = _plain_numbers(dict(monitor.stack_outputs or {}))
+    return result
