@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vmsizes import UnknownSize, VmSize, all_sizes, describe, lookup
+from vmsizes import UnknownSize, VmSize, all_sizes, describe, lookup, parse_name
+from vmsizes.catalog import CatalogError, _entry
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared/reference/azure-gpu-sizes.yaml"
 DATA = Path(__file__).resolve().parents[2] / "vmsizes/data/sizes.yaml"
@@ -137,6 +138,9 @@ def test_only_grace_blackwell_sizes_are_arm() -> None:
         "Standard_ND128isrG5_GB300_v6",
     }
     assert {size.cpu_architecture for size in all_sizes()} == {"x64", "Arm64"}
+    assert [
+        size.name for size in all_sizes() if parse_name(size.name).arm_cpu
+    ] == []  # no 'p' letter anywhere
 
 
 def test_nc24r_has_rdma_that_nccl_cannot_use() -> None:
@@ -241,3 +245,17 @@ def test_describe_raises_unknown_size_with_a_helpful_message(name: str, fragment
     assert fragment in str(caught.value)
     assert "a valid name looks like Standard_" in str(caught.value)
     assert caught.value.name == name
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"series": "X"}, "an entry has no name"),
+        ({"name": "NC6"}, "sizes.yaml: 'NC6' is not an Azure VM size name"),
+        ({"name": "Standard_NC6", "series": "NC"}, "entry Standard_NC6: bad or missing field ('vcpus')"),
+    ],
+)
+def test_malformed_catalog_entries_name_the_entry_and_field(entry: dict, message: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        _entry(entry)
+    assert message in str(caught.value)
