@@ -1,0 +1,88 @@
+"""`python -m jobs submit KIND ...`: create the job, follow it, stream rank 0, download all logs, verify.
+
+Exit codes (azureml-examples run-job.sh): 0 completed and verified, 1 failed or not verified,
+2 another terminal state (or bad input), 3 create failed, 4 status query failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from jobs.errors import UsageError, guarded
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from jobs.jobargs import add_job_args
+
+    p = subparsers.add_parser("submit", help="submit a job, follow it, download its logs and verify",
+                              description=__doc__)
+    add_job_args(p)
+    p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
+                   help="follow the job to a terminal state (default); --no-wait returns after create")
+    p.add_argument("--stream", action=argparse.BooleanOptionalAction, default=True,
+                   help="stream rank 0's log while it runs (to stderr)")
+    p.add_argument("--logs", metavar="DIR", default="job-logs",
+                   help="download all ranks' logs to DIR/<job name> (default ./job-logs)")
+    p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.set_defaults(func=run)
+
+
+@guarded
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from jobs import outputs
+    from jobs.azure_client import ml_client
+    from jobs.jobargs import build
+    from jobs.submit import submit
+
+    if not (args.stack or args.outputs):
+        raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
+    if args.poll_seconds <= 0:
+        raise UsageError(f"--poll-seconds {args.poll_seconds}: must be above 0")
+    built = build(args)
+    ml = ml_client(outputs.load(args.stack, args.outputs))
+    console = Console(stderr=True)
+    results = []
+    for b in built:
+        outcome = submit(ml, b, console=console, wait=args.wait, stream=args.stream,
+                         logs_root=Path(args.logs), poll_s=args.poll_seconds)
+        results.append(outcome)
+        if outcome.exit_code != 0:
+            break
+    summary: dict = {"jobs": [o.to_json() for o in results]}
+    code = next((o.exit_code for o in results if o.exit_code), 0)
+    if args.kind == "scaling" and code == 0 and args.wait and len(results) == 2:
+        from jobs import scaling
+
+        try:
+            s = scaling.compare(scaling.read_run(Path(results[0].logs), "1-node logs"),
+                                scaling.read_run(Path(results[1].logs), "2-node logs"))
+            summary["scaling"] = s.to_json()
+            code = 0 if s.ok else 1
+        except (UsageError, TypeError) as exc:
+            summary["scaling"] = {"error": str(exc)}
+            code = 1
+    summary["exit_code"] = code
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        for o in results:
+            line = f"{o.label}: {o.name or '-'} {o.status or 'not created'} (exit {o.exit_code})"
+            if o.logs:
+                line += f", logs {o.logs}"
+            if o.error:
+                line += f"; {o.error}"
+            print(line)
+            if o.verify:
+                print(f"  verify: {'OK' if o.verify['ok'] else 'NOT OK'}, world size {o.verify['world_size']}, "
+                      f"transport {o.verify['transport']}")
+                for p in o.verify["problems"]:
+                    print(f"  problem: {p}")
+        if "scaling" in summary:
+            s = summary["scaling"]
+            print(f"scaling: {s.get('error') or 'efficiency %.2f' % s['efficiency']}")
+    return code

@@ -1,0 +1,37 @@
+"""Find every rank's log below a folder, as `jobs.download(all=True)` or the local launcher write them.
+
+Azure ML writes one file per process: `user_logs/std_log_process_<N>.txt`, N the global rank, with
+padding that varies (`_0`, `_00`); a retried job writes each attempt under `user_logs/retry_NNN/`
+(platform-notes "Logs"). `jobs.download` puts them under `artifacts/user_logs/`. The newest attempt wins.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_RANK_FILE = re.compile(r"^std_log_process_(\d+)\.txt$")
+_RETRY_DIR = re.compile(r"^retry_(\d+)$")
+
+
+def _attempt(path: Path) -> int:
+    for part in reversed(path.parent.parts):
+        if m := _RETRY_DIR.match(part):
+            return int(m.group(1))
+        if part == "user_logs":
+            break
+    return 0
+
+
+def rank_logs(root: Path) -> tuple[dict[int, Path], int]:
+    """rank -> log file of the newest attempt, and that attempt's number (0 = first)."""
+    found: dict[int, dict[int, Path]] = {}
+    for path in root.rglob("std_log_process_*.txt"):
+        m = _RANK_FILE.match(path.name)
+        if not m or "user_logs" not in path.parts:
+            continue
+        found.setdefault(_attempt(path), {})[int(m.group(1))] = path
+    if not found:
+        return {}, 0
+    newest = max(found)
+    return dict(sorted(found[newest].items())), newest

@@ -1,0 +1,129 @@
+"""Plan a training run: hours, nodes, quota, cost, and the checkpoint interval.
+
+Hours (the seed's worked example, "Worked example: planning a two-node run"):
+    hours = tokens / (tokens_per_gpu_s x gpus x goodput) / 3600
+    2.0e9 / (8,200 x 16 x 0.85) / 3600 = 5.0 h; 16 GPUs on Standard_ND96isr_H100_v5 (8 GPUs) = 2 nodes,
+    and 2 x 96 = 192 vCPUs of standardNDSH100v5Family in the region (quota via `vmsizes.quota.reserve`).
+
+Checkpoint interval (Young, "A first order approximation to the optimum checkpoint interval",
+Communications of the ACM 17(9), 1974; Daly, "A higher order estimate of the optimum checkpoint
+interval for restart dumps", Future Generation Computer Systems 22(3), 2006, first-order term):
+    tau_opt = sqrt(2 x C x M)        C = seconds to write one checkpoint, M = mean time between failures
+and the expected fraction of time lost to checkpoints and rework, to first order,
+    waste = C / tau + tau / (2 M)    (at tau_opt: sqrt(2 C / M)), so goodput = 1 - waste.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from jobs.errors import UsageError
+
+
+@dataclass
+class Checkpointing:
+    checkpoint_seconds: float
+    mtbf_hours: float
+    interval_seconds: float
+    expected_goodput: float
+
+
+@dataclass
+class Plan:
+    tokens: float
+    tokens_per_gpu_s: float
+    gpus: int
+    goodput: float
+    hours: float
+    gpu_hours: float
+    size: str | None = None
+    gpus_per_node: int | None = None
+    nodes: int | None = None
+    node_hours: float | None = None
+    region: str | None = None
+    tier: str = "dedicated"
+    quota: list[dict] = field(default_factory=list)
+    price_per_node_hour: float | None = None
+    cost: float | None = None
+    checkpointing: Checkpointing | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def young_daly(checkpoint_seconds: float, mtbf_hours: float) -> Checkpointing:
+    if checkpoint_seconds <= 0:
+        raise UsageError(f"--checkpoint-seconds {checkpoint_seconds}: must be above 0 (time to write one)")
+    if mtbf_hours <= 0:
+        raise UsageError(f"--mtbf-hours {mtbf_hours}: must be above 0 (mean hours between failures)")
+    mtbf_s = mtbf_hours * 3600.0
+    tau = math.sqrt(2.0 * checkpoint_seconds * mtbf_s)
+    waste = checkpoint_seconds / tau + tau / (2.0 * mtbf_s)
+    return Checkpointing(checkpoint_seconds, mtbf_hours, tau, max(0.0, 1.0 - waste))
+
+
+def plan(tokens: float, tokens_per_gpu_s: float, gpus: int, goodput: float = 0.85, size: str | None = None,
+         price_per_node_hour: float | None = None, checkpoint_seconds: float | None = None,
+         mtbf_hours: float | None = None, region: str | None = None, tier: str = "dedicated") -> Plan:
+    if tokens <= 0:
+        raise UsageError(f"--tokens {tokens}: must be above 0")
+    if tokens_per_gpu_s <= 0:
+        raise UsageError(f"--tokens-per-gpu-s {tokens_per_gpu_s}: must be above 0 (measure it on ~200 steps)")
+    if gpus < 1:
+        raise UsageError(f"--gpus {gpus}: must be at least 1")
+    if not 0 < goodput <= 1:
+        raise UsageError(f"--goodput {goodput}: a fraction in (0, 1], e.g. 0.85")
+    if price_per_node_hour is not None and price_per_node_hour < 0:
+        raise UsageError(f"--price-per-node-hour {price_per_node_hour}: must not be negative")
+    if (checkpoint_seconds is None) != (mtbf_hours is None):
+        raise UsageError("--checkpoint-seconds and --mtbf-hours go together; pass both or neither")
+
+    hours = tokens / (tokens_per_gpu_s * gpus * goodput) / 3600.0
+    p = Plan(tokens=tokens, tokens_per_gpu_s=tokens_per_gpu_s, gpus=gpus, goodput=goodput, hours=hours,
+             gpu_hours=hours * gpus, region=region, tier=tier, price_per_node_hour=price_per_node_hour)
+    if size:
+        from vmsizes import UnknownSize, describe
+        from vmsizes.quota import ClusterDemand, reserve
+
+        try:
+            vm = describe(size)
+        except UnknownSize as exc:
+            raise UsageError(f"--size {size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5") from None
+        if vm.gpus < 1:
+            raise UsageError(f"--size {vm.name}: has no whole GPUs; pick a GPU size")
+        p.size, p.gpus_per_node = vm.name, vm.gpus
+        p.nodes = math.ceil(gpus / vm.gpus)
+        p.node_hours = hours * p.nodes
+        if gpus % vm.gpus:
+            p.notes.append(f"{gpus} GPUs is not a whole number of {vm.gpus}-GPU nodes; "
+                           f"{p.nodes} nodes leave {p.nodes * vm.gpus - gpus} GPU(s) idle")
+        report = reserve([ClusterDemand("plan", vm.name, region or "unspecified", tier, p.nodes)])
+        for pool in report.pools:
+            p.quota.append({"region": region or "(any)", "kind": pool.kind, "family": pool.family,
+                            "pool": pool.label, "vcpus": pool.vcpus})
+        if price_per_node_hour is not None:
+            p.cost = p.node_hours * price_per_node_hour
+    elif price_per_node_hour is not None:
+        raise UsageError("--price-per-node-hour needs --size (nodes come from the size's GPUs per node)")
+    if checkpoint_seconds is not None and mtbf_hours is not None:
+        p.checkpointing = young_daly(checkpoint_seconds, mtbf_hours)
+    return p
+
+
+def render_text(p: Plan) -> str:
+    lines = [f"{p.tokens:,.0f} tokens at {p.tokens_per_gpu_s:,.0f} tokens/s per GPU on {p.gpus} GPUs, "
+             f"goodput {p.goodput:.2f}: {p.hours:.1f} hours ({p.gpu_hours:,.0f} GPU-hours)"]
+    if p.nodes is not None:
+        lines.append(f"{p.nodes} x {p.size} ({p.gpus_per_node} GPUs each): {p.node_hours:,.1f} node-hours")
+        for q in p.quota:
+            lines.append(f"quota {q['region']}: {q['vcpus']} vCPUs of {q['pool']}")
+    if p.cost is not None:
+        lines.append(f"cost: {p.cost:,.2f} at {p.price_per_node_hour:,.2f} per node-hour")
+    if p.checkpointing:
+        c = p.checkpointing
+        lines.append(f"checkpoint every {c.interval_seconds / 60:.1f} min (Young/Daly sqrt(2 x {c.checkpoint_seconds:g} s"
+                     f" x {c.mtbf_hours:g} h)); expected goodput from checkpoints and rework {c.expected_goodput:.3f}")
+    lines += [f"note: {n}" for n in p.notes]
+    return "\n".join(lines)

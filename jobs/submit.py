@@ -1,0 +1,132 @@
+"""Submit a built job, follow it to a terminal state, download every rank's logs and verify them.
+
+Exit codes follow azureml-examples' run-job.sh (platform-notes "Runner exit codes"):
+0 completed (and verified), 1 failed or not verified, 2 another terminal state (Canceled,
+NotResponding, Paused), 3 create failed, 4 status query failed.
+Terminal states: azure-ai-ml `RunHistoryConstants.TERMINAL_STATUSES` (operations/_run_history_constants.py).
+`jobs.stream` prints rank 0 only and raises when the job fails; `jobs.download(all=True)` works only in a
+terminal state (platform-notes "Logs"; `JobOperations.download`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jobs.builders import BuiltJob
+
+if TYPE_CHECKING:
+    from azure.ai.ml import MLClient
+    from rich.console import Console
+
+EXIT_OK, EXIT_FAILED, EXIT_OTHER, EXIT_CREATE, EXIT_STATUS = 0, 1, 2, 3, 4
+TERMINAL = ("Completed", "Failed", "Canceled", "NotResponding", "Paused")
+STATUS_RETRIES = 3
+
+
+@dataclass
+class Outcome:
+    label: str
+    name: str | None
+    status: str | None
+    exit_code: int
+    studio_url: str | None = None
+    logs: str | None = None
+    elapsed_s: float = 0.0
+    verify: dict[str, Any] | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _fmt(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h:d}:{m:02d}:{s:02d}"
+
+
+def _err(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def submit(ml: MLClient, built: BuiltJob, *, console: Console, wait: bool = True, stream: bool = True,
+           logs_root: Path | None = None, poll_s: float = 10.0, verify: bool = True) -> Outcome:
+    out = Outcome(label=built.label, name=None, status=None, exit_code=EXIT_OK)
+    console.log(f"[bold]{built.label}[/]: creating job ({built.nodes} node(s) x {built.processes_per_node} "
+                f"process(es) on {built.size})")
+    try:
+        created = ml.jobs.create_or_update(built.job)
+    except Exception as exc:  # any SDK/HTTP error: the job was not created
+        out.exit_code, out.error = EXIT_CREATE, f"create failed: {_err(exc)}"
+        return out
+    out.name, out.status, out.studio_url = created.name, created.status, created.studio_url
+    console.log(f"{built.label}: job {created.name} created ({created.status})"
+                + (f" {created.studio_url}" if created.studio_url else ""))
+    if not wait:
+        return out
+
+    start = time.monotonic()
+    status, streamed, failures = created.status, False, 0
+    with console.status("") as spinner:
+        while True:
+            elapsed = time.monotonic() - start
+            spinner.update(f"{built.label} {out.name}: {status} {_fmt(elapsed)}, {built.nodes} node(s)")
+            if status in TERMINAL:
+                break
+            if status == "Running" and stream and not streamed:
+                streamed = True
+                spinner.stop()
+                console.log(f"{built.label}: running; streaming rank 0")
+                with contextlib.redirect_stdout(sys.stderr), contextlib.suppress(Exception):
+                    ml.jobs.stream(out.name)  # raises JobException when the job fails; the status says so
+                spinner.start()
+            else:
+                time.sleep(poll_s)
+            try:
+                new = ml.jobs.get(out.name).status
+                failures = 0
+            except Exception as exc:
+                failures += 1
+                if failures >= STATUS_RETRIES:
+                    out.exit_code, out.error = EXIT_STATUS, f"status query failed: {_err(exc)}"
+                    out.elapsed_s = time.monotonic() - start
+                    return out
+                continue
+            if new != status:
+                console.log(f"{built.label} {out.name}: {status} -> {new} after {_fmt(time.monotonic() - start)}")
+            status = new
+    out.status, out.elapsed_s = status, time.monotonic() - start
+
+    if logs_root is not None:
+        dest = logs_root / out.name
+        try:
+            ml.jobs.download(out.name, all=True, download_path=str(dest))
+            out.logs = str(dest)
+        except Exception as exc:
+            out.error = f"log download failed: {_err(exc)}"
+
+    if status == "Completed":
+        out.exit_code = EXIT_OK
+        if verify and built.kind == "smoke":
+            if out.logs is None:
+                out.exit_code = EXIT_FAILED
+                out.error = out.error or "not verified: no logs (pass --logs DIR)"
+            else:
+                from jobs.verify import verify as run_verify
+
+                report = run_verify(Path(out.logs), built.world_size, size=built.size)
+                out.verify = report.to_json()
+                if not report.ok:
+                    out.exit_code = EXIT_FAILED
+    elif status == "Failed":
+        out.exit_code = EXIT_FAILED
+    else:
+        out.exit_code = EXIT_OTHER
+    return out

@@ -1,0 +1,197 @@
+"""Verify a distributed job from its rank logs: world size, processes per node, NCCL transport, busbw.
+
+Inputs are the files `jobs.download(name, all=True)` or the local launcher write (see `logfiles`).
+The checks are the seed's first-run checks ("On the first run, check the world size is 16, the log
+shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency under 1.5x"):
+
+- world size: the `world size N` line against the expected N; the number of rank logs against N;
+- processes per node, from the smoke script's per-rank lines (node_rank / host);
+- transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;
+- peak all-reduce busbw (nccl-tests definition, GB/s) against the size's per-GPU link speed from the
+  catalog (`VmSize.per_gpu_link_gbps`, Gb/s; ND H100 v5: 3200 Gb/s / 8 GPUs = 400 Gb/s = 50 GB/s).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from jobs import logfiles, nccl
+
+_WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
+_NODE_RANK = re.compile(r"\bnode_rank[ =:]+(\d+)")
+_HOST = re.compile(r"\bhost(?:name)?[ =:]+([A-Za-z0-9._-]+)")
+_RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
+_PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
+
+#: Below this fraction of one GPU's link speed, the fabric is not carrying the all-reduce: on an
+#: RDMA size, ring all-reduce busbw across nodes approaches the node's aggregate NIC rate (one NIC per
+#: GPU), so even a single GPU's link rate is a generous floor; TCP fallback lands far below it.
+BUSBW_FLOOR = 0.5
+
+CAUSE_PROCESS_COUNT = ("process_count_per_instance unset or too small: Azure ML starts one process per node "
+                       "when it is missing, so one GPU per node works and the others sit idle")
+CAUSE_TCP = ("NCCL is not on InfiniBand: a size without usable RDMA, or an image that replaced the network "
+             "stack (its own NCCL/OFED/plugin); look for `Using network Socket` / `via NET/Socket`")
+
+
+@dataclass
+class Report:
+    world_size: int | None
+    expected_world_size: int
+    rank_logs: int
+    transport: str
+    transport_by_rank: dict[int, str]
+    busbw_gbps: float | None
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    processes_per_node: dict[str, int] = field(default_factory=dict)
+    nodes: int | None = None
+    attempt: int = 0
+    size: str | None = None
+    link_gbps_per_gpu: float | None = None
+    likely_causes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["transport_by_rank"] = {str(k): v for k, v in self.transport_by_rank.items()}
+        return d
+
+
+def _smoke_lines(text: str) -> tuple[int | None, list[tuple[int | None, str | None, int | None]], float | None]:
+    world = None
+    ranks: list[tuple[int | None, str | None, int | None]] = []
+    busbw = None
+    for line in text.splitlines():
+        if "NCCL" in line:
+            continue
+        if (m := _WORLD.search(line)) and world is None:
+            world = int(m.group(1))
+        node = _NODE_RANK.search(line)
+        host = _HOST.search(line)
+        if node or host:
+            rank = _RANK.search(line)
+            ranks.append((int(node.group(1)) if node else None, host.group(1) if host else None,
+                          int(rank.group(1)) if rank else None))
+        if m := _PEAK_BUSBW.search(line):
+            busbw = float(m.group(1))
+    return world, ranks, busbw
+
+
+def verify(logdir: Path, expected_world_size: int, size: str | None = None, allow_socket: bool = False) -> Report:
+    logs, attempt = logfiles.rank_logs(logdir)
+    by_rank: dict[int, str] = {}
+    net_lines = False
+    worlds: list[int] = []
+    per_node: Counter[str] = Counter()
+    seen_ranks: set[int] = set()
+    busbws: list[float] = []
+    for rank, path in logs.items():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        parsed = nccl.parse(text)
+        by_rank[rank] = parsed.transport
+        net_lines = net_lines or bool(parsed.via)
+        world, rank_lines, busbw = _smoke_lines(text)
+        if world is not None:
+            worlds.append(world)
+        for node, host, r in rank_lines:
+            key = r if r is not None else rank
+            if key in seen_ranks:
+                continue
+            seen_ranks.add(key)
+            per_node[f"node {node}" if node is not None else f"host {host}"] += 1
+        if busbw is not None:
+            busbws.append(busbw)
+
+    world = max(worlds) if worlds else None
+    transport = nccl.overall(by_rank) if by_rank else nccl.NONE_SEEN
+    report = Report(world_size=world, expected_world_size=expected_world_size, rank_logs=len(logs),
+                    transport=transport, transport_by_rank=by_rank, busbw_gbps=max(busbws) if busbws else None,
+                    ok=False, processes_per_node=dict(sorted(per_node.items())),
+                    nodes=len(per_node) or None, attempt=attempt, size=size)
+    problems, causes = report.problems, report.likely_causes
+
+    if not logs:
+        problems.append(f"no rank logs (user_logs/std_log_process_<N>.txt) below {logdir}; pass the folder "
+                        "`jobs.download(all=True)` or `python -m jobs local --logs` wrote")
+        return report
+
+    gpus = None
+    if size:
+        from vmsizes import describe
+
+        vm = describe(size)
+        report.size = vm.name
+        gpus = vm.gpus
+        report.link_gbps_per_gpu = vm.per_gpu_link_gbps
+
+    if world is None:
+        problems.append("no `world size N` line in any rank log: did the smoke script run to its first print?")
+    elif world != expected_world_size:
+        problems.append(f"world size {world}, expected {expected_world_size}")
+    if len(logs) != expected_world_size:
+        problems.append(f"{len(logs)} rank log(s), expected {expected_world_size} (one per process)")
+
+    counts = set(per_node.values())
+    nodes = len(per_node)
+    if per_node and gpus and any(c < gpus for c in counts):
+        problems.append(f"processes per node {dict(sorted(per_node.items()))}, but {report.size} has {gpus} GPUs")
+        causes.append(CAUSE_PROCESS_COUNT)
+    elif ((world is not None and world < expected_world_size) or len(logs) < expected_world_size) and counts == {1}:
+        causes.append(CAUSE_PROCESS_COUNT)
+
+    # NET channels exist only between nodes; without per-rank lines, more ranks than GPUs also means nodes > 1.
+    multi_node = nodes > 1 or net_lines or (nodes == 0 and gpus is not None and len(logs) > max(gpus, 1))
+    rdma_ok = all(nccl.is_rdma(t) for t in by_rank.values())
+    if transport == nccl.NONE_SEEN:
+        if allow_socket:
+            report.notes.append("no NCCL lines (CPU/gloo run): transport reported as sockets, allowed by --allow-socket")
+            report.transport = "none seen (sockets)"
+        else:
+            problems.append("no NCCL transport lines: set NCCL_DEBUG=INFO and use the nccl backend, "
+                            "or pass --allow-socket for a CPU (gloo) run")
+    elif not rdma_ok:
+        socketish = [r for r, t in by_rank.items() if not nccl.is_rdma(t)]
+        msg = f"NCCL transport {transport} on {len(socketish)} of {len(by_rank)} rank(s), not InfiniBand"
+        if allow_socket:
+            report.notes.append(msg + " (allowed by --allow-socket)")
+        elif multi_node:
+            problems.append(msg)
+            causes.append(CAUSE_TCP)
+        else:
+            report.notes.append(msg + " (single node: traffic stays on NVLink/PCIe)")
+
+    link = report.link_gbps_per_gpu
+    if report.busbw_gbps is not None and link:
+        link_gbytes = link / 8  # Gb/s -> GB/s
+        share = report.busbw_gbps / link_gbytes
+        text = (f"peak busbw {report.busbw_gbps:.1f} GB/s = {share:.0%} of one GPU's link "
+                f"({link:.0f} Gb/s = {link_gbytes:.0f} GB/s)")
+        if multi_node and share < BUSBW_FLOOR and not allow_socket:
+            problems.append(text + f", below {BUSBW_FLOOR:.0%}")
+            if CAUSE_TCP not in causes:
+                causes.append(CAUSE_TCP)
+        else:
+            report.notes.append(text)
+
+    report.ok = not problems
+    return report
+
+
+def render_text(r: Report) -> str:
+    head = "OK" if r.ok else "NOT OK"
+    lines = [f"{head}: world size {r.world_size if r.world_size is not None else 'not seen'} "
+             f"(expected {r.expected_world_size}), {r.rank_logs} rank log(s)"
+             + (f", attempt retry_{r.attempt:03d}" if r.attempt else "")]
+    if r.processes_per_node:
+        lines.append("processes per node: " + ", ".join(f"{k}: {v}" for k, v in r.processes_per_node.items()))
+    lines.append(f"NCCL transport: {r.transport}")
+    if r.busbw_gbps is not None:
+        lines.append(f"peak busbw: {r.busbw_gbps:.2f} GB/s")
+    lines += [f"problem: {p}" for p in r.problems]
+    lines += [f"likely cause: {c}" for c in r.likely_causes]
+    lines += [f"note: {n}" for n in r.notes]
+    return "\n".join(lines)
