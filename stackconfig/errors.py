@@ -47,24 +47,22 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _field_at(root: type[BaseModel], loc: Sequence[str | int]) -> tuple[type[BaseModel] | None, str | None]:
-    """The model that owns the last key of `loc` and that key (None, None when the path leaves the schema)."""
+def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    """The model that the mapping at `loc` is validated against (None when the path leaves the schema)."""
     model: type[BaseModel] | None = root
-    owner: type[BaseModel] | None = None
-    key: str | None = None
     for part in loc:
         if isinstance(part, int):
             continue
         if model is None or part not in model.model_fields:
-            return model, part
-        owner, key = model, part
+            return None
         model = _model_in(model.model_fields[part].annotation)
-    return owner, key
+    return model
 
 
 def _example(root: type[BaseModel], loc: Sequence[str | int]) -> Any:
-    owner, key = _field_at(root, loc)
-    if owner is None or key is None or key not in owner.model_fields:
+    owner = _model_at(root, loc[:-1]) if loc else None
+    key = loc[-1] if loc else None
+    if owner is None or not isinstance(key, str) or key not in owner.model_fields:
         return None
     examples = owner.model_fields[key].examples
     return examples[0] if examples else None
@@ -101,7 +99,7 @@ def _unknown_key(root: type[BaseModel], loc: Sequence[str | int]) -> str:
             "passwords are not accepted (SSH by key only); "
             f"remove {key} and set public_key to your SSH public key"
         )
-    owner, _ = _field_at(root, loc[:-1])
+    owner = _model_at(root, loc[:-1])
     valid = list(owner.model_fields) if owner is not None else []
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
     if close:
@@ -122,11 +120,14 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
             "public_key} (SSH can't be enabled after the cluster is created)",
         )
     if kind == "missing":
-        hint = (
-            f"add {loc[-1]}: {_yaml(example)}"
-            if example is not None and loc
-            else f"add {loc[-1] if loc else 'it'}"
-        )
+        sub = _model_at(root, loc)
+        if sub is not None:
+            required = [name for name, field in sub.model_fields.items() if field.is_required()]
+            hint = f"add {loc[-1]} with the keys {', '.join(required)} (see docs/config.md)"
+        elif example is not None:
+            hint = f"add {loc[-1]}: {_yaml(example)}"
+        else:
+            hint = f"add {loc[-1] if loc else 'it'}"
         return problem(path, f"required key is missing; {hint}")
     if kind == "extra_forbidden":
         return problem(path, _unknown_key(root, loc))
@@ -150,6 +151,12 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
         return problem(path, f"expected true or false, got {_show(value)}; write true or false")
     if kind == "string_type":
         return problem(path, f"expected text, got {_show(value)}; quote the value, e.g. {_yaml(example)}")
+    if kind == "literal_error" and loc and loc[-1] == "ssh":
+        return problem(
+            path,
+            f"{_show(value)} is not allowed; ssh is either 'disabled' or a mapping "
+            "{admin_user, public_key} (passwords are not accepted)",
+        )
     if kind == "literal_error":
         allowed = [
             a.strip().strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")

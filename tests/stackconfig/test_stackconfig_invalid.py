@@ -1,0 +1,387 @@
+"""Table of invalid configs: each changes one thing of the happy-path config and must yield exactly one
+problem at the exact key path, in-process and through `python -m stackconfig FILE` (exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import ED25519_KEY, good_raw
+
+from stackconfig import ConfigError, load_stack_file, validate
+
+REPO = Path(__file__).resolve().parents[2]
+Mutate = Callable[[dict[str, Any]], None]
+
+
+def c0(raw: dict[str, Any]) -> dict[str, Any]:
+    return raw["clusters"][0]
+
+
+def ssh0(raw: dict[str, Any]) -> dict[str, Any]:
+    return raw["clusters"][0]["ssh"]
+
+
+ED25519_BODY = ED25519_KEY.split()[1]
+
+# (id, change, key path, part of the message)
+CASES: list[tuple[str, Mutate, str, str]] = [
+    (
+        "name-digit-after-dash",
+        lambda r: c0(r).update(name="cpu-cluster-1"),
+        "clusters[0].name",
+        "letter somewhere after the last '-'",
+    ),
+    ("name-too-short", lambda r: c0(r).update(name="ab"), "clusters[0].name", "has 2 characters"),
+    ("name-too-long", lambda r: c0(r).update(name="g" * 25), "clusters[0].name", "has 25 characters"),
+    (
+        "name-starts-with-digit",
+        lambda r: c0(r).update(name="1gpu"),
+        "clusters[0].name",
+        "must start with a letter",
+    ),
+    ("name-underscore", lambda r: c0(r).update(name="gpu_cluster"), "clusters[0].name", "contains '_'"),
+    (
+        "name-duplicate",
+        lambda r: r["clusters"][1].update(name="H100-X4"),
+        "clusters[1].name",
+        "already the name of clusters[0]",
+    ),
+    (
+        "cluster-region-unknown",
+        lambda r: c0(r).update(region="eastuss"),
+        "clusters[0].region",
+        "not a known Azure region; did you mean eastus?",
+    ),
+    (
+        "workspace-region-unknown",
+        lambda r: r["workspace"].update(region="westeurop"),
+        "workspace.region",
+        "did you mean westeurope?",
+    ),
+    (
+        "size-unparseable-near",
+        lambda r: c0(r).update(size="Standard_NC24ads-A100_v4"),
+        "clusters[0].size",
+        "did you mean Standard_NC24ads_A100_v4?",
+    ),
+    (
+        "size-no-prefix",
+        lambda r: c0(r).update(size="ND96isr_H100_v5"),
+        "clusters[0].size",
+        "did you mean Standard_ND96isr_H100_v5?",
+    ),
+    (
+        "size-garbage",
+        lambda r: c0(r).update(size="H100 please"),
+        "clusters[0].size",
+        "neither in the size catalog nor a valid Azure size name",
+    ),
+    ("min-negative", lambda r: c0(r).update(min_instances=-1), "clusters[0].min_instances", "-1 is below 0"),
+    (
+        "max-zero",
+        lambda r: c0(r).update(max_instances=0),
+        "clusters[0].max_instances",
+        "0 is below 1; use at least 1",
+    ),
+    (
+        "max-below-min",
+        lambda r: c0(r).update(min_instances=3, max_instances=2),
+        "clusters[0].max_instances",
+        "2 is below min_instances (3); use at least 3",
+    ),
+    (
+        "max-quoted",
+        lambda r: c0(r).update(max_instances="4"),
+        "clusters[0].max_instances",
+        "write 4 without quotes",
+    ),
+    (
+        "max-float",
+        lambda r: c0(r).update(max_instances=2.5),
+        "clusters[0].max_instances",
+        "expected a whole number, got 2.5",
+    ),
+    (
+        "idle-30m",
+        lambda r: c0(r).update(idle_time_before_scale_down="30m"),
+        "clusters[0].idle_time_before_scale_down",
+        "without quotes: 1800",
+    ),
+    (
+        "idle-iso8601",
+        lambda r: c0(r).update(idle_time_before_scale_down="PT2M"),
+        "clusters[0].idle_time_before_scale_down",
+        "without quotes: 120",
+    ),
+    (
+        "idle-negative",
+        lambda r: c0(r).update(idle_time_before_scale_down=-5),
+        "clusters[0].idle_time_before_scale_down",
+        "-5 is below 0",
+    ),
+    (
+        "idle-bool",
+        lambda r: c0(r).update(idle_time_before_scale_down=True),
+        "clusters[0].idle_time_before_scale_down",
+        "true is not a number of seconds",
+    ),
+    (
+        "idle-float",
+        lambda r: c0(r).update(idle_time_before_scale_down=1.5),
+        "clusters[0].idle_time_before_scale_down",
+        "not a whole number of seconds",
+    ),
+    (
+        "idle-missing",
+        lambda r: c0(r).pop("idle_time_before_scale_down"),
+        "clusters[0].idle_time_before_scale_down",
+        "required key is missing",
+    ),
+    (
+        "tier-unknown",
+        lambda r: c0(r).update(tier="spot"),
+        "clusters[0].tier",
+        "use one of dedicated, low_priority",
+    ),
+    (
+        "tier-near",
+        lambda r: c0(r).update(tier="lowpriority"),
+        "clusters[0].tier",
+        "did you mean low_priority?",
+    ),
+    ("ssh-missing", lambda r: c0(r).pop("ssh"), "clusters[0].ssh", "say it explicitly: ssh: disabled"),
+    ("ssh-false", lambda r: c0(r).update(ssh=False), "clusters[0].ssh", "write ssh: disabled"),
+    (
+        "ssh-enabled-string",
+        lambda r: c0(r).update(ssh="enabled"),
+        "clusters[0].ssh",
+        "ssh is either 'disabled' or a mapping",
+    ),
+    (
+        "ssh-password",
+        lambda r: ssh0(r).update(password="hunter2"),
+        "clusters[0].ssh.password",
+        "passwords are not accepted",
+    ),
+    (
+        "ssh-admin-password",
+        lambda r: ssh0(r).update(admin_password="hunter2"),
+        "clusters[0].ssh.admin_password",
+        "passwords are not accepted",
+    ),
+    (
+        "ssh-key-missing",
+        lambda r: ssh0(r).pop("public_key"),
+        "clusters[0].ssh.public_key",
+        "required key is missing",
+    ),
+    (
+        "ssh-key-type-mismatch",
+        lambda r: ssh0(r).update(public_key=f"ssh-rsa {ED25519_BODY} x"),
+        "clusters[0].ssh.public_key",
+        "the line says 'ssh-rsa' but the key inside is 'ssh-ed25519'",
+    ),
+    (
+        "ssh-key-bad-base64",
+        lambda r: ssh0(r).update(public_key="ssh-ed25519 AAAA!!!notbase64"),
+        "clusters[0].ssh.public_key",
+        "not valid base64",
+    ),
+    (
+        "ssh-key-not-openssh",
+        lambda r: ssh0(r).update(public_key="ssh-ed25519 " + base64.b64encode(b"hello world").decode()),
+        "clusters[0].ssh.public_key",
+        "not an OpenSSH public key",
+    ),
+    (
+        "ssh-key-dss",
+        lambda r: ssh0(r).update(public_key="ssh-dss AAAAB3NzaC1kc3M= x"),
+        "clusters[0].ssh.public_key",
+        "key type 'ssh-dss' is not accepted",
+    ),
+    (
+        "ssh-key-private",
+        lambda r: ssh0(r).update(public_key="-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n"),
+        "clusters[0].ssh.public_key",
+        "this is a private key",
+    ),
+    (
+        "ssh-user-reserved",
+        lambda r: ssh0(r).update(admin_user="root"),
+        "clusters[0].ssh.admin_user",
+        "does not allow",
+    ),
+    (
+        "ssh-user-invalid",
+        lambda r: ssh0(r).update(admin_user="9 lives"),
+        "clusters[0].ssh.admin_user",
+        "not a valid Linux user name",
+    ),
+    (
+        "subnet-not-arm-id",
+        lambda r: c0(r).update(subnet_id="subnet-1"),
+        "clusters[0].subnet_id",
+        "not an ARM subnet id",
+    ),
+    (
+        "no-public-ip-without-subnet",
+        lambda r: c0(r).update(node_public_ip=False),
+        "clusters[0].node_public_ip",
+        "false needs subnet_id",
+    ),
+    (
+        "public-ip-quoted-bool",
+        lambda r: c0(r).update(node_public_ip="false"),
+        "clusters[0].node_public_ip",
+        "write false without quotes",
+    ),
+    (
+        "cluster-key-typo",
+        lambda r: c0(r).update(max_instance=3),
+        "clusters[0].max_instance",
+        "unknown key; did you mean max_instances?",
+    ),
+    ("top-level-key-typo", lambda r: r.update(cluster=[]), "cluster", "unknown key; did you mean clusters?"),
+    (
+        "locks-unknown-key",
+        lambda r: r["locks"].update(resource_group=True),
+        "locks.resource_group",
+        "unknown key; remove it (valid keys here: storage, key_vault",
+    ),
+    (
+        "workspace-name",
+        lambda r: r["workspace"].update(name="ws_llm"),
+        "workspace.name",
+        "not a valid workspace name",
+    ),
+    (
+        "workspace-name-typo-key",
+        lambda r: r["workspace"].update(nmae="x"),
+        "workspace.nmae",
+        "did you mean name?",
+    ),
+    (
+        "resource-group-name",
+        lambda r: r["workspace"]["resource_group"].update(name="rg."),
+        "workspace.resource_group.name",
+        "not a valid resource group name",
+    ),
+    (
+        "resource-group-create-string",
+        lambda r: r["workspace"]["resource_group"].update(create="yes"),
+        "workspace.resource_group.create",
+        "write true without quotes",
+    ),
+    (
+        "public-network-access-case",
+        lambda r: r["workspace"].update(public_network_access="enabled"),
+        "workspace.public_network_access",
+        "did you mean Enabled?",
+    ),
+    (
+        "tag-value-not-text",
+        lambda r: r["workspace"]["tags"].update(env=3),
+        "workspace.tags.env",
+        "expected text, got 3",
+    ),
+    ("clusters-empty", lambda r: r.update(clusters=[]), "clusters", "the list is empty"),
+    ("clusters-mapping", lambda r: r.update(clusters={"h100-x4": {}}), "clusters", "expected a list"),
+    (
+        "workspace-missing",
+        lambda r: r.pop("workspace"),
+        "workspace",
+        "add workspace with the keys name, resource_group, region",
+    ),
+]
+
+
+def _bad(change: Mutate) -> dict[str, Any]:
+    raw = good_raw()
+    change(raw)
+    return raw
+
+
+def _write_stack(tmp_path: Path, raw: dict[str, Any]) -> Path:
+    path = tmp_path / "Pulumi.bad.yaml"
+    config = {"azure-native:location": "eastus"} | {f"azml-gpu:{key}": value for key, value in raw.items()}
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
+
+
+def test_table_is_large_enough() -> None:
+    assert len(CASES) >= 30
+    assert len({case[0] for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize(("change", "path", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_validate_reports_exactly_this_problem(change: Mutate, path: str, fragment: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        validate(_bad(change))
+    problems = info.value.problems
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"azml-gpu:{path}: "), problems
+    assert fragment in problems[0]
+    assert "; " in problems[0].removeprefix(f"azml-gpu:{path}: "), "every problem carries a fix after '; '"
+
+
+# Runs `python -m stackconfig FILE --json` for every case in ONE interpreter (runpy, the mechanism behind
+# `python -m`), so the table costs one process start instead of one per case. Anything that escapes main()
+# is printed as a traceback and fails the case.
+_DRIVER = """
+import contextlib, io, json, runpy, sys, traceback
+for path in sys.argv[1:]:
+    out, err, code = io.StringIO(), io.StringIO(), None
+    sys.argv = ["stackconfig", path, "--json"]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_module("stackconfig", run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException:
+            traceback.print_exc()
+    print(json.dumps({"path": path, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def cli_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Exit code and output of the CLI for each case's stack file, keyed by case id."""
+    files = {
+        case_id: _write_stack(tmp_path_factory.mktemp(case_id), _bad(change)) for case_id, change, *_ in CASES
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", _DRIVER, *map(str, files.values())],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    by_path = {row["path"]: row for row in map(json.loads, run.stdout.splitlines())}
+    return {case_id: by_path[str(path)] | {"file": path} for case_id, path in files.items()}
+
+
+@pytest.mark.parametrize(
+    ("case_id", "path", "fragment"), [(c[0], c[2], c[3]) for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_cli_exits_2_without_traceback(
+    cli_runs: dict[str, dict[str, Any]], case_id: str, path: str, fragment: str
+) -> None:
+    result = cli_runs[case_id]
+    with pytest.raises(ConfigError) as info:
+        load_stack_file(result["file"])
+    assert [p.split(": ", 1)[0] for p in info.value.problems] == [f"azml-gpu:{path}"]
+    assert result["code"] == 2, result
+    assert "Traceback" not in result["stdout"] + result["stderr"]
+    report = json.loads(result["stdout"])
+    assert report["ok"] is False
+    assert report["problems"] == info.value.problems
+    assert fragment in report["problems"][0]
