@@ -151,6 +151,15 @@ def _split_features(tail: str, single_case: bool) -> tuple[str, str]:
     """Return (feature letters, the rest). In mixed case the features are the lower-case run."""
     if not single_case:
         run = re.match(r"[a-z]*", tail)[0]
+        attached = re.match(r"[A-Za-z0-9]*", tail[len(run) :])[0]
+        # Feature letters typed in upper case (ND96ISR_H100_v5): a digit-free run of known feature letters is
+        # still the features; a token with a digit (isrG5) is not.
+        if (
+            attached
+            and not any(c.isdigit() for c in attached)
+            and set(attached.lower()) <= _KNOWN_FEATURE_LETTERS
+        ):
+            return (run + attached).lower(), tail[len(run) + len(attached) :]
         return run, tail[len(run) :]
     count = 0
     for char in tail.lower():

@@ -86,10 +86,15 @@ def test_upper_case_inside_the_accelerator_never_counts_as_a_feature() -> None:
         ("standard_nc128ds_xl_rtxpro6000bse_v6", "Standard_NC128ds_xl_RTXPRO6000BSE_v6"),
         ("standard_nv4ads_v710_v5", "Standard_NV4ads_V710_v5"),
         ("standard_nc24r_promo", "Standard_NC24r_Promo"),
+        ("Standard_ND96ISR_H100_v5", "Standard_ND96isr_H100_v5"),  # features typed in upper case
+        ("Standard_nc24RS_v3", "Standard_NC24rs_v3"),
     ],
 )
-def test_single_case_names_parse_to_the_canonical_spelling(given: str, canonical: str) -> None:
-    assert parse_name(given).canonical == canonical
+def test_names_in_other_casings_parse_to_the_canonical_spelling(given: str, canonical: str) -> None:
+    parsed = parse_name(given)
+    assert parsed.canonical == canonical
+    assert parsed.rdma is parse_name(canonical).rdma
+    assert parsed.features == parse_name(canonical).features
 
 
 @pytest.mark.parametrize(
