@@ -1,0 +1,1 @@
+"""azml-gpu CrossGuard policy pack: one module per concern, registered in policies/registry.py."""

@@ -1,0 +1,152 @@
+"""quota-reservation (mandatory, stack) and its advisory companion quota-reservation-unknown.
+
+Every cluster reserves max_instances x vCPUs of quota even at zero nodes (azure-notes.md 3.5,
+how-to-create-attach-compute-cluster.md: "unprovisioned nodes contribute to your quota usage"). Dedicated
+quota is per (region, VM family) plus a regional total; low-priority quota is one value per region across
+families (how-to-manage-quotas.md). The arithmetic is vmsizes.quota.reserve, the project's single
+implementation.
+
+Config (the subscription's quotas, e.g. from `az vm list-usage -l eastus`):
+    {"quotas": {"eastus": {"standardNDSH100v5Family": 384, "total": 500, "lowPriority": 100}}}
+Region keys in any spelling ("East US" == "eastus"); family names compared case-insensitively; "total" is the
+regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota the config does
+not give (or whose family the catalog does not know) is reported by quota-reservation-unknown (advisory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from policies._common import Cluster, Handoff, ReportViolation, clusters_of, norm_region
+from vmsizes import UnknownSize
+from vmsizes.quota import ClusterDemand, Pool, QuotaReport, reserve
+
+NAME = "quota-reservation"
+COMPANION = "quota-reservation-unknown"
+_handoff = Handoff()
+_KEY = "stack"
+
+
+def configured_quota(quotas: Mapping[str, Any], pool: Pool) -> int | None:
+    """The quota the config gives for this pool, None when it gives none."""
+    region = next((v for k, v in quotas.items() if norm_region(k) == pool.region), None)
+    if not isinstance(region, Mapping):
+        return None
+    if pool.kind == "regional-total":
+        key = "total"
+    elif pool.kind == "low-priority":
+        key = "lowPriority"
+    elif pool.family is None:
+        return None
+    else:
+        key = pool.family
+    value = next((v for k, v in region.items() if k.casefold() == key.casefold()), None)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _who(report: QuotaReport, pool: Pool) -> str:
+    parts = []
+    for r in report.reservations:
+        if r.cluster not in pool.clusters or r.region != pool.region:
+            continue
+        if (pool.kind == "low-priority") != (r.tier == "low_priority"):
+            continue
+        if pool.kind == "family" and (r.family or "").casefold() != (pool.family or "").casefold():
+            continue
+        if pool.kind == "family" and pool.family is None and r.size not in pool.sizes:
+            continue
+        parts.append(f"{r.cluster} ({r.nodes} x {r.vcpus_per_node} vCPUs of {r.size})")
+    return ", ".join(parts) + (" reserves" if len(parts) == 1 else " reserve")
+
+
+def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(mandatory, advisory) messages for the clusters' reservations against the configured quotas."""
+    demands, advisory = [], []
+    for c in clusters:
+        if not c.size or c.max_nodes is None or not c.region:
+            continue
+        try:
+            demands.append(ClusterDemand(c.name, c.size, c.region, c.tier, c.max_nodes))
+            reserve([demands[-1]])
+        except (UnknownSize, ValueError) as e:
+            demands.pop()
+            advisory.append(
+                f"cluster {c.name}: cannot compute its quota reservation ({e}). Fix: use a size from the "
+                f"catalog (vmsizes/data/sizes.yaml)."
+            )
+    report = reserve(demands)
+    mandatory = []
+    for pool in report.pools:
+        quota = configured_quota(quotas, pool)
+        who = _who(report, pool)
+        if quota is None:
+            advisory.append(
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, but the policy config gives "
+                "no "
+                f"quota for this pool, so nothing checks that jobs can get nodes. Fix: add "
+                f"quotas.{pool.region}.{_config_key(pool)} (from `az vm list-usage -l {pool.region}`) to the "
+                f"quota-reservation config."
+            )
+        elif pool.vcpus > quota:
+            mandatory.append(
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, quota is {quota}: clusters "
+                "hold quota even at zero nodes, so jobs queue for hours once the pool is exhausted. Fix: "
+                "lower "
+                f"max_instances, delete unused clusters, or request {pool.vcpus - quota} more vCPUs of quota."
+            )
+    return mandatory, advisory
+
+
+def _config_key(pool: Pool) -> str:
+    if pool.kind == "regional-total":
+        return "total"
+    if pool.kind == "low-priority":
+        return "lowPriority"
+    return pool.family if pool.family is not None else "<family of " + ", ".join(pool.sizes) + ">"
+
+
+def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    mandatory, advisory = findings(clusters_of(args.resources), args.get_config().get("quotas", {}))
+    _handoff.put(_KEY, advisory)
+    for message in mandatory:
+        report_violation(message, None)
+
+
+def validate_companion(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    for message in _handoff.take(_KEY):
+        report_violation(message, None)
+
+
+POLICY = StackValidationPolicy(
+    name=NAME,
+    description="The vCPUs clusters reserve (max_instances x vCPUs) must fit each quota pool.",
+    validate=validate,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "quotas": {
+                "type": "object",
+                "description": "region -> {<quota family>: vCPUs, total: vCPUs, lowPriority: vCPUs}",
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": {"type": "integer", "minimum": 0},
+                },
+            }
+        }
+    ),
+)
+
+COMPANION_POLICY = StackValidationPolicy(
+    name=COMPANION,
+    description="Every quota pool the clusters reserve should have a quota in the quota-reservation config.",
+    validate=validate_companion,
+    enforcement_level=EnforcementLevel.ADVISORY,
+)

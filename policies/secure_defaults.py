@@ -1,0 +1,130 @@
+"""secure-defaults: secure settings on clusters, the workspace and its storage account and key vault.
+
+Advisory by default; policies/config/prod.json sets `"enforcementLevel": "mandatory"`. Rules and sources (the
+azure-native 3.29 input docstrings unless noted):
+- Cluster local auth: `properties.disableLocalAuth` must be true ("Opt-out of local authentication and ensure
+  customers can use only MSI and AAD exclusively for authentication").
+- Node public IP, decided with the subnet (AmlComputePropertiesArgs.enable_node_public_ip, default true; a
+  cluster without public IPs must sit in a virtual network: MicrosoftDocs/azure-docs
+  articles/machine-learning/how-to-secure-training-vnet.md "No public IP"): a cluster WITH a subnet should
+  turn the node public IP off (enableNodePublicIp false); a cluster WITHOUT a subnet must keep it (false
+  without a subnet is flagged: the nodes would have no route to the workspace). A public IP without a subnet
+  is the only working setting there and is not flagged.
+- Workspace `publicNetworkAccess` must be "Disabled" ("Whether requests from Public Network are allowed";
+  absent means Azure's default, Enabled), unless the workspace name is in config `public_workspaces` (this
+  project creates no private endpoint, so a workspace meant to be used from CI and laptops lists itself
+  there).
+- Storage account: `allowBlobPublicAccess` must not be true ("The default interpretation is false") and
+  `minimumTlsVersion` must be "TLS1_2" ("The default interpretation is TLS 1.0 ... 1.3 is not supported").
+- Key vault: `properties.enablePurgeProtection` must be true (a workspace's key vault cannot change after
+  creation: platform-notes.md; without purge protection a deleted vault and its secrets can be purged at
+  once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
+
+from policies._common import KEY_VAULT, STORAGE_ACCOUNT, WORKSPACE, Cluster, ReportViolation, aml_cluster, get
+
+NAME = "secure-defaults"
+
+
+def cluster_messages(cluster: Cluster) -> list[str]:
+    found = []
+    if cluster.disable_local_auth is not True:
+        found.append(
+            "local authentication is enabled on the cluster (disableLocalAuth is not true): keys that never "
+            "expire can reach it outside Microsoft Entra ID. Fix: set local_auth: false in the stack config."
+        )
+    if cluster.subnet_id and cluster.node_public_ip:
+        found.append(
+            "nodes get public IP addresses although the cluster has a subnet: every node is reachable from "
+            "the "
+            "internet and Azure adds a public IP and load balancer. Fix: set node_public_ip: false (fixed at "
+            "creation)."
+        )
+    if not cluster.subnet_id and not cluster.node_public_ip:
+        found.append(
+            "node public IP is off but the cluster has no subnet: without a virtual network the nodes have "
+            "no "
+            "route to the workspace and jobs never start. Fix: set subnet_id, or node_public_ip: true."
+        )
+    return found
+
+
+def resource_messages(
+    resource_type: str, props: Mapping[str, Any], public_workspaces: Collection[str] = ()
+) -> list[str]:
+    if resource_type == WORKSPACE:
+        access = get(props, "publicNetworkAccess")
+        if access != "Disabled" and get(props, "workspaceName") not in public_workspaces:
+            shown = access if access else "not set (Azure's default: Enabled)"
+            return [
+                f"workspace publicNetworkAccess is {shown}: the workspace API is reachable from the "
+                f"internet. Fix: set workspace.public_network_access: Disabled and reach it through a "
+                f"private "
+                f"endpoint, or list the workspace in secure-defaults.public_workspaces if public access is "
+                f"intended."
+            ]
+    elif resource_type == STORAGE_ACCOUNT:
+        found = []
+        if get(props, "allowBlobPublicAccess") is True:
+            found.append(
+                "storage allowBlobPublicAccess is true: containers can be made readable by anyone, including "
+                "training data and checkpoints. Fix: set allowBlobPublicAccess to false."
+            )
+        tls = get(props, "minimumTlsVersion")
+        if tls != "TLS1_2":
+            shown = tls if tls else "not set (Azure's default: TLS1_0)"
+            found.append(
+                f"storage minimumTlsVersion is {shown}: clients may connect with deprecated TLS versions. "
+                f"Fix: set minimumTlsVersion to TLS1_2."
+            )
+        return found
+    elif resource_type == KEY_VAULT and get(props, "properties", "enablePurgeProtection") is not True:
+        return [
+            "key vault purge protection is off: a deleted vault and the workspace's secrets can be purged at "
+            "once, and the workspace cannot switch to another vault. Fix: set "
+            "workspace.key_vault_purge_protection: true (irreversible, by design)."
+        ]
+    return []
+
+
+def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
+    public = list(args.get_config().get("public_workspaces", []))
+    if cluster is not None:
+        found = cluster_messages(cluster)
+    else:
+        found = resource_messages(args.resource_type, args.props, public)
+    for message in found:
+        report_violation(message, None)
+
+
+POLICY = ResourceValidationPolicy(
+    name=NAME,
+    description=(
+        "Secure defaults: no local auth on clusters, node public IPs decided with the subnet, no public "
+        "workspace, storage without public blobs and with TLS 1.2, key vault purge protection."
+    ),
+    validate=validate,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "public_workspaces": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Workspace names whose public network access is intended (acknowledged).",
+            }
+        }
+    ),
+)

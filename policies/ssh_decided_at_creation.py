@@ -1,0 +1,61 @@
+"""ssh-decided-at-creation: the public SSH port is decided explicitly, with a key, never a password.
+
+Sources: azure-notes.md 3.4 and the Azure ML docs (how-to-create-attach-compute-cluster.md: "SSH access can't
+be changed after creation"); azure-native AmlComputePropertiesArgs.remote_login_port_public_access:
+"NotSpecified - ... closed on all nodes of the cluster if VNet is defined, else is open ... It can be default
+only during cluster creation time, after creation it will be either enabled or disabled" (the SDK sends
+NotSpecified when the field is omitted).
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import EnforcementLevel, ResourceValidationArgs, ResourceValidationPolicy
+
+from policies._common import Cluster, ReportViolation, aml_cluster
+
+NAME = "ssh-decided-at-creation"
+
+
+def messages(cluster: Cluster) -> list[str]:
+    found = []
+    access = cluster.remote_login
+    if access not in ("Enabled", "Disabled"):
+        shown = "absent" if access in (None, "") else repr(access)
+        found.append(
+            f"remoteLoginPortPublicAccess is {shown}: Azure then opens or closes the SSH port depending on "
+            "the "
+            "network and fixes it at creation, and it cannot be changed without recreating the cluster. "
+            "Fix: "
+            f"set ssh to 'disabled' or to {{admin_user, public_key}} in the stack config."
+        )
+    elif access == "Enabled" and not cluster.ssh_public_key:
+        found.append(
+            "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, and adding a "
+            "key "
+            "later means recreating the cluster. Fix: give ssh.public_key (an OpenSSH public key)."
+        )
+    if cluster.admin_password:
+        found.append(
+            "an admin password is set on the nodes: it ends up in the stack state and allows password logins "
+            "on every node. Fix: remove the password and use ssh.public_key."
+        )
+    return found
+
+
+def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
+    if cluster is None:
+        return
+    for message in messages(cluster):
+        report_violation(message, None)
+
+
+POLICY = ResourceValidationPolicy(
+    name=NAME,
+    description=(
+        "AmlCompute clusters must set SSH explicitly at creation (Enabled with a public key, or Disabled), "
+        "never with an admin password."
+    ),
+    validate=validate,
+    enforcement_level=EnforcementLevel.MANDATORY,
+)
