@@ -40,8 +40,8 @@ def namespace_config(config: dict[Any, Any]) -> tuple[dict[str, Any], list[str]]
                 problems.append(
                     problem(
                         key,
-                        "is an encrypted secret; nothing in this namespace is secret (SSH "
-                        "uses a public key), so set it as plain config",
+                        "is an encrypted (secure) value, which this namespace does not use: nothing in "
+                        "it is secret (SSH takes a public key); set it as plain config",
                     )
                 )
                 continue

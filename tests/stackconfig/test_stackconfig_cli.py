@@ -1,0 +1,74 @@
+"""`python -m stackconfig`: stack names, file-level errors, plain and --json output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackconfig.cli import main
+from stackconfig.loader import stack_file
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_stack_names_map_to_stack_files() -> None:
+    assert stack_file("dev") == Path("Pulumi.dev.yaml")
+    assert stack_file("configs/Pulumi.x.yaml") == Path("configs/Pulumi.x.yaml")
+
+
+def test_real_process_ok_and_json(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "stackconfig", "prod"], cwd=REPO, capture_output=True, text=True, timeout=30
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok: Pulumi.prod.yaml") and run.stdout.count("\n") == 1
+    run = subprocess.run(
+        [sys.executable, "-m", "stackconfig", "dev", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    report = json.loads(run.stdout)
+    assert run.returncode == 0 and report["ok"] is True
+    assert report["config"]["clusters"][0]["size"] == "Standard_NC4as_T4_v3"
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (None, "cannot read"),
+        ("config: [unclosed\n", "is not valid YAML at line"),
+        ("encryptionsalt: x\n", "has no 'config:' mapping"),
+        ("config:\n  azml_gpu:workspace: {}\n", "did you mean azml-gpu:workspace?"),
+        ("config:\n  azml-gpu:workspace:\n    secure: AAABxyz\n", "encrypted"),
+    ],
+    ids=["missing-file", "invalid-yaml", "no-config", "namespace-typo", "secure-value"],
+)
+def test_file_problems_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, fragment: str
+) -> None:
+    path = tmp_path / "Pulumi.x.yaml"
+    if content is not None:
+        path.write_text(content)
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
+    assert main([str(path), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and any(fragment in p for p in report["problems"])
+    assert all(p.startswith("azml-gpu:") for p in report["problems"])
+
+
+def test_invalid_yaml_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text("config:\n  azml-gpu:clusters: [\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "stackconfig", str(path)], cwd=REPO, capture_output=True, text=True, timeout=30
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr
+    assert "is not valid YAML" in run.stderr

@@ -1,0 +1,48 @@
+"""Stack outputs: built from config + catalog, in the shape docs/architecture.md gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+import vmsizes
+from stackconfig import load_stack_file
+from stackconfig.outputs import ClusterOutput, StackOutputs, cluster_output, stack_outputs
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The example object of docs/architecture.md ("Stack outputs"), for the prod stack's main cluster.
+ARCHITECTURE_EXAMPLE = {
+    "name": "h100-x4", "size": "Standard_ND96isr_H100_v5", "region": "eastus", "tier": "dedicated",
+    "min_instances": 0, "max_instances": 4, "idle_seconds": 300, "gpus_per_node": 8, "vcpus_per_node": 96,
+    "rdma_usable": True, "ssh_enabled": True,
+}  # fmt: skip
+
+
+def test_prod_outputs_match_the_documented_shape() -> None:
+    config = load_stack_file(REPO / "Pulumi.prod.yaml")
+    outputs = stack_outputs(config, "00000000-0000-0000-0000-000000000000")
+    dumped = outputs.model_dump(mode="json")
+    assert {k: dumped[k] for k in ("resource_group", "workspace_name", "workspace_region")} == {
+        "resource_group": "rg-train",
+        "workspace_name": "ws-llm",
+        "workspace_region": "eastus",
+    }
+    assert dumped["clusters"]["h100-x4"] == ARCHITECTURE_EXAMPLE
+    assert set(dumped["clusters"]) == {c.name for c in config.clusters}
+    assert StackOutputs.model_validate(dumped) == outputs
+
+
+def test_cluster_output_takes_node_facts_from_the_size() -> None:
+    config = load_stack_file(REPO / "Pulumi.prod.yaml")
+    spot = config.cluster("a100-spot")
+    out = cluster_output(spot, vmsizes.lookup(spot.size))
+    assert (out.gpus_per_node, out.vcpus_per_node, out.rdma_usable, out.ssh_enabled) == (1, 24, False, False)
+    assert out.tier == "low_priority" and out.idle_seconds == spot.idle_time_before_scale_down
+
+
+def test_outputs_reject_unknown_fields() -> None:
+    with pytest.raises(ValidationError):
+        ClusterOutput.model_validate(ARCHITECTURE_EXAMPLE | {"extra": 1})

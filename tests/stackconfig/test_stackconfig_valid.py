@@ -1,0 +1,165 @@
+"""Valid configs: the real stack files, defaults, canonical forms, every problem at once, key types."""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from conftest import good_raw
+from pydantic import ValidationError
+
+from stackconfig import ClusterConfig, ConfigError, SshConfig, StackConfig, load_stack_file, validate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_prod_stack_is_the_seed_reference_plan() -> None:
+    config = load_stack_file(REPO / "Pulumi.prod.yaml")
+    assert (config.workspace.name, config.workspace.resource_group.name, config.workspace.region) == (
+        "ws-llm",
+        "rg-train",
+        "eastus",
+    )
+    main = config.cluster("h100-x4")
+    assert (main.size, main.region, main.min_instances, main.max_instances) == (
+        "Standard_ND96isr_H100_v5",
+        "eastus",
+        0,
+        4,
+    )
+    assert (main.idle_time_before_scale_down, main.tier, main.ssh_enabled) == (300, "dedicated", True)
+    others = [c for c in config.clusters if c.name != "h100-x4"]
+    second_h100 = [c for c in others if c.size == "Standard_ND96isr_H100_v5"]
+    assert len(second_h100) == 1 and second_h100[0].region != "eastus" and second_h100[0].max_instances > 1
+    spot = [c for c in others if c.tier == "low_priority"]
+    assert len(spot) == 1 and spot[0].max_instances == 1
+    assert config.locks.storage and config.locks.key_vault and not config.locks.workspace
+
+
+def test_dev_stack_is_a_small_cluster_with_a_long_idle_timer() -> None:
+    config = load_stack_file(REPO / "Pulumi.dev.yaml")
+    assert config.workspace.resource_group.name != "rg-train"
+    (cluster,) = config.clusters
+    assert (cluster.min_instances, cluster.max_instances, cluster.idle_time_before_scale_down) == (0, 1, 1800)
+    assert cluster.ssh_enabled and cluster.region == config.workspace.region
+
+
+def test_sizes_are_canonical_and_regions_default_to_the_workspace() -> None:
+    raw = good_raw()
+    raw["clusters"][0]["size"] = "standard_nd96isr_h100_v5"
+    raw["workspace"]["region"] = "East US"
+    config = validate(raw)
+    assert config.clusters[0].size == "Standard_ND96isr_H100_v5"
+    assert config.workspace.region == "eastus"
+    assert config.clusters[0].region == "eastus"  # defaulted
+    assert config.clusters[1].region == "westus3"  # kept
+
+
+def test_defaults_are_filled() -> None:
+    config = validate(good_raw())
+    spot = config.cluster("a100-spot")
+    assert (spot.min_instances, spot.node_public_ip, spot.local_auth, spot.subnet_id) == (
+        0,
+        True,
+        False,
+        None,
+    )
+    assert spot.ssh == "disabled" and not spot.ssh_enabled
+    assert config.workspace.resource_group.create is True
+    assert config.workspace.public_network_access == "Enabled"
+    assert (config.locks.storage, config.locks.workspace) == (True, False)
+
+
+def test_a_size_outside_the_catalog_that_follows_the_convention_is_kept_as_given() -> None:
+    raw = good_raw()
+    raw["clusters"][0]["size"] = "Standard_ND96isr_H100_v9"
+    assert validate(raw).clusters[0].size == "Standard_ND96isr_H100_v9"
+
+
+def test_node_public_ip_false_with_a_subnet_is_valid() -> None:
+    raw = good_raw()
+    subnet = (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-net/providers/"
+        "Microsoft.Network/virtualNetworks/vnet-train/subnets/gpu"
+    )
+    raw["clusters"][0].update(node_public_ip=False, subnet_id=subnet)
+    assert validate(raw).clusters[0].subnet_id == subnet
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    raw = good_raw()
+    raw["workspce"] = {}
+    raw["workspace"]["region"] = "mars"
+    raw["clusters"][0].update(name="cpu-cluster-1", min_instances=2, max_instances=1, tier="spot")
+    raw["clusters"][0]["ssh"]["password"] = "x"
+    raw["clusters"][1].update(idle_time_before_scale_down="30m", node_public_ip=False, size="nonsense")
+    with pytest.raises(ConfigError) as info:
+        validate(raw)
+    paths = sorted(p.split(": ", 1)[0].removeprefix("azml-gpu:") for p in info.value.problems)
+    assert paths == sorted(
+        [
+            "workspce",
+            "workspace.region",
+            "clusters[0].name",
+            "clusters[0].max_instances",
+            "clusters[0].tier",
+            "clusters[0].ssh.password",
+            "clusters[1].idle_time_before_scale_down",
+            "clusters[1].node_public_ip",
+            "clusters[1].size",
+        ]
+    )
+
+
+def test_not_a_mapping_is_one_clear_problem() -> None:
+    with pytest.raises(ConfigError) as info:
+        validate(["workspace"])
+    assert info.value.problems == [
+        "azml-gpu: expected a mapping of keys, got list; write workspace, clusters and locks as keys"
+    ]
+
+
+def test_models_built_directly_still_enforce_the_cross_field_rules() -> None:
+    raw = good_raw()
+    raw["clusters"][0].update(min_instances=3, max_instances=2)
+    with pytest.raises(ValidationError, match=r"max_instances: 2 is below min_instances \(3\)"):
+        StackConfig.model_validate(raw)
+    raw = good_raw()
+    raw["clusters"][1]["name"] = "h100-x4"
+    with pytest.raises(ValidationError, match=r"already the name of clusters\[0\]"):
+        StackConfig.model_validate(raw)
+
+
+def _key(key_type: str, body_bytes: int = 32) -> str:
+    blob = struct.pack(">I", len(key_type)) + key_type.encode() + os.urandom(body_bytes)
+    return f"{key_type} {base64.b64encode(blob).decode()} someone@example"
+
+
+@pytest.mark.parametrize(
+    "key_type",
+    ["ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"],
+)
+def test_each_accepted_key_type(key_type: str) -> None:
+    ssh = SshConfig(admin_user="azureuser", public_key=_key(key_type))
+    assert ssh.public_key.startswith(key_type + " ")
+
+
+def test_ecdsa_line_with_a_different_curve_inside_is_rejected() -> None:
+    line = _key("ecdsa-sha2-nistp256").replace("ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", 1)
+    with pytest.raises(ValidationError, match="the key inside is 'ecdsa-sha2-nistp256'"):
+        SshConfig(admin_user="azureuser", public_key=line)
+
+
+@pytest.mark.parametrize("name", ["gpu-a", "a1-b2c", "H100x4", "abc", "g" * 24, "nc-t4-dev"])
+def test_compute_names_azure_accepts(name: str) -> None:
+    raw = good_raw()
+    raw["clusters"][0]["name"] = name
+    assert validate(raw).clusters[0].name == name
+
+
+def test_cluster_model_exposes_ssh_enabled() -> None:
+    cluster = validate(good_raw()).clusters[0]
+    assert isinstance(cluster, ClusterConfig) and cluster.ssh_enabled
