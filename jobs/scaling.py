@@ -22,8 +22,8 @@ from jobs.errors import UsageError
 
 THRESHOLD = 0.75
 
-_PER_GPU = re.compile(r"tokens/s per GPU[ =:]+([0-9][0-9,]*(?:\.[0-9]+)?)|"
-                      r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*tokens/s(?: per GPU|/GPU)", re.IGNORECASE)
+# train.py (jobs/src) logs on rank 0: "step 20/50 | loss 5.1 | 80.1 ms/step | tok/s/gpu 12,345 | mfu 41.0%"
+_PER_GPU = re.compile(r"tok(?:ens)?/s/gpu[ =:]+([0-9][0-9,]*(?:\.[0-9]+)?)", re.IGNORECASE)
 _WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
 
 
@@ -60,7 +60,7 @@ def per_gpu_values(text: str) -> list[float]:
     values = []
     for line in text.splitlines():
         if m := _PER_GPU.search(line):
-            values.append(float((m.group(1) or m.group(2)).replace(",", "")))
+            values.append(float(m.group(1).replace(",", "")))
     return values
 
 
@@ -73,7 +73,7 @@ def read_run(logdir: Path, flag: str) -> Run:
     text = rank0.read_text(encoding="utf-8", errors="replace")
     values = per_gpu_values(text)
     if not values:
-        raise UsageError(f"{flag} {logdir}: rank {min(logs)}'s log has no tokens/s per GPU line; "
+        raise UsageError(f"{flag} {logdir}: rank {min(logs)}'s log has no `tok/s/gpu` line; "
                          "was it a train.py run that reached its first --log-every step?")
     steady = values[1:] if len(values) >= 3 else values
     world = _WORLD.search(text)

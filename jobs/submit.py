@@ -114,7 +114,7 @@ def submit(ml: MLClient, built: BuiltJob, *, console: Console, wait: bool = True
 
     if status == "Completed":
         out.exit_code = EXIT_OK
-        if verify and built.kind == "smoke":
+        if verify:
             if out.logs is None:
                 out.exit_code = EXIT_FAILED
                 out.error = out.error or "not verified: no logs (pass --logs DIR)"

@@ -1,0 +1,105 @@
+"""Audit the stack's clusters: the quota each holds while idle, its last job, and which to delete.
+
+"A scaled-to-zero cluster still holds quota ... Deleting the compute cluster ... releases the quota"
+(azure-notes.md 3.5, how-to-create-attach-compute-cluster.md), so each cluster holds max_instances x
+vCPUs per node (`vmsizes.quota.reserve`). The seed's last step: "Review clusters monthly and delete the
+ones nobody uses, to release their quota" -> a cluster with no job in the last 30 days is flagged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from azure.ai.ml import MLClient
+
+    from stackconfig.outputs import StackOutputs
+
+UNUSED_DAYS = 30
+
+
+@dataclass
+class ClusterAudit:
+    cluster: str
+    size: str
+    region: str
+    tier: str
+    max_instances: int
+    min_instances: int
+    quota_family: str | None
+    vcpus_held: int
+    last_job: str | None
+    last_job_at: str | None
+    idle_days: float | None
+    unused: bool
+    reason: str | None
+
+
+def compute_name(compute: Any) -> str | None:
+    """A job's compute as a cluster name: jobs carry the name or the ARM id `.../computes/<name>`."""
+    if not compute:
+        return None
+    text = str(compute)
+    return text.rstrip("/").rsplit("/", 1)[-1] if "/computes/" in text.lower() else text.removeprefix("azureml:")
+
+
+def last_jobs(jobs: Any) -> dict[str, tuple[str, dt.datetime]]:
+    """cluster name -> (newest job name, its creation time), from `ml.jobs.list()`."""
+    newest: dict[str, tuple[str, dt.datetime]] = {}
+    for job in jobs:
+        name = compute_name(getattr(job, "compute", None))
+        created = getattr(getattr(job, "creation_context", None), "created_at", None)
+        if name is None or created is None:
+            continue
+        if isinstance(created, str):
+            created = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=dt.UTC)
+        if name not in newest or created > newest[name][1]:
+            newest[name] = (job.name, created)
+    return newest
+
+
+def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED_DAYS) -> list[ClusterAudit]:
+    from vmsizes.quota import ClusterDemand, reserve
+
+    newest = last_jobs(jobs)
+    result = []
+    for c in sorted(outputs.clusters.values(), key=lambda c: c.name):
+        r = reserve([ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances)]).reservations[0]
+        last = newest.get(c.name.lower()) or newest.get(c.name)
+        idle = (now - last[1]).total_seconds() / 86400 if last else None
+        if last is None:
+            unused, reason = True, "no job found on this cluster"
+        elif idle is not None and idle > days:
+            unused, reason = True, f"last job {idle:.0f} days ago (over {days})"
+        else:
+            unused, reason = False, None
+        if unused:
+            reason += f"; delete it to release {r.vcpus} vCPUs of {r.family or 'its family'} in {c.region}"
+        result.append(ClusterAudit(c.name, c.size, c.region, c.tier, c.max_instances, c.min_instances,
+                                   r.family, r.vcpus, last[0] if last else None,
+                                   last[1].isoformat() if last else None, idle, unused, reason))
+    return result
+
+
+def fetch_jobs(ml: MLClient) -> list[Any]:
+    return list(ml.jobs.list())
+
+
+def to_json(rows: list[ClusterAudit]) -> list[dict]:
+    return [asdict(r) for r in rows]
+
+
+def render_text(rows: list[ClusterAudit]) -> str:
+    lines = []
+    for r in rows:
+        last = f"last job {r.last_job} at {r.last_job_at}" if r.last_job else "no jobs"
+        lines.append(f"{r.cluster} ({r.max_instances} x {r.size}, {r.region}, {r.tier}): holds {r.vcpus_held} "
+                     f"vCPUs of {r.quota_family or 'unknown family'} while idle; {last}"
+                     + (f"\n  UNUSED: {r.reason}" if r.unused else ""))
+        if r.min_instances > 0:
+            lines.append(f"  note: min_instances {r.min_instances} keeps nodes running (and billed) while idle")
+    return "\n".join(lines)

@@ -1,0 +1,180 @@
+"""Azure ML compute quota: live usage and limits per VM family and region.
+
+Which API, and why: AmlCompute clusters (and serverless jobs) draw on the *Azure Machine Learning*
+compute quota, which "has a separate quota from the core compute quota" (azure-notes.md 3.5,
+how-to-manage-quotas.md). It is served by `Microsoft.MachineLearningServices/locations/{region}/usages`,
+which azure-ai-ml already wraps as `MLClient.compute.list_usage(location=...)`, so no extra package is
+needed. azure-mgmt-compute's `usage.list` reads the Compute RP's cores (VMs and scale sets), a different
+pool that AmlCompute does not consume, so it would answer the wrong question.
+
+Response rows (azure-rest-api-specs, machinelearningservices stable/2022-10-01 examples/Usage/list.json):
+`type` `.../dedicatedCores/usages` ("Total Cluster Dedicated Regional vCPUs"), `.../lowPriorityCores/usages`
+("Total Cluster LowPriority Regional vCPUs"), `.../totalCores/usages` ("Clusters"), `.../vmFamily/usages`
+("Standard NC Family Cluster Dedicated vCPUs"; the "... Cluster LowPriority vCPUs" family rows carry
+limit -1: low-priority is one regional value), and workspace / compute scoped rows (skipped here).
+
+The Azure ML family names ("Standard NDSH100v5 Family Cluster Dedicated vCPUs") differ in spelling from
+the Compute RP names the catalog carries (`standardNDSH100v5Family`); they are matched on their letters
+and digits with "family", "cluster", "dedicated" and "vcpus" removed. That matching is an inference from
+the two naming patterns, not a documented mapping.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jobs.errors import UsageError
+
+if TYPE_CHECKING:
+    from azure.ai.ml import MLClient
+
+    from stackconfig.outputs import StackOutputs
+
+POLICY = "quota-reservation"  # policies/quota_reservation.py: config {"quotas": {region: {family|total|lowPriority: n}}}
+
+
+@dataclass
+class UsageRow:
+    region: str
+    kind: str          # family | regional-total | low-priority | clusters
+    name: str          # as Azure ML prints it
+    used: int
+    limit: int
+    family: str | None = None      # the catalog's family name, when one matches
+    stack_vcpus: int | None = None  # what the stack's clusters reserve in this pool
+
+    @property
+    def free(self) -> int:
+        return self.limit - self.used
+
+
+def family_key(name: str) -> str:
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    for word in ("clusterdedicatedvcpus", "clusterlowpriorityvcpus", "family"):
+        key = key.replace(word, "")
+    return key
+
+
+def _catalog_families() -> dict[str, str]:
+    from vmsizes import all_sizes
+
+    return {family_key(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
+
+
+def _field(obj: Any, name: str) -> Any:
+    # azure-ai-ml's Usage._from_rest_object copies `as_dict()` into the object (snake_case keys; `name`
+    # stays a dict {"value", "localized_value"}), entities/_compute/_usage.py.
+    return getattr(obj, name, None)
+
+
+def rows_from_usages(region: str, usages: list[Any]) -> list[UsageRow]:
+    families = _catalog_families()
+    rows: list[UsageRow] = []
+    for u in usages:
+        rtype = str(_field(u, "type") or "")
+        name_obj = _field(u, "name") or {}
+        name = name_obj.get("value") if isinstance(name_obj, dict) else getattr(name_obj, "value", None)
+        name = name or ""
+        used, limit = int(_field(u, "current_value") or 0), int(_field(u, "limit") or 0)
+        if "/workspaces/" in str(_field(u, "id") or "") or "workspace" in rtype.lower():
+            continue  # per-workspace and per-compute breakdown rows
+        if rtype.endswith("/dedicatedCores/usages"):
+            rows.append(UsageRow(region, "regional-total", name, used, limit))
+        elif rtype.endswith("/lowPriorityCores/usages"):
+            rows.append(UsageRow(region, "low-priority", name, used, limit))
+        elif rtype.endswith("/totalCores/usages"):
+            rows.append(UsageRow(region, "clusters", name, used, limit))
+        elif rtype.endswith("/vmFamily/usages") and "lowpriority" not in name.lower().replace(" ", ""):
+            rows.append(UsageRow(region, "family", name, used, limit, families.get(family_key(name))))
+    return rows
+
+
+def fetch(ml: MLClient, regions: list[str]) -> list[UsageRow]:
+    """`compute.list_usage(location=r)` for each region."""
+    rows: list[UsageRow] = []
+    for region in regions:
+        rows += rows_from_usages(region, list(ml.compute.list_usage(location=region)))
+    return rows
+
+
+def attach_stack(rows: list[UsageRow], outputs: StackOutputs) -> None:
+    """Fill `stack_vcpus`: what the stack's clusters reserve in each pool (vmsizes.quota.reserve)."""
+    from vmsizes.quota import ClusterDemand, reserve
+    from vmsizes.retirement import normalize_region
+
+    report = reserve([ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances)
+                      for c in outputs.clusters.values()])
+    for row in rows:
+        region = normalize_region(row.region)
+        if row.kind == "family":
+            if row.family is None:
+                continue
+            pool = report.find(region, "family", row.family)
+        elif row.kind in ("regional-total", "low-priority"):
+            pool = report.find(region, row.kind)
+        else:
+            continue
+        if pool is not None:
+            row.stack_vcpus = pool.vcpus
+
+
+def policy_quotas(rows: list[UsageRow]) -> dict[str, dict[str, int]]:
+    """The quota-reservation policy's `quotas` object: limits by region and catalog family name."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        key = {"regional-total": "total", "low-priority": "lowPriority"}.get(row.kind, row.family)
+        if row.kind == "clusters" or key is None:
+            continue
+        out.setdefault(row.region, {})[key] = row.limit
+    return out
+
+
+def write_policy_config(path: Path, rows: list[UsageRow]) -> dict:
+    """Merge the limits into a `--policy-pack-config` file under quota-reservation.quotas; other keys stay."""
+    data: dict = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--write {path}: not JSON ({exc.msg} at line {exc.lineno}); fix or remove it") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"--write {path}: expected a JSON object of policy names")
+    entry = data.get(POLICY)
+    if isinstance(entry, str):  # an enforcement level alone
+        entry = {"enforcementLevel": entry}
+    entry = dict(entry or {})
+    quotas = dict(entry.get("quotas") or {})
+    for region, values in policy_quotas(rows).items():
+        quotas[region] = {**dict(quotas.get(region) or {}), **values}
+    entry["quotas"] = quotas
+    data[POLICY] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return data
+
+
+def to_json(rows: list[UsageRow]) -> list[dict]:
+    return [asdict(r) | {"free": r.free} for r in rows]
+
+
+def render_text(rows: list[UsageRow], only_used: bool = True) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Azure ML compute quota (vCPUs)")
+    for col in ("region", "quota", "used", "limit", "free", "stack reserves"):
+        table.add_column(col, justify="right" if col in ("used", "limit", "free", "stack reserves") else "left")
+    for r in rows:
+        if only_used and r.kind == "family" and r.limit == 0 and r.used == 0 and r.stack_vcpus is None:
+            continue
+        flag = "" if r.stack_vcpus is None or r.stack_vcpus <= r.limit else " (over)"
+        table.add_row(r.region, r.name + (f" [{r.family}]" if r.family else ""), str(r.used), str(r.limit),
+                      str(r.free), ("" if r.stack_vcpus is None else str(r.stack_vcpus)) + flag)
+    buf = io.StringIO()
+    Console(file=buf, width=140, no_color=True).print(table)
+    return buf.getvalue()
