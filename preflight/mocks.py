@@ -178,6 +178,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.registrations: list[Registration] = []
         self.stack_outputs: dict[str, Any] | None = None
         self.stack_urn: str | None = None
+        self.registered_outputs: dict[str, dict[str, Any]] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
@@ -205,9 +206,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
-        if request.urn == self.stack_urn or request.urn.split("::")[2:3] == ["pulumi:pulumi:Stack"]:
-            pulumi_mocks._ensure_event_loop()
-            self.stack_outputs = rpc.deserialize_properties(request.outputs)
+        pulumi_mocks._ensure_event_loop()
+        outputs = rpc.deserialize_properties(request.outputs)
+        self.registered_outputs[request.urn] = outputs
+        if request.urn == self.stack_urn:
+            self.stack_outputs = outputs
         return super().RegisterResourceOutputs(request)
 
 

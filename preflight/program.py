@@ -58,6 +58,7 @@ class Resource:
     inputs: Mapping[str, Any]
     state: Mapping[str, Any]
     options: Mapping[str, Any]
+    outputs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def replace_on_changes(self) -> list[str]:
@@ -86,6 +87,7 @@ class ProgramResult:
       declared); empty otherwise.
     - `error`: the message the engine would print for a `pulumi.RunError` (None on success).
     - `config`: the flat config map (`namespace:key` -> string) the program ran with.
+    - `invokes`: the provider functions the program called, as (token, arguments), in order.
     """
 
     stack: str
@@ -95,6 +97,7 @@ class ProgramResult:
     problems: list[str] = field(default_factory=list)
     error: str | None = None
     config: dict[str, str] = field(default_factory=dict)
+    invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -156,7 +159,7 @@ def _plain_numbers(value: Any) -> Any:
     return value
 
 
-def _to_resource(reg: Registration) -> Resource:
+def _to_resource(reg: Registration, outputs: Mapping[str, Any]) -> Resource:
     return Resource(
         type=reg.type,
         name=reg.name,
@@ -170,6 +173,7 @@ def _to_resource(reg: Registration) -> Resource:
         inputs=reg.inputs,
         state=reg.state,
         options=reg.options,
+        outputs=_plain_numbers(dict(outputs)),
     )
 
 
@@ -242,7 +246,10 @@ def run_program(
     failure = contextvars.copy_context().run(
         _execute, root / "__main__.py", stack, project, flat, monitor, preview
     )
-    result.resources = [_to_resource(reg) for reg in monitor.registrations]
+    result.resources = [
+        _to_resource(reg, monitor.registered_outputs.get(reg.urn, {})) for reg in monitor.registrations
+    ]
+    result.invokes = list(mocks.calls)
     if failure is not None:
         result.error = str(failure)
         cause = failure.__cause__
