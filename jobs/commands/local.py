@@ -1,0 +1,85 @@
+"""`python -m jobs local {smoke,train}`: run a job script on this machine as Azure ML would on a cluster.
+
+    python -m jobs local smoke --nodes 2 --procs-per-node 2 -- --expect-world-size 4
+    python -m jobs local train --nodes 1 --procs-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
+
+Starts nodes x procs-per-node processes of jobs/src/<script>.py with Azure ML's PyTorch distribution
+variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt.
+Exit code: the job's (0 only when every rank exited 0); 2 for bad flags; 130 when interrupted here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+SCRIPTS = ("smoke", "train")
+SRC = Path(__file__).resolve().parent.parent / "src"
+MAX_PROCS = 256
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "local", help="run smoke.py or train.py here with Azure ML's distributed environment",
+        description=__doc__.split("\n")[0])
+    scripts = p.add_subparsers(dest="script", required=True, metavar="{smoke,train}")
+    for name in SCRIPTS:
+        s = scripts.add_parser(name, help=f"jobs/src/{name}.py",
+                               description=f"Run jobs/src/{name}.py as nodes x procs-per-node local processes.",
+                               epilog=f"Script arguments go after `--` (python jobs/src/{name}.py --help lists them).")
+        s.add_argument("--nodes", type=int, default=1, help="simulated nodes (instance_count), default 1")
+        s.add_argument("--procs-per-node", type=int, default=1,
+                       help="processes per node (process_count_per_instance), default 1")
+        s.add_argument("--logs", type=Path, help="folder for user_logs/ (default: a new temporary folder)")
+        s.add_argument("--grace", type=float, default=10.0, help="seconds from SIGTERM to SIGKILL (default 10)")
+        s.add_argument("--json", action="store_true", help="print a JSON summary on stdout (rank 0 not streamed)")
+        s.add_argument("script_args", nargs=argparse.REMAINDER, help="-- then the script's own arguments")
+        s.set_defaults(func=run)
+
+
+def _usage_error(msg: str) -> int:
+    print(f"python -m jobs local: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from jobs.launcher import CANCELLED
+    from jobs.launcher import run as launch_run
+
+    for flag in ("nodes", "procs_per_node"):
+        if getattr(args, flag) < 1:
+            return _usage_error(f"--{flag.replace('_', '-')} must be at least 1 (got {getattr(args, flag)})")
+    if args.nodes * args.procs_per_node > MAX_PROCS:
+        return _usage_error(f"--nodes x --procs-per-node is {args.nodes * args.procs_per_node}; at most "
+                            f"{MAX_PROCS} processes run on one machine")
+    if args.grace < 0:
+        return _usage_error(f"--grace must be 0 or more (got {args.grace})")
+    script_args = list(args.script_args)
+    if script_args[:1] == ["--"]:
+        script_args = script_args[1:]
+    if args.logs is not None and args.logs.exists() and not args.logs.is_dir():
+        return _usage_error(f"--logs {args.logs} is a file; pass a folder")
+
+    stop = threading.Event()
+
+    def cancel(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, cancel) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        result = launch_run([sys.executable, str(SRC / f"{args.script}.py"), *script_args], args.nodes,
+                            args.procs_per_node, args.logs, stream_rank0=not args.json, stop_event=stop,
+                            grace_s=args.grace)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if args.json:
+        print(json.dumps({"script": args.script, "nodes": args.nodes, "procs_per_node": args.procs_per_node,
+                          **result.to_json()}, indent=2))
+    elif result.exit_code == CANCELLED:
+        print(f"[jobs local] interrupted; logs in {result.logs_dir / 'user_logs'}", file=sys.stderr)
+    return result.exit_code

@@ -1,0 +1,318 @@
+"""Checkpoints that survive preemption: atomic, verified, written in the background. Importable on its own.
+
+    from checkpointing import AsyncCheckpointer, StopRequest, resume_state, rng_state, set_rng_state
+
+    ckpt = AsyncCheckpointer(args.ckpt, keep=3)        # every rank constructs it; only rank 0 writes
+    if (found := resume_state(args.ckpt)):             # all ranks load the file rank 0 verified
+        state, path = found
+        model.load_state_dict(state["model"]); opt.load_state_dict(state["optimizer"])
+        start = state["step"]
+    ...
+    ckpt.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+               "rng": gather_rng_states()}, step)  # snapshot to CPU now, write in a thread
+    ckpt.close()                                       # flush the last write before exiting
+
+Why it looks like this (Azure facts: shared/reference/azure-notes.md §5): Azure ML low-priority nodes are
+preempted with no dependable signal ("there is no signal that we can make use of", microsoft/hi-ml
+docs/source/lowpriority.md), Spot VMs get at most ~30 s best-effort notice (Azure Scheduled Events), and
+"you have to restart a preempted job" (Azure ML how-to-create-attach-compute-cluster.md). So a job
+checkpoints often to its output mount and resumes from the newest *complete* checkpoint at start.
+
+On disk, for step N in the checkpoint folder:
+    step_0000000N.pt         torch.save of one dict (weights_only-loadable)
+    step_0000000N.pt.sha256  "<hex>  step_0000000N.pt", written only after the .pt is durable
+Each file is written to `<name>.tmp`, flushed, fsynced, renamed over the final name, then the folder is
+fsynced, so a kill at any instant leaves either the old set of files or the new one. A checkpoint without
+its .sha256, or whose bytes do not match it (truncated or corrupt), is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+NAME = re.compile(r"^step_(\d{8})\.pt$")
+Log = Callable[[str], None]
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def checkpoint_name(step: int) -> str:
+    return f"step_{step:08d}.pt"
+
+
+# ----------------------------------------------------------------------------- RNG state
+
+def rng_state() -> dict[str, Any]:
+    """Every RNG a training step may draw from: python, numpy (global), torch CPU, CUDA (current device)."""
+    np_state = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": {"name": np_state[0], "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+                  "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "gauss": float(np_state[4])},
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state() if torch.cuda.is_available() else None,
+    }
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    n = state["numpy"]
+    np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"]))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])
+
+
+def gather_rng_states() -> list[dict[str, Any]]:
+    """Every rank's RNG states, indexed by rank (a collective: all ranks must call it at the same step)."""
+    mine = rng_state()
+    if not (dist.is_available() and dist.is_initialized()):
+        return [mine]
+    out: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(out, mine)
+    return out
+
+
+# ----------------------------------------------------------------------------- writing
+
+def to_cpu(obj: Any) -> Any:
+    """A snapshot: every tensor copied to CPU (clone on CPU, so later in-place updates do not leak in)."""
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach()
+        return t.clone() if t.device.type == "cpu" else t.to("cpu")
+    if isinstance(obj, dict):
+        return {k: to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(to_cpu(v) for v in obj)
+    return obj
+
+
+class _HashingWriter:
+    """File wrapper that hashes what torch.save writes, so the checksum costs no second read."""
+
+    def __init__(self, f: Any) -> None:
+        self.f, self.sha = f, hashlib.sha256()
+
+    def write(self, b: bytes) -> int:
+        self.sha.update(b)
+        return self.f.write(b)
+
+    def flush(self) -> None:
+        self.f.flush()
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, write: Callable[[Any], None]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def atomic_save(obj: Any, path: Path) -> str:
+    """torch.save `obj` to `path` atomically, then its .sha256 (the completion marker). Returns the hex."""
+    digest = ""
+
+    def write(f: Any) -> None:
+        nonlocal digest
+        w = _HashingWriter(f)
+        torch.save(obj, w)
+        digest = w.sha.hexdigest()
+
+    _write_atomic(path, write)
+    _write_atomic(path.with_name(path.name + ".sha256"), lambda f: f.write(f"{digest}  {path.name}\n".encode()))
+    return digest
+
+
+def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
+    """(step, path) of every step_*.pt in the folder, newest first (complete or not)."""
+    if not directory.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := NAME.match(p.name))]
+    return sorted(found, reverse=True)
+
+
+class AsyncCheckpointer:
+    """Snapshot at a step boundary, write in a background thread, keep the newest `keep`.
+
+    `save` blocks only for the copy to CPU (and for the previous write, if it is still running: at most
+    one write is in flight). Only rank 0 writes; on other ranks `save` is a no-op, since DDP replicas
+    hold identical weights. A failed background write is raised by the next `save`, `wait` or `close`.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], keep: int = 3, log: Log = _log) -> None:
+        self.dir = Path(directory)
+        self.keep = keep
+        self.log = log
+        self.writer = not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self.last_write_s = 0.0
+        if self.writer:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            for stale in self.dir.glob("step_*.tmp"):  # left by a write that was killed
+                stale.unlink(missing_ok=True)
+
+    def save(self, state: dict[str, Any], step: int, block: bool = False) -> float:
+        """Checkpoint `state` as step `step`; returns the seconds the caller was blocked."""
+        if not self.writer:
+            return 0.0
+        t0 = time.perf_counter()
+        self.wait()
+        snapshot = to_cpu(state)
+        self._thread = threading.Thread(target=self._write, args=(snapshot, step), name="checkpoint-writer")
+        self._thread.start()
+        if block:
+            self.wait()
+        return time.perf_counter() - t0
+
+    def _write(self, snapshot: dict[str, Any], step: int) -> None:
+        try:
+            t0 = time.perf_counter()
+            path = self.dir / checkpoint_name(step)
+            atomic_save(snapshot, path)
+            self.last_write_s = time.perf_counter() - t0
+            for _, old in list_checkpoints(self.dir)[self.keep:]:
+                old.unlink(missing_ok=True)
+                old.with_name(old.name + ".sha256").unlink(missing_ok=True)
+        except BaseException as e:  # surfaced on the training thread by wait()
+            self._error = e
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise CheckpointError(f"writing a checkpoint to {self.dir} failed: {err}") from err
+
+    def close(self) -> None:
+        self.wait()
+
+
+class CheckpointError(RuntimeError):
+    pass
+
+
+# ----------------------------------------------------------------------------- reading
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify(path: Path) -> str | None:
+    """None when `path` is a complete checkpoint, else why it is not."""
+    marker = path.with_name(path.name + ".sha256")
+    if not marker.exists():
+        return "no .sha256 completion marker (its write was interrupted)"
+    expected = marker.read_text().split()[0] if marker.read_text().strip() else ""
+    if _sha256(path) != expected:
+        return "sha256 mismatch (truncated or corrupt)"
+    return None
+
+
+def latest_complete(directory: str | os.PathLike[str], log: Log = _log) -> Path | None:
+    """The newest checkpoint whose bytes match its checksum; damaged ones are skipped with a warning."""
+    for _, path in list_checkpoints(Path(directory)):
+        problem = verify(path)
+        if problem is None:
+            return path
+        log(f"warning: skipping damaged checkpoint {path}: {problem}")
+    return None
+
+
+def load(path: Path) -> dict[str, Any]:
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def resume_state(directory: str | os.PathLike[str] | None, log: Log = _log) -> tuple[dict[str, Any], Path] | None:
+    """Load the newest complete checkpoint, the same one on every rank.
+
+    Rank 0 chooses (verifying checksums, and loading to be sure) and broadcasts the path; the other ranks
+    load that path, so all ranks agree on the resume step even if their view of the mount differs.
+    A collective when a process group is initialised: every rank must call it.
+    """
+    distributed = dist.is_available() and dist.is_initialized()
+    rank = dist.get_rank() if distributed else 0
+    chosen: Path | None = None
+    state: dict[str, Any] | None = None
+    if rank == 0 and directory is not None:
+        for _, path in list_checkpoints(Path(directory)):
+            problem = verify(path)
+            if problem is None:
+                try:
+                    state = load(path)
+                    chosen = path
+                    break
+                except Exception as e:  # a valid checksum over a file torch cannot read
+                    problem = f"unreadable ({type(e).__name__}: {e})"
+            log(f"warning: skipping damaged checkpoint {path}: {problem}")
+    if distributed:
+        box: list[Any] = [str(chosen) if chosen else None]
+        dist.broadcast_object_list(box, src=0)
+        chosen = Path(box[0]) if box[0] else None
+        if rank != 0 and chosen is not None:
+            state = load(chosen)
+    if chosen is None or state is None:
+        return None
+    return state, chosen
+
+
+# ----------------------------------------------------------------------------- stopping
+
+class StopRequest:
+    """Turns SIGTERM into a request that the training loop honours at the next step boundary.
+
+    Azure ML's cancel and a Spot eviction (30 s best effort, azure-notes §5) arrive as SIGTERM at best,
+    so finish the step, checkpoint, and exit non-zero so the job is never recorded as completed.
+    """
+
+    def __init__(self, signals: tuple[int, ...] = (signal.SIGTERM,)) -> None:
+        self.signum: int | None = None
+        for s in signals:
+            signal.signal(s, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.signum = signum
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def agreed(self, device: torch.device) -> bool:
+        """True on every rank when any rank was asked to stop (a collective, once per step)."""
+        if not (dist.is_available() and dist.is_initialized()):
+            return self.requested
+        flag = torch.tensor([1.0 if self.requested else 0.0], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        return bool(flag.item() > 0)
