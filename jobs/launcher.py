@@ -57,11 +57,16 @@ class Result:
     env: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
-        return {"exit_code": self.exit_code, "world_size": self.world_size, "logs_dir": str(self.logs_dir),
-                "logs": {str(r): str(p) for r, p in self.logs.items()},
-                "rank_exit_codes": {str(r): c for r, c in self.rank_exit_codes.items()},
-                "failed_rank": self.failed_rank, "cancelled": self.cancelled,
-                "duration_s": round(self.duration_s, 3)}
+        return {
+            "exit_code": self.exit_code,
+            "world_size": self.world_size,
+            "logs_dir": str(self.logs_dir),
+            "logs": {str(r): str(p) for r, p in self.logs.items()},
+            "rank_exit_codes": {str(r): c for r, c in self.rank_exit_codes.items()},
+            "failed_rank": self.failed_rank,
+            "cancelled": self.cancelled,
+            "duration_s": round(self.duration_s, 3),
+        }
 
 
 def free_port() -> int:
@@ -92,9 +97,17 @@ def _say(msg: str) -> None:
     print(f"[jobs local] {msg}", file=sys.stderr, flush=True)
 
 
-def run(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path | None, env: dict[str, str] | None = None,
-        cwd: Path | None = None, stream_rank0: bool = True, stop_event: threading.Event | None = None,
-        grace_s: float = 10.0) -> Result:
+def run(
+    argv: list[str],
+    nodes: int,
+    procs_per_node: int,
+    logs_dir: Path | None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    stream_rank0: bool = True,
+    stop_event: threading.Event | None = None,
+    grace_s: float = 10.0,
+) -> Result:
     if nodes < 1 or procs_per_node < 1:
         raise ValueError(f"nodes ({nodes}) and procs_per_node ({procs_per_node}) must be at least 1")
     logs_dir = Path(logs_dir) if logs_dir is not None else Path(tempfile.mkdtemp(prefix="jobs-local-"))
@@ -107,14 +120,18 @@ def run(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path | None,
     files: list[IO[bytes]] = []
     tees: list[threading.Thread] = []
     try:
-        _start(argv, nodes, procs_per_node, logs_dir, env, cwd, stream_rank0, node_env, procs, logs, files, tees)
+        _start(
+            argv, nodes, procs_per_node, logs_dir, env, cwd, stream_rank0, node_env, procs, logs, files, tees
+        )
     except OSError:
         _terminate(procs, dict.fromkeys(procs), 0.0)
         for f in files:
             f.close()
         raise
-    _say(f"started {world} processes ({nodes} node(s) x {procs_per_node}), MASTER_PORT={node_env['MASTER_PORT']}, "
-         f"logs in {logs_dir / 'user_logs'}")
+    _say(
+        f"started {world} processes ({nodes} node(s) x {procs_per_node}), "
+        f"MASTER_PORT={node_env['MASTER_PORT']}, logs in {logs_dir / 'user_logs'}"
+    )
 
     codes: dict[int, int | None] = dict.fromkeys(procs)
     failed: int | None = None
@@ -130,8 +147,10 @@ def run(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path | None,
         if not running:
             break
         if failed is not None:
-            _say(f"rank {failed} exited with code {codes[failed]} (log: {logs[failed]}); "
-                 f"stopping the other {len(running)} rank(s)")
+            _say(
+                f"rank {failed} exited with code {codes[failed]} (log: {logs[failed]}); "
+                f"stopping the other {len(running)} rank(s)"
+            )
             _terminate(procs, codes, grace_s)
             break
         if stop_event is not None and stop_event.is_set():
@@ -160,19 +179,38 @@ def run(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path | None,
     return Result(code, world, logs_dir, logs, codes, failed, cancelled, duration, node_env)
 
 
-def _start(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path, env: dict[str, str] | None,
-           cwd: Path | None, stream_rank0: bool, node_env: dict[str, str], procs: dict[int, subprocess.Popen[bytes]],
-           logs: dict[int, Path], files: list[IO[bytes]], tees: list[threading.Thread]) -> None:
+def _start(
+    argv: list[str],
+    nodes: int,
+    procs_per_node: int,
+    logs_dir: Path,
+    env: dict[str, str] | None,
+    cwd: Path | None,
+    stream_rank0: bool,
+    node_env: dict[str, str],
+    procs: dict[int, subprocess.Popen[bytes]],
+    logs: dict[int, Path],
+    files: list[IO[bytes]],
+    tees: list[threading.Thread],
+) -> None:
     for node in range(nodes):
         for local in range(procs_per_node):
             rank = node * procs_per_node + local
-            child_env = {**os.environ, **(env or {}), **node_env, "NODE_RANK": str(node),
-                         "RANK": str(rank), "LOCAL_RANK": str(local)}
+            child_env = {
+                **os.environ,
+                **(env or {}),
+                **node_env,
+                "NODE_RANK": str(node),
+                "RANK": str(rank),
+                "LOCAL_RANK": str(local),
+            }
             logs[rank] = log_path(logs_dir, rank)
             f = open(logs[rank], "wb")  # noqa: SIM115 (closed after the rank exits)
             files.append(f)
             if rank == 0 and stream_rank0:
-                p = subprocess.Popen(argv, env=child_env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                p = subprocess.Popen(
+                    argv, env=child_env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+                )
                 t = threading.Thread(target=_tee, args=(p.stdout, f, sys.stdout), daemon=True)
                 t.start()
                 tees.append(t)
@@ -181,7 +219,9 @@ def _start(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path, env
             procs[rank] = p
 
 
-def _terminate(procs: dict[int, subprocess.Popen[bytes]], codes: dict[int, int | None], grace_s: float) -> None:
+def _terminate(
+    procs: dict[int, subprocess.Popen[bytes]], codes: dict[int, int | None], grace_s: float
+) -> None:
     """SIGTERM every rank still running, SIGKILL whoever is left after grace_s."""
     for rank, p in procs.items():
         if codes[rank] is None and p.poll() is None:
@@ -198,8 +238,16 @@ def _terminate(procs: dict[int, subprocess.Popen[bytes]], codes: dict[int, int |
         codes[rank] = _exit_code(p.returncode)
 
 
-def launch(argv: list[str], nodes: int, procs_per_node: int, logs_dir: Path | None, env: dict[str, str] | None = None,
-           cwd: Path | None = None, stream_rank0: bool = True, stop_event: threading.Event | None = None,
-           grace_s: float = 10.0) -> int:
+def launch(
+    argv: list[str],
+    nodes: int,
+    procs_per_node: int,
+    logs_dir: Path | None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    stream_rank0: bool = True,
+    stop_event: threading.Event | None = None,
+    grace_s: float = 10.0,
+) -> int:
     """The contract in docs/architecture.md: run the job, return its exit code (see the module docstring)."""
     return run(argv, nodes, procs_per_node, logs_dir, env, cwd, stream_rank0, stop_event, grace_s).exit_code

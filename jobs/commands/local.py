@@ -24,19 +24,32 @@ MAX_PROCS = 256
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "local", help="run smoke.py or train.py here with Azure ML's distributed environment",
-        description=__doc__.split("\n")[0])
+        "local",
+        help="run smoke.py or train.py here with Azure ML's distributed environment",
+        description=__doc__.split("\n")[0],
+    )
     scripts = p.add_subparsers(dest="script", required=True, metavar="{smoke,train}")
     for name in SCRIPTS:
-        s = scripts.add_parser(name, help=f"jobs/src/{name}.py",
-                               description=f"Run jobs/src/{name}.py as nodes x procs-per-node local processes.",
-                               epilog=f"Script arguments go after `--` (python jobs/src/{name}.py --help lists them).")
+        s = scripts.add_parser(
+            name,
+            help=f"jobs/src/{name}.py",
+            description=f"Run jobs/src/{name}.py as nodes x procs-per-node local processes.",
+            epilog=f"Script arguments go after `--` (python jobs/src/{name}.py --help lists them).",
+        )
         s.add_argument("--nodes", type=int, default=1, help="simulated nodes (instance_count), default 1")
-        s.add_argument("--procs-per-node", type=int, default=1,
-                       help="processes per node (process_count_per_instance), default 1")
+        s.add_argument(
+            "--procs-per-node",
+            type=int,
+            default=1,
+            help="processes per node (process_count_per_instance), default 1",
+        )
         s.add_argument("--logs", type=Path, help="folder for user_logs/ (default: a new temporary folder)")
-        s.add_argument("--grace", type=float, default=10.0, help="seconds from SIGTERM to SIGKILL (default 10)")
-        s.add_argument("--json", action="store_true", help="print a JSON summary on stdout (rank 0 not streamed)")
+        s.add_argument(
+            "--grace", type=float, default=10.0, help="seconds from SIGTERM to SIGKILL (default 10)"
+        )
+        s.add_argument(
+            "--json", action="store_true", help="print a JSON summary on stdout (rank 0 not streamed)"
+        )
         s.add_argument("script_args", nargs=argparse.REMAINDER, help="-- then the script's own arguments")
         s.set_defaults(func=run)
 
@@ -54,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, flag) < 1:
             return _usage_error(f"--{flag.replace('_', '-')} must be at least 1 (got {getattr(args, flag)})")
     if args.nodes * args.procs_per_node > MAX_PROCS:
-        return _usage_error(f"--nodes x --procs-per-node is {args.nodes * args.procs_per_node}; at most "
-                            f"{MAX_PROCS} processes run on one machine")
+        return _usage_error(
+            f"--nodes x --procs-per-node is {args.nodes * args.procs_per_node}; at most "
+            f"{MAX_PROCS} processes run on one machine"
+        )
     if args.grace < 0:
         return _usage_error(f"--grace must be 0 or more (got {args.grace})")
     script_args = list(args.script_args)
@@ -71,15 +86,30 @@ def run(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, cancel) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        result = launch_run([sys.executable, str(SRC / f"{args.script}.py"), *script_args], args.nodes,
-                            args.procs_per_node, args.logs, stream_rank0=not args.json, stop_event=stop,
-                            grace_s=args.grace)
+        result = launch_run(
+            [sys.executable, str(SRC / f"{args.script}.py"), *script_args],
+            args.nodes,
+            args.procs_per_node,
+            args.logs,
+            stream_rank0=not args.json,
+            stop_event=stop,
+            grace_s=args.grace,
+        )
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
     if args.json:
-        print(json.dumps({"script": args.script, "nodes": args.nodes, "procs_per_node": args.procs_per_node,
-                          **result.to_json()}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "script": args.script,
+                    "nodes": args.nodes,
+                    "procs_per_node": args.procs_per_node,
+                    **result.to_json(),
+                },
+                indent=2,
+            )
+        )
     elif result.exit_code == CANCELLED:
         print(f"[jobs local] interrupted; logs in {result.logs_dir / 'user_logs'}", file=sys.stderr)
     return result.exit_code

@@ -58,13 +58,19 @@ def checkpoint_name(step: int) -> str:
 
 # ----------------------------------------------------------------------------- RNG state
 
+
 def rng_state() -> dict[str, Any]:
     """Every RNG a training step may draw from: python, numpy (global), torch CPU, CUDA (current device)."""
     np_state = np.random.get_state()
     return {
         "python": random.getstate(),
-        "numpy": {"name": np_state[0], "keys": torch.from_numpy(np_state[1].astype(np.int64)),
-                  "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "gauss": float(np_state[4])},
+        "numpy": {
+            "name": np_state[0],
+            "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+            "pos": int(np_state[2]),
+            "has_gauss": int(np_state[3]),
+            "gauss": float(np_state[4]),
+        },
         "torch": torch.get_rng_state(),
         "cuda": torch.cuda.get_rng_state() if torch.cuda.is_available() else None,
     }
@@ -73,7 +79,9 @@ def rng_state() -> dict[str, Any]:
 def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     n = state["numpy"]
-    np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"]))
+    np.random.set_state(
+        (n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"])
+    )
     torch.set_rng_state(state["torch"])
     if state["cuda"] is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state(state["cuda"])
@@ -90,6 +98,7 @@ def gather_rng_states() -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- writing
+
 
 def to_cpu(obj: Any) -> Any:
     """A snapshot: every tensor copied to CPU (clone on CPU, so later in-place updates do not leak in)."""
@@ -146,7 +155,9 @@ def atomic_save(obj: Any, path: Path) -> str:
         digest = w.sha.hexdigest()
 
     _write_atomic(path, write)
-    _write_atomic(path.with_name(path.name + ".sha256"), lambda f: f.write(f"{digest}  {path.name}\n".encode()))
+    _write_atomic(
+        path.with_name(path.name + ".sha256"), lambda f: f.write(f"{digest}  {path.name}\n".encode())
+    )
     return digest
 
 
@@ -198,7 +209,7 @@ class AsyncCheckpointer:
             path = self.dir / checkpoint_name(step)
             atomic_save(snapshot, path)
             self.last_write_s = time.perf_counter() - t0
-            for _, old in list_checkpoints(self.dir)[self.keep:]:
+            for _, old in list_checkpoints(self.dir)[self.keep :]:
                 old.unlink(missing_ok=True)
                 old.with_name(old.name + ".sha256").unlink(missing_ok=True)
         except BaseException as e:  # surfaced on the training thread by wait()
@@ -221,6 +232,7 @@ class CheckpointError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- reading
+
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
@@ -255,7 +267,9 @@ def load(path: Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def resume_state(directory: str | os.PathLike[str] | None, log: Log = _log) -> tuple[dict[str, Any], Path] | None:
+def resume_state(
+    directory: str | os.PathLike[str] | None, log: Log = _log
+) -> tuple[dict[str, Any], Path] | None:
     """Load the newest complete checkpoint, the same one on every rank.
 
     Rank 0 chooses (verifying checksums, and loading to be sure) and broadcasts the path; the other ranks
@@ -289,6 +303,7 @@ def resume_state(directory: str | os.PathLike[str] | None, log: Log = _log) -> t
 
 
 # ----------------------------------------------------------------------------- stopping
+
 
 class StopRequest:
     """Turns SIGTERM into a request that the training loop honours at the next step boundary.

@@ -43,7 +43,9 @@ def size_arg(text: str) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="smoke.py", description=__doc__.split("\n")[0])
     p.add_argument("--expect-world-size", type=int, help="exit non-zero unless WORLD_SIZE equals this")
-    p.add_argument("--timeout-min", type=float, default=10.0, help="collective timeout in minutes (default 10)")
+    p.add_argument(
+        "--timeout-min", type=float, default=10.0, help="collective timeout in minutes (default 10)"
+    )
     p.add_argument("--min-bytes", type=size_arg, help="smallest all-reduce (default 1M on GPU, 1K on CPU)")
     p.add_argument("--max-bytes", type=size_arg, help="largest all-reduce (default 1G on GPU, 4M on CPU)")
     p.add_argument("--factor", type=int, default=2, help="size multiplier between steps (default 2)")
@@ -80,8 +82,10 @@ def sweep(args: argparse.Namespace, device: torch.device, world: int, rank: int)
     hi = args.max_bytes or (1 << 30 if device.type == "cuda" else 4 << 20)
     peak = 0.0
     if rank == 0:
-        print(f"smoke all_reduce dtype=float32 op=sum ranks={world} iters={args.iters} warmup={args.warmup}",
-              flush=True)
+        print(
+            f"smoke all_reduce dtype=float32 op=sum ranks={world} iters={args.iters} warmup={args.warmup}",
+            flush=True,
+        )
     size = lo
     while size <= hi:
         count = max(1, size // 4)
@@ -100,8 +104,11 @@ def sweep(args: argparse.Namespace, device: torch.device, world: int, rank: int)
         algbw, busbw = bandwidth(count * 4, seconds, world)
         peak = max(peak, busbw)
         if rank == 0:
-            print(f"smoke all_reduce size={count * 4} count={count} time_us={seconds * 1e6:.1f} "
-                  f"algbw={algbw:.2f} busbw={busbw:.2f}", flush=True)
+            print(
+                f"smoke all_reduce size={count * 4} count={count} time_us={seconds * 1e6:.1f} "
+                f"algbw={algbw:.2f} busbw={busbw:.2f}",
+                flush=True,
+            )
         del x
         size *= args.factor
     return peak
@@ -111,8 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     missing = [v for v in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE") if v not in os.environ]
     if missing:
-        print(f"smoke.py: error: {', '.join(missing)} not set: run it as an Azure ML PyTorch job, under torchrun, "
-              "or with `python -m jobs local smoke --nodes N --procs-per-node P`", file=sys.stderr)
+        print(
+            f"smoke.py: error: {', '.join(missing)} not set: run it as an Azure ML PyTorch job, "
+            "under torchrun, or with `python -m jobs local smoke --nodes N --procs-per-node P`",
+            file=sys.stderr,
+        )
         return 2
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -121,28 +131,40 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
-                            timeout=datetime.timedelta(minutes=args.timeout_min))
-    print(f"smoke rank={rank} local_rank={local_rank} node_rank={node_rank} world_size={world} "
-          f"host={socket.gethostname()} device={device}", flush=True)
+    dist.init_process_group(
+        backend="nccl" if device.type == "cuda" else "gloo",
+        timeout=datetime.timedelta(minutes=args.timeout_min),
+    )
+    print(
+        f"smoke rank={rank} local_rank={local_rank} node_rank={node_rank} world_size={world} "
+        f"host={socket.gethostname()} device={device}",
+        flush=True,
+    )
 
     try:
         if rank == 0:
             print(f"world size {world}", flush=True)
         if args.expect_world_size is not None and world != args.expect_world_size:
             if rank == 0:
-                print(f"smoke.py: error: world size is {world} but --expect-world-size is "
-                      f"{args.expect_world_size}. Set the job's distribution process_count_per_instance to the "
-                      "GPUs per node: without it Azure ML starts one process per node (WORLD_SIZE = "
-                      "instance_count x process_count_per_instance).", file=sys.stderr, flush=True)
+                print(
+                    f"smoke.py: error: world size is {world} but --expect-world-size is "
+                    f"{args.expect_world_size}. Set the job's distribution process_count_per_instance to the "
+                    "GPUs per node: without it Azure ML starts one process per node (WORLD_SIZE = "
+                    "instance_count x process_count_per_instance).",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return EXIT_WRONG_WORLD  # every rank sees the same WORLD_SIZE, so every rank exits here
 
         check = torch.full((4,), float(rank + 1), device=device)
         dist.all_reduce(check)
         expected = world * (world + 1) / 2
         if not torch.all(check == expected):
-            print(f"smoke.py: error: rank {rank}: all-reduce returned {check.tolist()}, expected {expected}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"smoke.py: error: rank {rank}: all-reduce returned {check.tolist()}, expected {expected}",
+                file=sys.stderr,
+                flush=True,
+            )
             return EXIT_BAD_SUM
         if rank == 0:
             print(f"smoke all_reduce check: ok (sum of ranks 1..{world} = {expected:g})", flush=True)
@@ -152,9 +174,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"smoke peak busbw: {peak:.2f} GB/s", flush=True)
         dist.barrier()
     except RuntimeError as e:
-        print(f"smoke.py: error: rank {rank}: lost a peer: a collective failed ({str(e).splitlines()[0][:300]}); "
-              f"another rank died or hung (collective timeout {args.timeout_min:g} min)", file=sys.stderr,
-              flush=True)
+        print(
+            f"smoke.py: error: rank {rank}: lost a peer: a collective failed "
+            f"({str(e).splitlines()[0][:300]}); another rank died or hung "
+            f"(collective timeout {args.timeout_min:g} min)",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(EXIT_PEER_LOST)  # skip process-group teardown: it can block on a dead peer
     dist.destroy_process_group()
     return 0

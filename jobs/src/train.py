@@ -77,8 +77,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout-min", type=float, default=10.0, help="collective timeout in minutes")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (GPU)")
     args = p.parse_args(argv)
-    for flag in ("steps", "batch_size", "grad_accum", "n_layer", "n_head", "n_embd", "block_size",
-                 "vocab_size", "log_every", "ckpt_every", "keep"):
+    for flag in (
+        "steps",
+        "batch_size",
+        "grad_accum",
+        "n_layer",
+        "n_head",
+        "n_embd",
+        "block_size",
+        "vocab_size",
+        "log_every",
+        "ckpt_every",
+        "keep",
+    ):
         if getattr(args, flag) < 1:
             p.error(f"--{flag.replace('_', '-')} must be at least 1 (got {getattr(args, flag)})")
     if args.n_embd % args.n_head:
@@ -92,8 +103,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.data is not None:
         shards = sorted(Path(args.data).glob("*.bin")) if Path(args.data).is_dir() else []
         if not shards:
-            p.error(f"--data {args.data}: no *.bin token shards there; pass a folder of uint16 shards "
-                    "or leave --data out for synthetic tokens")
+            p.error(
+                f"--data {args.data}: no *.bin token shards there; pass a folder of uint16 shards "
+                "or leave --data out for synthetic tokens"
+            )
         short = [s.name for s in shards if s.stat().st_size // 2 <= args.block_size]
         if short:
             p.error(f"--data: shards {short} hold fewer than --block-size + 1 ({args.block_size + 1}) tokens")
@@ -113,7 +126,10 @@ class Tokens:
             self.shards, self.names = [cycle[walk].astype(np.int64)], ["synthetic"]
         else:
             paths = sorted(Path(data).glob("*.bin"))
-            self.shards, self.names = [np.memmap(p, dtype=np.uint16, mode="r") for p in paths], [str(p) for p in paths]
+            self.shards, self.names = (
+                [np.memmap(p, dtype=np.uint16, mode="r") for p in paths],
+                [str(p) for p in paths],
+            )
         usable = np.array([len(s) - block_size - 1 for s in self.shards], dtype=np.float64)
         self.weights = usable / usable.sum()
 
@@ -123,12 +139,14 @@ class Tokens:
         rows = []
         for i in which:
             off = int(rng.integers(0, len(self.shards[i]) - self.block_size - 1))
-            rows.append(np.asarray(self.shards[i][off: off + self.block_size + 1], dtype=np.int64))
+            rows.append(np.asarray(self.shards[i][off : off + self.block_size + 1], dtype=np.int64))
         xy = np.stack(rows)
         if xy.max() >= self.vocab_size:
             row = int(xy.max(axis=1).argmax())
-            raise SystemExit(f"train.py: error: token id {int(xy.max())} in {self.names[which[row]]} is >= "
-                             f"--vocab-size {self.vocab_size}; set --vocab-size to the tokenizer's vocabulary size")
+            raise SystemExit(
+                f"train.py: error: token id {int(xy.max())} in {self.names[which[row]]} is >= "
+                f"--vocab-size {self.vocab_size}; set --vocab-size to the tokenizer's vocabulary size"
+            )
         xy_t = torch.from_numpy(xy)
         return xy_t[:, :-1].contiguous(), xy_t[:, 1:].contiguous()
 
@@ -180,8 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     if distributed:  # init_method defaults to env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
-                                timeout=datetime.timedelta(minutes=args.timeout_min))
+        dist.init_process_group(
+            backend="nccl" if device.type == "cuda" else "gloo",
+            timeout=datetime.timedelta(minutes=args.timeout_min),
+        )
     master = rank == 0
 
     def log(msg: str) -> None:
@@ -198,11 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     fused = device.type == "cuda" and "fused" in inspect.signature(torch.optim.AdamW).parameters
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.lr, betas=(0.9, 0.95), **({"fused": True} if fused else {}))
-    autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda"
-                else contextlib.nullcontext())
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr,
+        betas=(0.9, 0.95),
+        **({"fused": True} if fused else {}),
+    )
+    autocast = (
+        torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+    )
     peak, peak_source = peak_flops(device, args.peak_tflops)
     torch.manual_seed(args.seed + 1 + rank)  # this rank's dropout stream; checkpointed and restored
 
@@ -219,11 +243,15 @@ def main(argv: list[str] | None = None) -> int:
         if len(state["rng"]) == world:
             restore_rng(state["rng"][rank])
         else:
-            log(f"warning: {path} was written by {len(state['rng'])} ranks, this run has {world}: "
-                "RNG streams restart from the seed, so dropout differs from an uninterrupted run")
+            log(
+                f"warning: {path} was written by {len(state['rng'])} ranks, this run has {world}: "
+                "RNG streams restart from the seed, so dropout differs from an uninterrupted run"
+            )
         log(f"resumed from {path} at step {start}")
-    log(f"model {n_params / 1e6:.2f}M params | world size {world} | device {device.type} | "
-        f"{tokens_per_step} tokens/step/GPU | peak {peak_source}")
+    log(
+        f"model {n_params / 1e6:.2f}M params | world size {world} | device {device.type} | "
+        f"{tokens_per_step} tokens/step/GPU | peak {peak_source}"
+    )
 
     raw_model = model
     if distributed:
@@ -264,8 +292,10 @@ def main(argv: list[str] | None = None) -> int:
                 dt = time.perf_counter() - t_last
                 tok_s = tokens_per_step * steps_since / dt
                 mfu = 6 * n_params * tok_s / peak if peak else None
-                log(f"step {done}/{args.steps} | loss {lossf:.4f} | {1000 * dt / steps_since:.1f} ms/step | "
-                    f"tok/s/gpu {tok_s:,.0f} | mfu {f'{100 * mfu:.1f}%' if mfu is not None else 'n/a'}")
+                log(
+                    f"step {done}/{args.steps} | loss {lossf:.4f} | {1000 * dt / steps_since:.1f} ms/step | "
+                    f"tok/s/gpu {tok_s:,.0f} | mfu {f'{100 * mfu:.1f}%' if mfu is not None else 'n/a'}"
+                )
                 if mlflow is not None:
                     metrics = {"loss": lossf, "tokens_per_s_per_gpu": tok_s}
                     mlflow.log_metrics(metrics | ({"mfu": mfu} if mfu is not None else {}), step=done)
@@ -273,15 +303,25 @@ def main(argv: list[str] | None = None) -> int:
 
             stopping = stop.agreed(device)  # every rank stops at the same step boundary
             if ckpt and (done % args.ckpt_every == 0 or done == args.steps or stopping):
-                state = {"model": raw_model.state_dict(), "optimizer": optimizer.state_dict(), "step": done,
-                         "rng": gather_rng_states(), "data": {"seed": args.seed, "next_step": done},
-                         "config": vars(cfg)}
+                state = {
+                    "model": raw_model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "step": done,
+                    "rng": gather_rng_states(),
+                    "data": {"seed": args.seed, "next_step": done},
+                    "config": vars(cfg),
+                }
                 ckpt.save(state, done, block=stopping)
             if stopping:
-                where = f"checkpoint step {done} written to {args.ckpt}" if ckpt else "no --ckpt, nothing saved"
-                print(f"rank {rank}: interrupted by signal {stop.signum} after step {done}/{args.steps} "
-                      f"({where}); exiting {EXIT_INTERRUPTED}: the run did NOT complete, resubmit to resume",
-                      file=sys.stderr, flush=True)
+                where = (
+                    f"checkpoint step {done} written to {args.ckpt}" if ckpt else "no --ckpt, nothing saved"
+                )
+                print(
+                    f"rank {rank}: interrupted by signal {stop.signum} after step {done}/{args.steps} "
+                    f"({where}); exiting {EXIT_INTERRUPTED}: the run did NOT complete, resubmit to resume",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return EXIT_INTERRUPTED
         if ckpt:
             ckpt.close()
@@ -291,10 +331,14 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as e:
         if not (distributed and peer_failure(e)):
             raise
-        print(f"rank {rank}: error: lost a peer: a collective failed ({str(e).splitlines()[0][:300]}); "
-              f"another rank died or hung (collective timeout {args.timeout_min:g} min). Exiting "
-              f"{EXIT_PEER_LOST} so the job fails instead of hanging; resubmit to resume from the newest "
-              "checkpoint.", file=sys.stderr, flush=True)
+        print(
+            f"rank {rank}: error: lost a peer: a collective failed ({str(e).splitlines()[0][:300]}); "
+            f"another rank died or hung (collective timeout {args.timeout_min:g} min). Exiting "
+            f"{EXIT_PEER_LOST} so the job fails instead of hanging; resubmit to resume from the newest "
+            "checkpoint.",
+            file=sys.stderr,
+            flush=True,
+        )
         if ckpt:
             with contextlib.suppress(CheckpointError):
                 ckpt.close()
