@@ -133,8 +133,21 @@ def test_models_built_directly_still_enforce_the_cross_field_rules() -> None:
         StackConfig.model_validate(raw)
 
 
-def _key(key_type: str, body_bytes: int = 32) -> str:
-    blob = struct.pack(">I", len(key_type)) + key_type.encode() + os.urandom(body_bytes)
+def _string(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
+
+
+def _key(key_type: str, rsa_bits: int = 3072) -> str:
+    """A public key line in the OpenSSH wire format (RFC 4253 §6.6, RFC 5656 §3.1, RFC 8709 §4)."""
+    if key_type == "ssh-rsa":
+        modulus = (1 << (rsa_bits - 1)) | int.from_bytes(os.urandom(rsa_bits // 8), "big") | 1
+        fields = [_string(b"\x01\x00\x01"), _string(b"\x00" + modulus.to_bytes(rsa_bits // 8, "big"))]
+    elif key_type == "ssh-ed25519":
+        fields = [_string(os.urandom(32))]
+    else:
+        curve = key_type.rsplit("-", 1)[1].encode()
+        fields = [_string(curve), _string(b"\x04" + os.urandom(64))]
+    blob = _string(key_type.encode()) + b"".join(fields)
     return f"{key_type} {base64.b64encode(blob).decode()} someone@example"
 
 
@@ -145,6 +158,11 @@ def _key(key_type: str, body_bytes: int = 32) -> str:
 def test_each_accepted_key_type(key_type: str) -> None:
     ssh = SshConfig(admin_user="azureuser", public_key=_key(key_type))
     assert ssh.public_key.startswith(key_type + " ")
+
+
+def test_rsa_keys_below_2048_bits_are_rejected() -> None:
+    with pytest.raises(ValidationError, match="this RSA key has 1024 bits, Azure needs at least 2048"):
+        SshConfig(admin_user="azureuser", public_key=_key("ssh-rsa", rsa_bits=1024))
 
 
 def test_ecdsa_line_with_a_different_curve_inside_is_rejected() -> None:
