@@ -1,0 +1,111 @@
+"""`python -m preflight STACK [--json] [--date YYYY-MM-DD] [--outputs-file F]`: the offline policy gate.
+
+Exit 0: no mandatory violation; 1: mandatory violations; 2: invalid input (bad flag, invalid stack or policy
+config, every problem listed) or a program error (message, no traceback). Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+
+EXIT_INVALID = 2
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD, e.g. 2027-01-31") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m preflight",
+        description="Evaluate the stack program under Pulumi mocks and run the CrossGuard policy pack over "
+        "its gRPC analyzer protocol, as `pulumi preview --policy-pack policies` would.",
+    )
+    p.add_argument(
+        "stack", metavar="STACK", help="stack name: reads Pulumi.STACK.yaml and policies/config/STACK.json"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the result as JSON (schema: docs/preflight.md)"
+    )
+    p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="evaluate VM retirement on this day")
+    p.add_argument(
+        "--outputs-file",
+        type=Path,
+        metavar="F",
+        help="write the stack outputs the program exports (JSON) to F",
+    )
+    p.add_argument(
+        "--config-file", type=Path, metavar="F", help="a Pulumi.<stack>.yaml to use instead of the "
+        "repository's"
+    )
+    p.add_argument(
+        "--policy-config",
+        type=Path,
+        metavar="F",
+        help="policy pack config JSON (default policies/config/STACK.json)",
+    )
+    return p
+
+
+def _progress(message: str) -> None:
+    print(f"preflight: {message} ...", file=sys.stderr, flush=True)
+
+
+def _fail(args: argparse.Namespace, problems: list[str]) -> int:
+    if args.json:
+        document = {"stack": args.stack, "errors": problems, "summary": {"exit_code": EXIT_INVALID}}
+        print(json.dumps(document, indent=2))
+    print(f"preflight: {args.stack}: cannot evaluate ({len(problems)} problem(s)):", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from preflight.gate import evaluate
+    from preflight.program import read_stack_config
+
+    config = None
+    if args.config_file is not None:
+        try:
+            config = read_stack_config(args.config_file.name.removeprefix("Pulumi.").removesuffix(".yaml"),
+                                       args.config_file.parent)
+        except (OSError, ValueError) as e:
+            return _fail(args, [f"--config-file: cannot read {args.config_file}: {e}"])
+    result = evaluate(
+        args.stack,
+        config=config,
+        policy_config_path=args.policy_config,
+        on=args.date,
+        progress=_progress,
+    )
+    if result.errors:
+        return _fail(args, result.errors)
+    if args.outputs_file is not None:
+        from stackconfig.outputs import StackOutputs
+
+        try:
+            outputs = StackOutputs.model_validate(result.outputs).model_dump(mode="json")
+            args.outputs_file.write_text(json.dumps(outputs, indent=2) + "\n")
+        except (OSError, ValueError) as e:
+            return _fail(args, [f"--outputs-file: cannot write {args.outputs_file}: {e}"])
+        print(f"preflight: wrote the stack outputs to {args.outputs_file}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        from preflight.report import render
+
+        render(result, sys.stdout, rich_output=sys.stdout.isatty())
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

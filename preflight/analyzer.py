@@ -1,0 +1,394 @@
+"""Client side of the analyzer gRPC protocol: start the policy pack as the Pulumi engine does and talk to it.
+
+How the CLI starts a Python policy pack (pulumi/policy/__main__.py in the pulumi package, platform-notes.md):
+in the pack folder, with the pack's virtualenv python, `python -u -m pulumi.policy <engine-address> .` and
+PULUMI_PROJECT, PULUMI_STACK, PULUMI_DRY_RUN, PULUMI_CONFIG in the environment. The pack prints its port on
+the first stdout line and serves `pulumirpc.Analyzer` (GetAnalyzerInfo, Configure, ConfigureStack, Analyze,
+AnalyzeStack). The engine address is a real `pulumirpc.Engine` server here (EngineLog records its Log calls),
+so anything the pack logs through pulumi.log is kept rather than lost.
+
+Config (`--policy-pack-config FILE.json`) is read as the CLI reads it: per policy name, either an enforcement
+level string or an object with an optional "enforcementLevel" and the policy's properties; "all" sets the
+level of every policy. Properties are checked against each policy's configSchema (JSON Schema) and its
+defaults filled in, as the CLI does; unknown policy names and unknown properties are errors here (stricter
+than the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import jsonschema
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, engine_pb2_grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+PACK_DIR = ROOT / "policies"
+PACK_PYTHON = PACK_DIR / ".venv" / "bin" / "python"
+LEVELS = {
+    "advisory": analyzer_pb2.ADVISORY,
+    "mandatory": analyzer_pb2.MANDATORY,
+    "remediate": analyzer_pb2.REMEDIATE,
+    "disabled": analyzer_pb2.DISABLED,
+}
+LEVEL_NAMES = {v: k for k, v in LEVELS.items()}
+_MAX_MESSAGE = 1024 * 1024 * 400  # what pulumi_policy allows (policy.py _MAX_RPC_MESSAGE_SIZE)
+
+
+class PackError(Exception):
+    """The policy pack could not be started or answered with an error."""
+
+
+class PolicyConfigError(Exception):
+    """The policy config is invalid; `problems` lists each one with its key path."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    enforcement: str  # advisory | mandatory | remediate | disabled
+    urn: str
+    message: str  # the pack's message without the policy description prefix
+    description: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message":
+        self.message}
+
+
+@dataclass
+class Resource:
+    """What the engine sends the analyzer for one resource (inputs in wire format)."""
+
+    type: str
+    name: str
+    urn: str
+    inputs: Mapping[str, Any]
+    parent: str = ""
+    dependencies: list[str] = field(default_factory=list)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class EngineLog(engine_pb2_grpc.EngineServicer):
+    """A minimal `pulumirpc.Engine`: records Log requests (severity, message, urn)."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[int, str, str]] = []
+
+    def Log(self, request, context):  # noqa: N802 (gRPC method name)
+        self.messages.append((request.severity, request.message, request.urn))
+        return empty_pb2.Empty()
+
+
+def _struct(values: Mapping[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(json.loads(json.dumps(dict(values), default=str)))
+    return s
+
+
+def _options(options: Mapping[str, Any], parent: str) -> analyzer_pb2.AnalyzerResourceOptions:
+    timeouts = options.get("customTimeouts") or {}
+    return analyzer_pb2.AnalyzerResourceOptions(
+        protect=bool(options.get("protect", False)),
+        ignoreChanges=list(options.get("ignoreChanges", [])),
+        deleteBeforeReplace=bool(options.get("deleteBeforeReplace", False)),
+        deleteBeforeReplaceDefined=bool(options.get("deleteBeforeReplaceDefined", False)),
+        customTimeouts=analyzer_pb2.AnalyzerResourceOptions.CustomTimeouts(
+            create=float(timeouts.get("create") or 0),
+            update=float(timeouts.get("update") or 0),
+            delete=float(timeouts.get("delete") or 0),
+        ),
+        parent=parent,
+    )
+
+
+def _violations(response: analyzer_pb2.AnalyzeResponse, urn: str = "") -> list[Violation]:
+    found = []
+    for d in response.diagnostics:
+        message = d.message
+        prefix = d.description + "\n"
+        if message.startswith(prefix):  # pulumi_policy sends "<description>\n<message>"
+            message = message[len(prefix):]
+        found.append(Violation(d.policyName, LEVEL_NAMES[d.enforcementLevel], d.urn or urn, message,
+        d.description))
+    return found
+
+
+class PolicyPack:
+    """One running policy pack process and a gRPC channel to it. Use as a context manager."""
+
+    def __init__(
+        self,
+        project: str,
+        stack: str,
+        pack_dir: Path = PACK_DIR,
+        python: Path = PACK_PYTHON,
+        stack_config: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        start_timeout: float = 60.0,
+    ) -> None:
+        self.project, self.stack = project, stack
+        self.pack_dir, self.python = pack_dir, python
+        self.stack_config = dict(stack_config or {})
+        self.extra_env = dict(env or {})
+        self.start_timeout = start_timeout
+        self.engine = EngineLog()
+        self._stderr: deque[str] = deque(maxlen=50)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._server: grpc.Server | None = None
+        self._channel: grpc.Channel | None = None
+        self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
+        self.info: analyzer_pb2.AnalyzerInfo | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def spawn(self) -> PolicyPack:
+        """Start the engine service and the pack process (returns at once; connect() waits for the port)."""
+        if not self.python.exists():
+            raise PackError(
+                f"the policy pack's virtualenv is missing ({self.python}); create it with "
+                f"`make policies/.venv/.installed`"
+            )
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        engine_pb2_grpc.add_EngineServicer_to_server(self.engine, self._server)
+        engine_port = self._server.add_insecure_port("127.0.0.1:0")
+        self._server.start()
+        inherited = os.environ.items()
+        env = {k: v for k, v in inherited if not k.startswith(("PULUMI_", "VIRTUAL_ENV", "PYTHONPATH"))}
+        env.update(self.extra_env)
+        env.update(PULUMI_PROJECT=self.project, PULUMI_STACK=self.stack, PULUMI_DRY_RUN="true")
+        self._env = env
+        self._engine_port = engine_port
+        self._proc = subprocess.Popen(
+            [str(self.python), "-u", "-m", "pulumi.policy", f"127.0.0.1:{engine_port}", "."],
+            cwd=self.pack_dir,
+            env={**env, "PULUMI_CONFIG": json.dumps(self.stack_config)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        return self
+
+    def connect(self) -> PolicyPack:
+        """Read the port from the pack's first stdout line, open the channel, GetAnalyzerInfo."""
+        port = self._read_port()
+        self._channel = grpc.insecure_channel(
+            f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", _MAX_MESSAGE)]
+        )
+        grpc.channel_ready_future(self._channel).result(timeout=self.start_timeout)
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
+        self.info = self._call(self.stub.GetAnalyzerInfo, empty_pb2.Empty())
+        return self
+
+    def start(self) -> PolicyPack:
+        return self.spawn().connect()
+
+    def _drain_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for line in self._proc.stderr:
+            self._stderr.append(line.decode(errors="replace").rstrip())
+
+    def _read_port(self) -> int:
+        assert self._proc is not None and self._proc.stdout is not None
+        box: list[bytes] = []
+        reader = threading.Thread(target=lambda: box.append(self._proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(self.start_timeout)
+        line = box[0].decode(errors="replace").strip() if box else ""
+        if not line.isdigit():
+            self.close()
+            tail = "\n".join(self._stderr) or "(no output)"
+            raise PackError(
+                f"the policy pack did not print its port (first stdout line {line!r}); stderr:\n{tail}"
+            )
+        return int(line)
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.terminate()
+                try:
+                    self._proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+            for stream in (self._proc.stdout, self._proc.stderr):
+                if stream is not None:
+                    stream.close()
+            self._proc = None
+        if self._server is not None:
+            self._server.stop(0)
+            self._server = None
+
+    def __enter__(self) -> PolicyPack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def stderr_tail(self) -> str:
+        return "\n".join(self._stderr)
+
+    def _call(self, method, request):
+        try:
+            return method(request, timeout=300)
+        except grpc.RpcError as e:
+            detail = e.details() if hasattr(e, "details") else str(e)
+            raise PackError(f"policy pack error: {detail}\n{self.stderr_tail}".rstrip()) from None
+
+    # -- protocol ----------------------------------------------------------------------------------
+    def policies(self) -> dict[str, analyzer_pb2.PolicyInfo]:
+        assert self.info is not None
+        return {p.name: p for p in self.info.policies}
+
+    def configure(self, config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """Validate a `--policy-pack-config` object against the pack, send it; returns the effective
+        config."""
+        effective = resolve_config(config, self.policies())
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, (level, props) in effective.items():
+            entry = request.policyConfig[name]
+            entry.enforcementLevel = LEVELS[level]
+            entry.properties.CopyFrom(_struct(props))
+        assert self.stub is not None
+        self._call(self.stub.Configure, request)
+        self._call(
+            self.stub.ConfigureStack,
+            analyzer_pb2.AnalyzerStackConfigureRequest(
+                stack=self.stack, project=self.project, organization="organization", dry_run=True,
+                config={k: json.dumps(v) if not isinstance(v, str) else v for k, v in
+            self.stack_config.items()}, ),
+        )
+        return {name: {"enforcementLevel": level, **props} for name, (level, props) in effective.items()}
+
+    def analyze(self, r: Resource) -> list[Violation]:
+        assert self.stub is not None
+        request = analyzer_pb2.AnalyzeRequest(
+            type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, options=_options(r.options,
+        r.parent) )
+        return _violations(self._call(self.stub.Analyze, request), r.urn)
+
+    def analyze_stack(self, resources: Iterable[Resource]) -> list[Violation]:
+        assert self.stub is not None
+        request = analyzer_pb2.AnalyzeStackRequest()
+        for r in resources:
+            item = request.resources.add(
+                type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name,
+                options=_options(r.options, r.parent), parent=r.parent, dependencies=list(r.dependencies),
+            )
+            for key, urns in r.property_dependencies.items():
+                item.propertyDependencies[key].urns.extend(urns)
+        return _violations(self._call(self.stub.AnalyzeStack, request))
+
+
+def _levels() -> str:
+    return ", ".join(LEVELS)
+
+
+def resolve_config(
+    config: Mapping[str, Any], policies: Mapping[str, analyzer_pb2.PolicyInfo]
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Per policy: (enforcement level, properties with schema defaults), or PolicyConfigError listing every
+    problem. Mirrors the CLI's reading of --policy-pack-config."""
+    problems: list[str] = []
+    if not isinstance(config, Mapping):
+        raise PolicyConfigError(["the policy config must be a JSON object keyed by policy name"])
+    all_level = None
+    if "all" in config:
+        if config["all"] not in LEVELS:
+            problems.append(f"all: {config['all']!r} is not an enforcement level; use one of {_levels()}")
+        else:
+            all_level = config["all"]
+    for name in config:
+        if name != "all" and name not in policies:
+            problems.append(f"{name}: no such policy in the pack; known: {', '.join(sorted(policies))}")
+    effective: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, info in policies.items():
+        level = all_level or LEVEL_NAMES[info.enforcementLevel]
+        raw = config.get(name, {})
+        props: dict[str, Any] = {}
+        if isinstance(raw, str):
+            if raw not in LEVELS:
+                problems.append(f"{name}: {raw!r} is not an enforcement level; use one of {_levels()}")
+            else:
+                level = raw
+        elif isinstance(raw, Mapping):
+            props = {k: v for k, v in raw.items() if k != "enforcementLevel"}
+            if "enforcementLevel" in raw:
+                if raw["enforcementLevel"] not in LEVELS:
+                    problems.append(
+                        f"{name}.enforcementLevel: {raw['enforcementLevel']!r} is not an enforcement level; "
+                        f"use one of {', '.join(LEVELS)}"
+                    )
+                else:
+                    level = raw["enforcementLevel"]
+            schema = json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {}
+            known = schema.get("properties", {})
+            for key in props:
+                if key not in known:
+                    hint = f"known: {', '.join(sorted(known))}" if known else "it takes no properties"
+                    problems.append(f"{name}.{key}: unknown property; {hint}")
+            full = {"type": "object", "properties": known, "required": schema.get("required", [])}
+            for err in jsonschema.Draft7Validator(full).iter_errors(props):
+                path = ".".join(str(p) for p in err.absolute_path)
+                problems.append(f"{name}{'.' + path if path else ''}: {err.message}")
+        else:
+            problems.append(f"{name}: expected an enforcement level or an object, got {type(raw).__name__}")
+        # Schema defaults are filled in, as the CLI does for the config it sends.
+        schema = json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {}
+        for key, spec in schema.get("properties", {}).items():
+            if key not in props and "default" in spec:
+                props[key] = spec["default"]
+        effective[name] = (level, props)
+    if problems:
+        raise PolicyConfigError(problems)
+    return effective
+
+
+def load_policy_config(path: Path) -> dict[str, Any]:
+    """Read a --policy-pack-config file; PolicyConfigError with the file name on bad JSON."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        problem = f"{path}: no such policy config file; create it (see docs/policies.md)"
+        raise PolicyConfigError([problem]) from None
+    except json.JSONDecodeError as e:
+        problem = f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
+        raise PolicyConfigError([problem]) from None
+    if not isinstance(data, dict):
+        raise PolicyConfigError([f"{path}: the policy config must be a JSON object keyed by policy name"])
+    return data
+
+
+__all__ = [
+    "LEVELS",
+    "PACK_DIR",
+    "PACK_PYTHON",
+    "EngineLog",
+    "PackError",
+    "PolicyConfigError",
+    "PolicyPack",
+    "Resource",
+    "Violation",
+    "load_policy_config",
+    "resolve_config",
+]
