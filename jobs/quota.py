@@ -67,9 +67,14 @@ def _catalog_families() -> dict[str, str]:
 
 
 def _field(obj: Any, name: str) -> Any:
-    # azure-ai-ml's Usage._from_rest_object copies `as_dict()` into the object (snake_case keys; `name`
-    # stays a dict {"value", "localized_value"}), entities/_compute/_usage.py.
-    return getattr(obj, name, None)
+    # azure-ai-ml's Usage._from_rest_object copies the REST model's `as_dict()` into the object
+    # (entities/_compute/_usage.py). With the 2023-08-01-preview models that leaves the wire names:
+    # `current_value` stays None and `currentValue` holds the number; `name` is a dict. Read both spellings.
+    value = getattr(obj, name, None)
+    if value is None:
+        head, *rest = name.split("_")
+        value = getattr(obj, head + "".join(w.title() for w in rest), None)
+    return value
 
 
 def rows_from_usages(region: str, usages: list[Any]) -> list[UsageRow]:

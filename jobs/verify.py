@@ -146,7 +146,9 @@ def verify(logdir: Path, expected_world_size: int, size: str | None = None, allo
     # NET channels exist only between nodes; without per-rank lines, more ranks than GPUs also means nodes > 1.
     multi_node = nodes > 1 or net_lines or (nodes == 0 and gpus is not None and len(logs) > max(gpus, 1))
     rdma_ok = all(nccl.is_rdma(t) for t in by_rank.values())
-    if transport == nccl.NONE_SEEN:
+    if transport == nccl.NONE_SEEN and expected_world_size == 1:
+        report.notes.append("one process: no collective, so no NCCL transport to check")
+    elif transport == nccl.NONE_SEEN:
         if allow_socket:
             report.notes.append("no NCCL lines (CPU/gloo run): transport reported as sockets, allowed by --allow-socket")
             report.transport = "none seen (sockets)"

@@ -1,0 +1,60 @@
+"""Test doubles at the HTTP boundary: an azure-core transport that answers with recorded-shape JSON,
+and a credential that hands out a token. The MLClient and everything above the transport is real."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from azure.core.credentials import AccessToken, AccessTokenInfo
+from azure.core.pipeline.transport import HttpTransport
+from azure.core.rest._requests_basic import RestRequestsTransportResponse
+
+
+class StaticCredential:
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        return AccessToken("test-token", 4_102_444_800)
+
+    def get_token_info(self, *scopes: str, **kwargs: Any) -> AccessTokenInfo:
+        return AccessTokenInfo("test-token", 4_102_444_800)
+
+
+class RoutedTransport(HttpTransport):
+    """Answers each request with `route(method, url) -> (status, json body)`; records every request."""
+
+    def __init__(self, route: Callable[[str, str], tuple[int, Any]]) -> None:
+        self.route = route
+        self.requests: list[Any] = []
+
+    def __enter__(self) -> RoutedTransport:
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        pass
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def send(self, request: Any, **kwargs: Any) -> Any:
+        self.requests.append(request)
+        status, body = self.route(request.method, request.url)
+        raw = requests.Response()
+        raw.status_code = status
+        raw.headers["Content-Type"] = "application/json"
+        raw._content = json.dumps(body).encode()
+        raw.raw = io.BytesIO(raw._content)
+        raw.url = request.url
+        return RestRequestsTransportResponse(request=request, internal_response=raw)
+
+
+def ml_client(transport: RoutedTransport) -> Any:
+    from azure.ai.ml import MLClient
+
+    return MLClient(StaticCredential(), "00000000-0000-0000-0000-000000000000", "rg-train", "ws-llm",
+                    transport=transport)

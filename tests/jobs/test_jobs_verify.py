@@ -1,0 +1,171 @@
+"""`verify` on rank logs written in the real formats: NCCL's INFO lines (NVIDIA/nccl src/init.cc,
+src/transport/net.cc, net_ib, net_socket) and jobs/src/smoke.py's lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jobs import nccl
+from jobs.cli import main
+from jobs.verify import verify
+
+H100 = "Standard_ND96isr_H100_v5"
+
+
+def nccl_ib(host: str, rank: int, peer: int) -> list[str]:
+    p = f"{host}:{1000 + rank}:{2000 + rank} [{rank % 8}] NCCL INFO"
+    return [
+        f"{p} NCCL_SOCKET_IFNAME set by environment to eth0",
+        f"{p} Bootstrap : Using eth0:10.0.0.{4 + rank // 8}<0>",
+        f"{p} NET/Plugin: No plugin found (libnccl-net.so)",
+        f"{p} NET/IB : Using [0]mlx5_ib0:1/IB [1]mlx5_ib1:1/IB [2]mlx5_ib2:1/IB [3]mlx5_ib3:1/IB "
+        f"[4]mlx5_ib4:1/IB [5]mlx5_ib5:1/IB [6]mlx5_ib6:1/IB [7]mlx5_ib7:1/IB ; OOB eth0:10.0.0.{4 + rank // 8}<0>",
+        f"{p} NET/Socket : Using [0]eth0:10.0.0.{4 + rank // 8}<0>",
+        f"{p} Using network IB",
+        f"{p} Channel 00/0 : {rank}[{rank % 8}] -> {peer}[{peer % 8}] [send] via NET/IB/{rank % 8}/GDRDMA",
+        f"{p} Channel 01/0 : {peer}[{peer % 8}] -> {rank}[{rank % 8}] [receive] via NET/IB/{rank % 8}/GDRDMA",
+        f"{p} Connected all rings",
+    ]
+
+
+def nccl_socket(host: str, rank: int, peer: int) -> list[str]:
+    p = f"{host}:{1000 + rank}:{2000 + rank} [{rank % 8}] NCCL INFO"
+    return [
+        f"{p} NET/IB : No device found.",
+        f"{p} NET/Socket : Using [0]eth0:10.0.0.{4 + rank // 8}<0>",
+        f"{p} Using network Socket",
+        f"{p} Channel 00/0 : {rank}[{rank % 8}] -> {peer}[{peer % 8}] [send] via NET/Socket/0",
+    ]
+
+
+def smoke_lines(rank: int, world: int, node: int, local: int, host: str, peak: float | None) -> list[str]:
+    lines = [f"smoke rank={rank} local_rank={local} node_rank={node} world_size={world} host={host} "
+             f"device=cuda:{local}"]
+    if rank == 0:
+        lines.append(f"world size {world}")
+        lines.append(f"smoke all_reduce size=1048576 count=262144 time_us=90.1 algbw=11.64 busbw={peak or 0:.2f}")
+        if peak is not None:
+            lines.append(f"smoke peak busbw: {peak:.2f} GB/s")
+    return lines
+
+
+def write_job(root: Path, nodes: int, procs: int, transport=nccl_ib, peak: float | None = 180.0,
+              padding: int = 0, sub: str = "artifacts/user_logs") -> Path:
+    world = nodes * procs
+    logs = root / sub
+    logs.mkdir(parents=True, exist_ok=True)
+    for rank in range(world):
+        node, local = divmod(rank, procs)
+        host = f"10f2c1a{node}000000"
+        peer = (rank + procs) % world
+        lines = [*transport(host, rank, peer), *smoke_lines(rank, world, node, local, host, peak)]
+        (logs / f"std_log_process_{rank:0{padding}d}.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_infiniband_two_nodes_of_eight_passes(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8), 16, size=H100)
+    assert r.ok, r.problems
+    assert (r.world_size, r.rank_logs, r.transport) == (16, 16, "IB")
+    assert set(r.transport_by_rank.values()) == {"IB"} and len(r.transport_by_rank) == 16
+    assert r.processes_per_node == {"node 0": 8, "node 1": 8}
+    assert r.busbw_gbps == 180.0
+    assert r.link_gbps_per_gpu == 400
+
+
+def test_socket_only_logs_fail_with_the_cause(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8, transport=nccl_socket, peak=2.1), 16, size=H100)
+    assert not r.ok
+    assert r.transport == "Socket"
+    assert any("not InfiniBand" in p for p in r.problems)
+    assert any("below 50%" in p for p in r.problems)  # 2.1 GB/s of a 50 GB/s link
+    assert any("image that replaced the network stack" in c for c in r.likely_causes)
+
+
+def test_one_process_per_node_fails_as_process_count_unset(tmp_path):
+    r = verify(write_job(tmp_path, 2, 1), 16, size=H100)
+    assert not r.ok
+    assert r.world_size == 2
+    assert "world size 2, expected 16" in r.problems
+    assert "2 rank log(s), expected 16 (one per process)" in r.problems
+    assert any(c.startswith("process_count_per_instance unset") for c in r.likely_causes)
+
+
+def test_socket_bootstrap_line_alone_does_not_decide(tmp_path):
+    # Every IB log also has `NET/Socket : Using` (bootstrap); the decision is IB.
+    text = "\n".join(nccl_ib("h", 0, 8))
+    assert "NET/Socket : Using" in text
+    assert nccl.parse(text).transport == "IB"
+    assert nccl.parse("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.4<0>").transport == nccl.NONE_SEEN
+
+
+@pytest.mark.parametrize(
+    ("line", "transport"),
+    [
+        ("n:1:2 [7] NCCL INFO Ring 00 : 7 -> 8 [send] via NET/IB/0", "IB"),
+        ("n:1:2 [7] NCCL INFO Ring 00 : 7[7] -> 8[0] via NET/Socket/0", "Socket"),
+        ("n:1:2 [0] NCCL INFO Channel 00 : 0[c1000] -> 8[c1000] [send] via NET/IB/0/GDRDMA", "IB"),
+        ("n:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IBext_v8/0/GDRDMA", "IBext_v8"),
+        ("n:1:2 [0] NCCL INFO Using network IBext", "IBext"),
+        ("n:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", nccl.NONE_SEEN),
+    ],
+)
+def test_old_ring_and_new_channel_formats(line, transport):
+    assert nccl.parse(line).transport == transport
+
+
+def test_ib_plugins_count_as_rdma_and_socket_does_not():
+    assert nccl.is_rdma("IB") and nccl.is_rdma("IBext_v8")
+    assert not nccl.is_rdma("Socket") and not nccl.is_rdma(nccl.NONE_SEEN) and not nccl.is_rdma("IB+Socket")
+
+
+def test_newest_retry_attempt_wins(tmp_path):
+    write_job(tmp_path, 2, 1, transport=nccl_socket)                                    # first attempt: bad
+    write_job(tmp_path, 2, 8, padding=2, sub="artifacts/user_logs/retry_001")            # retry: good
+    r = verify(tmp_path, 16, size=H100)
+    assert r.ok, r.problems
+    assert r.attempt == 1 and r.rank_logs == 16
+
+
+def test_mixed_transport_is_reported_per_rank(tmp_path):
+    write_job(tmp_path, 2, 8)
+    bad = tmp_path / "artifacts/user_logs/std_log_process_9.txt"
+    bad.write_text("\n".join([*nccl_socket("h1", 9, 1), *smoke_lines(9, 16, 1, 1, "h1", None)]))
+    r = verify(tmp_path, 16, size=H100)
+    assert not r.ok
+    assert r.transport == "mixed (IB, Socket)" and r.transport_by_rank[9] == "Socket"
+
+
+def test_cpu_gloo_run_without_nccl_lines_needs_allow_socket(tmp_path):
+    write_job(tmp_path, 2, 2, transport=lambda *a: [], peak=0.05, sub="user_logs")
+    assert not verify(tmp_path, 4).ok
+    r = verify(tmp_path, 4, allow_socket=True)
+    assert r.ok, r.problems
+    assert r.transport == "none seen (sockets)"
+
+
+def test_cli_json_shape_and_exit_codes(tmp_path, capsys):
+    write_job(tmp_path / "good", 2, 8)
+    assert main(["verify", str(tmp_path / "good"), "--expect-world-size", "16", "--size", H100, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"world_size", "expected_world_size", "rank_logs", "transport", "transport_by_rank", "busbw_gbps",
+            "ok", "problems"} <= out.keys()
+    assert out["transport_by_rank"]["15"] == "IB"
+    write_job(tmp_path / "bad", 2, 8, transport=nccl_socket)
+    assert main(["verify", str(tmp_path / "bad"), "--expect-world-size", "16"]) == 1
+    assert "NOT OK" in capsys.readouterr().out
+
+
+def test_cli_bad_input_exits_2(tmp_path, capsys):
+    assert main(["verify", str(tmp_path / "missing"), "--expect-world-size", "16"]) == 2
+    assert "LOGDIR" in capsys.readouterr().err
+    assert main(["verify", str(tmp_path), "--expect-world-size", "0"]) == 2
+    assert main(["verify", str(tmp_path), "--expect-world-size", "2", "--size", "Standard_Bogus"]) == 2
+
+
+def test_empty_folder_is_not_ok(tmp_path):
+    r = verify(tmp_path, 16)
+    assert not r.ok and r.rank_logs == 0 and "no rank logs" in r.problems[0]
