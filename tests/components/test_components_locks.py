@@ -1,0 +1,103 @@
+"""Locks: CanNotDelete on individual resources only, scoped to resource ids, deterministic names."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from components_helpers import (
+    APP_INSIGHTS,
+    GROUP_OR_SUBSCRIPTION,
+    KEY_VAULT,
+    LOCK,
+    LOCKS_COMPONENT,
+    ML_WORKSPACE,
+    REGISTRY,
+    RESOURCE_ID,
+    STORAGE,
+    ns,
+    one,
+    variant,
+)
+
+from components.locks import check_resource_scope
+from preflight.program import REPO_ROOT, run_program
+
+
+def _locked(result) -> dict[str, object]:
+    """scope -> the declared resource it locks."""
+    by_id = {r.id: r for r in result.declared if r.custom}
+    return {lock.inputs["scope"]: by_id.get(lock.inputs["scope"]) for lock in result.of_type(LOCK)}
+
+
+def test_every_lock_scope_is_an_individual_resource_id(run):
+    for lock in run.of_type(LOCK):
+        scope = lock.inputs["scope"]
+        assert RESOURCE_ID.match(scope), scope
+        assert not GROUP_OR_SUBSCRIPTION.match(scope), scope
+        assert lock.inputs["level"] == "CanNotDelete"
+        assert lock.id == f"{scope}/providers/Microsoft.Authorization/locks/{lock.inputs['lockName']}"
+
+
+def test_prod_locks_storage_key_vault_registry_app_insights_not_workspace(runs):
+    result = runs["prod"]
+    locked = _locked(result)
+    assert all(target is not None for target in locked.values()), "a lock scope is not a declared resource"
+    assert sorted(t.type for t in locked.values()) == sorted([STORAGE, KEY_VAULT, REGISTRY, APP_INSIGHTS])
+    for lock in result.of_type(LOCK):
+        target = locked[lock.inputs["scope"]]
+        azure_name = target.state["name"]
+        assert lock.inputs["lockName"] == f"lock-{azure_name}"
+        assert azure_name in lock.inputs["notes"] and "prod" in lock.inputs["notes"]
+        assert target.urn in lock.dependencies
+
+
+def test_dev_declares_no_locks(runs):
+    assert runs["dev"].of_type(LOCK) == []
+    assert runs["dev"].of_type(LOCKS_COMPONENT) == []
+
+
+def test_workspace_lock_only_when_asked_and_says_it_covers_computes(stack_configs):
+    base = stack_configs["prod"]
+    result = run_program("prod", config=variant(base, locks=dict(ns(base, "locks"), workspace=True)))
+    assert result.ok, result.problems
+    mlw = one(result, ML_WORKSPACE)
+    (ws_lock,) = [lock for lock in result.of_type(LOCK) if lock.inputs["scope"] == mlw.id]
+    assert ws_lock.inputs["lockName"] == "lock-ws-llm"
+    assert "computes" in ws_lock.inputs["notes"] and "replacing a GPU cluster" in ws_lock.inputs["notes"]
+    assert len(result.of_type(LOCK)) == 5
+
+
+def test_lock_flags_select_targets(stack_configs):
+    base = stack_configs["prod"]
+    flags = {"storage": True, "key_vault": False, "container_registry": False,
+             "application_insights": False, "workspace": False}
+    result = run_program("prod", config=variant(base, locks=flags))
+    assert [t.type for t in _locked(result).values()] == [STORAGE]
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        "/subscriptions/00000000-0000-0000-0000-000000000000",
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train",
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train/",
+    ],
+)
+def test_scope_check_refuses_group_and_subscription(scope):
+    with pytest.raises(ValueError, match="not the id of an individual resource"):
+        check_resource_scope(scope)
+
+
+def test_locks_component_refuses_a_resource_group_target(tmp_path):
+    """A program that tries to lock the resource group fails before anything is sent."""
+    (tmp_path / "__main__.py").write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO_ROOT)!r})
+        import pulumi_azure_native.resources as resources
+        from components import LockTarget, ResourceLocks, ResourceLocksArgs
+        rg = resources.ResourceGroup("rg", resource_group_name="rg-train", location="eastus")
+        ResourceLocks("locks", ResourceLocksArgs(targets=[LockTarget("rg-train", rg, "no")]))
+    """))
+    with pytest.raises(ValueError, match="refusing to lock 'rg-train' of type azure-native:resources:ResourceGroup"):
+        run_program("dev", root=tmp_path, config={})

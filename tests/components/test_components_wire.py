@@ -1,0 +1,200 @@
+"""Wire-format inputs (camelCase, as the engine receives them) of every resource type, both stacks.
+
+Expected values come from the stack file through stackconfig (the config contract) and from the
+Azure facts each component cites; the resources come from the real program under mocks.
+"""
+
+from __future__ import annotations
+
+import re
+
+import isodate
+import pytest
+from components_helpers import (
+    APP_INSIGHTS,
+    COMPUTE,
+    KEY_VAULT,
+    LOG_ANALYTICS,
+    ML_WORKSPACE,
+    REGISTRY,
+    RESOURCE_GROUP,
+    STORAGE,
+    compute,
+    one,
+)
+
+import vmsizes
+from preflight.mocks import FAKE_TENANT_ID
+
+
+def test_resource_group_created_with_region_and_tags(run, typed):
+    rg = one(run, RESOURCE_GROUP)
+    ws = typed.workspace
+    assert rg.inputs == {"resourceGroupName": ws.resource_group.name, "location": ws.region, "tags": ws.tags}
+    assert rg.id == f"/subscriptions/{run.config['azure-native:subscriptionId']}/resourceGroups/{ws.resource_group.name}"
+
+
+def test_storage_account_https_only_tls12_no_public_blobs(run, typed):
+    st = one(run, STORAGE)
+    ws = typed.workspace
+    assert re.fullmatch(r"[a-z0-9]{3,24}", st.inputs["accountName"])
+    assert st.inputs == {
+        "accountName": st.inputs["accountName"],
+        "resourceGroupName": ws.resource_group.name,
+        "location": ws.region,
+        "kind": "StorageV2",
+        "sku": {"name": "Standard_LRS"},
+        "enableHttpsTrafficOnly": True,
+        "minimumTlsVersion": "TLS1_2",
+        "allowBlobPublicAccess": False,
+        "tags": ws.tags,
+    }
+
+
+def test_key_vault_rbac_soft_delete_purge_protection(run, typed):
+    kv = one(run, KEY_VAULT)
+    ws = typed.workspace
+    name = kv.inputs["vaultName"]
+    # 3-24, letter first, letter/digit last, no "--" (resource-name-rules, Microsoft.KeyVault/vaults).
+    assert re.fullmatch(r"[a-z][a-z0-9-]{1,22}[a-z0-9]", name) and "--" not in name
+    props = kv.inputs["properties"]
+    assert props["tenantId"] == FAKE_TENANT_ID  # from authorization.get_client_config()
+    assert props["sku"] == {"family": "A", "name": "standard"}
+    assert props["enableRbacAuthorization"] is True
+    assert props["enableSoftDelete"] is True
+    assert props["softDeleteRetentionInDays"] == 90
+    assert props.get("enablePurgeProtection") is (True if ws.key_vault_purge_protection else None)
+    assert kv.inputs["location"] == ws.region
+
+
+def test_log_analytics_and_workspace_based_app_insights(run, typed):
+    log = one(run, LOG_ANALYTICS)
+    appi = one(run, APP_INSIGHTS)
+    assert log.inputs["sku"] == {"name": "PerGB2018"}
+    assert log.inputs["retentionInDays"] == 30
+    assert appi.inputs["workspaceResourceId"] == log.id
+    assert log.id.endswith(f"/providers/Microsoft.OperationalInsights/workspaces/{log.inputs['workspaceName']}")
+    assert appi.inputs["ingestionMode"] == "LogAnalytics"
+    assert appi.inputs["applicationType"] == "web" and appi.inputs["kind"] == "web"
+    assert appi.inputs["location"] == typed.workspace.region
+
+
+def test_container_registry_only_when_configured(run, typed):
+    registries = run.of_type(REGISTRY)
+    if not typed.workspace.container_registry:
+        assert registries == []
+        assert "containerRegistry" not in one(run, ML_WORKSPACE).inputs
+        return
+    (acr,) = registries
+    assert re.fullmatch(r"[a-z0-9]{5,50}", acr.inputs["registryName"])
+    assert acr.inputs["adminUserEnabled"] is False
+    assert acr.inputs["sku"] == {"name": "Standard"}
+    assert one(run, ML_WORKSPACE).inputs["containerRegistry"] == acr.id
+
+
+def test_ml_workspace_identity_network_and_dependencies(run, typed):
+    mlw = one(run, ML_WORKSPACE)
+    ws = typed.workspace
+    assert mlw.inputs["workspaceName"] == ws.name
+    assert mlw.inputs["identity"] == {"type": "SystemAssigned"}
+    assert mlw.inputs["publicNetworkAccess"] == ws.public_network_access
+    assert mlw.inputs["storageAccount"] == one(run, STORAGE).id
+    assert mlw.inputs["keyVault"] == one(run, KEY_VAULT).id
+    assert mlw.inputs["applicationInsights"] == one(run, APP_INSIGHTS).id
+    assert mlw.inputs["location"] == ws.region
+    assert mlw.inputs["sku"] == {"name": "Basic", "tier": "Basic"}
+    for field, value in (("friendlyName", ws.friendly_name), ("description", ws.description)):
+        assert mlw.inputs.get(field) == value
+    assert mlw.id == (
+        f"/subscriptions/{run.config['azure-native:subscriptionId']}/resourceGroups/{ws.resource_group.name}"
+        f"/providers/Microsoft.MachineLearningServices/workspaces/{ws.name}"
+    )
+
+
+def test_every_cluster_wire_inputs_follow_its_config(run, typed):
+    ws = typed.workspace
+    assert {r.inputs["computeName"] for r in run.of_type(COMPUTE)} == {c.name for c in typed.clusters}
+    for cluster in typed.clusters:
+        r = compute(run, cluster.name)
+        size = vmsizes.describe(cluster.size)
+        aml = r.inputs["properties"]
+        props = aml["properties"]
+        assert r.inputs["workspaceName"] == ws.name
+        assert r.inputs["resourceGroupName"] == ws.resource_group.name
+        assert r.inputs["identity"] == {"type": "SystemAssigned"}
+        assert aml["computeType"] == "AmlCompute"
+        assert aml["disableLocalAuth"] is (not cluster.local_auth)
+        assert props["vmSize"] == size.name
+        assert props["vmPriority"] == {"dedicated": "Dedicated", "low_priority": "LowPriority"}[cluster.tier]
+        assert props["osType"] == "Linux"
+        assert props["enableNodePublicIp"] is cluster.node_public_ip
+        scale = props["scaleSettings"]
+        assert scale["minNodeCount"] == cluster.min_instances
+        assert scale["maxNodeCount"] == cluster.max_instances
+        idle = isodate.parse_duration(scale["nodeIdleTimeBeforeScaleDown"])
+        assert idle.total_seconds() == cluster.idle_time_before_scale_down
+        if cluster.ssh_enabled:
+            assert props["userAccountCredentials"] == {
+                "adminUserName": cluster.ssh.admin_user,
+                "adminUserSshPublicKey": cluster.ssh.public_key,
+            }
+            assert props["remoteLoginPortPublicAccess"] == "Enabled"
+        else:
+            assert "userAccountCredentials" not in props
+            # Explicit, never "NotSpecified" (which becomes Enabled or Disabled after creation).
+            assert props["remoteLoginPortPublicAccess"] == "Disabled"
+        assert "adminUserPassword" not in props.get("userAccountCredentials", {})
+        assert ("subnet" in props) is (cluster.subnet_id is not None)
+
+
+def test_prod_reference_cluster_exact_wire_body(runs):
+    """The seed's reference cluster h100-x4, the whole body as azure-native sends it."""
+    r = compute(runs["prod"], "h100-x4")
+    key = (
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC5MKClUNCoZMwSqF34VJM/S1nQoGRa47OR71IIqLaPm example-prod-key"
+    )
+    assert r.inputs == {
+        "computeName": "h100-x4",
+        "workspaceName": "ws-llm",
+        "resourceGroupName": "rg-train",
+        "location": "eastus",
+        "identity": {"type": "SystemAssigned"},
+        "tags": {"project": "azml-gpu", "env": "prod"},
+        "properties": {
+            "computeType": "AmlCompute",
+            "computeLocation": "eastus",
+            "disableLocalAuth": True,
+            "properties": {
+                "vmSize": "Standard_ND96isr_H100_v5",
+                "vmPriority": "Dedicated",
+                "osType": "Linux",
+                "enableNodePublicIp": True,
+                "remoteLoginPortPublicAccess": "Enabled",
+                "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 4, "nodeIdleTimeBeforeScaleDown": "PT5M"},
+                "userAccountCredentials": {"adminUserName": "azureuser", "adminUserSshPublicKey": key},
+            },
+        },
+    }
+    assert r.id == (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train"
+        "/providers/Microsoft.MachineLearningServices/workspaces/ws-llm/computes/h100-x4"
+    )
+
+
+@pytest.mark.parametrize(("stack", "cluster", "wire"), [("prod", "h100-x4", "PT5M"), ("dev", "t4-dev", "PT30M")])
+def test_idle_timer_round_trips_through_isodate(runs, stack, cluster, wire):
+    """300 s -> PT5M (prod) and 1800 s -> PT30M (dev), and back to the same seconds."""
+    sent = compute(runs[stack], cluster).inputs["properties"]["properties"]["scaleSettings"]
+    assert sent["nodeIdleTimeBeforeScaleDown"] == wire
+    seconds = {"PT5M": 300, "PT30M": 1800}[wire]
+    assert isodate.parse_duration(sent["nodeIdleTimeBeforeScaleDown"]).total_seconds() == seconds
+
+
+def test_every_custom_resource_has_a_realistic_arm_id(run, typed):
+    sub = run.config["azure-native:subscriptionId"]
+    rg_id = f"/subscriptions/{sub}/resourceGroups/{typed.workspace.resource_group.name}"
+    for r in run.declared:
+        if not r.custom:
+            assert r.id is None, r.urn
+            continue
+        assert r.id == rg_id or r.id.startswith(rg_id + "/providers/Microsoft."), r.id
