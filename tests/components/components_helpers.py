@@ -38,7 +38,8 @@ def compute(result: ProgramResult, name: str) -> Resource:
     for r in result.of_type(COMPUTE):
         if r.inputs["computeName"] == name:
             return r
-    raise AssertionError(f"no compute {name!r}; have {[r.inputs['computeName'] for r in result.of_type(COMPUTE)]}")
+    have = [r.inputs["computeName"] for r in result.of_type(COMPUTE)]
+    raise AssertionError(f"no compute {name!r}; have {have}")
 
 
 def ns(config: dict[str, Any], key: str) -> Any:

@@ -47,8 +47,8 @@ def config(stack_configs, stack) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def typed_configs():
     """The validated StackConfig of each stack file (stackconfig's contract), for expected values."""
-    from stackconfig import load_stack_file
     from preflight.program import REPO_ROOT
+    from stackconfig import load_stack_file
 
     return {stack: load_stack_file(REPO_ROOT / f"Pulumi.{stack}.yaml") for stack in STACKS}
 

@@ -99,5 +99,6 @@ def test_locks_component_refuses_a_resource_group_target(tmp_path):
         rg = resources.ResourceGroup("rg", resource_group_name="rg-train", location="eastus")
         ResourceLocks("locks", ResourceLocksArgs(targets=[LockTarget("rg-train", rg, "no")]))
     """))
-    with pytest.raises(ValueError, match="refusing to lock 'rg-train' of type azure-native:resources:ResourceGroup"):
+    refused = "refusing to lock 'rg-train' of type azure-native:resources:ResourceGroup"
+    with pytest.raises(ValueError, match=refused):
         run_program("dev", root=tmp_path, config={})

@@ -31,7 +31,8 @@ def test_resource_group_created_with_region_and_tags(run, typed):
     rg = one(run, RESOURCE_GROUP)
     ws = typed.workspace
     assert rg.inputs == {"resourceGroupName": ws.resource_group.name, "location": ws.region, "tags": ws.tags}
-    assert rg.id == f"/subscriptions/{run.config['azure-native:subscriptionId']}/resourceGroups/{ws.resource_group.name}"
+    sub = run.config["azure-native:subscriptionId"]
+    assert rg.id == f"/subscriptions/{sub}/resourceGroups/{ws.resource_group.name}"
 
 
 def test_storage_account_https_only_tls12_no_public_blobs(run, typed):
@@ -73,7 +74,8 @@ def test_log_analytics_and_workspace_based_app_insights(run, typed):
     assert log.inputs["sku"] == {"name": "PerGB2018"}
     assert log.inputs["retentionInDays"] == 30
     assert appi.inputs["workspaceResourceId"] == log.id
-    assert log.id.endswith(f"/providers/Microsoft.OperationalInsights/workspaces/{log.inputs['workspaceName']}")
+    name = log.inputs["workspaceName"]
+    assert log.id.endswith(f"/providers/Microsoft.OperationalInsights/workspaces/{name}")
     assert appi.inputs["ingestionMode"] == "LogAnalytics"
     assert appi.inputs["applicationType"] == "web" and appi.inputs["kind"] == "web"
     assert appi.inputs["location"] == typed.workspace.region
@@ -170,7 +172,11 @@ def test_prod_reference_cluster_exact_wire_body(runs):
                 "osType": "Linux",
                 "enableNodePublicIp": True,
                 "remoteLoginPortPublicAccess": "Enabled",
-                "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 4, "nodeIdleTimeBeforeScaleDown": "PT5M"},
+                "scaleSettings": {
+                    "minNodeCount": 0,
+                    "maxNodeCount": 4,
+                    "nodeIdleTimeBeforeScaleDown": "PT5M",
+                },
                 "userAccountCredentials": {"adminUserName": "azureuser", "adminUserSshPublicKey": key},
             },
         },
@@ -181,7 +187,9 @@ def test_prod_reference_cluster_exact_wire_body(runs):
     )
 
 
-@pytest.mark.parametrize(("stack", "cluster", "wire"), [("prod", "h100-x4", "PT5M"), ("dev", "t4-dev", "PT30M")])
+@pytest.mark.parametrize(
+    ("stack", "cluster", "wire"), [("prod", "h100-x4", "PT5M"), ("dev", "t4-dev", "PT30M")]
+)
 def test_idle_timer_round_trips_through_isodate(runs, stack, cluster, wire):
     """300 s -> PT5M (prod) and 1800 s -> PT30M (dev), and back to the same seconds."""
     sent = compute(runs[stack], cluster).inputs["properties"]["properties"]["scaleSettings"]
