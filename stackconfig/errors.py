@@ -139,9 +139,8 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
                 path,
                 f"expected a whole number, got the string {value!r}; write {value.strip()} without quotes",
             )
-        return problem(
-            path, f"expected a whole number, got {_show(value)}; use a whole number, e.g. {_yaml(example)}"
-        )
+        fix = f"use a whole number, e.g. {_yaml(example)}" if example is not None else "use a whole number"
+        return problem(path, f"expected a whole number, got {_show(value)}; {fix}")
     if kind == "bool_type":
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
             fixed = "true" if value.strip().lower() in ("true", "yes", "on") else "false"
@@ -150,7 +149,10 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
             )
         return problem(path, f"expected true or false, got {_show(value)}; write true or false")
     if kind == "string_type":
-        return problem(path, f"expected text, got {_show(value)}; quote the value, e.g. {_yaml(example)}")
+        if isinstance(value, int | float):
+            return problem(path, f"expected text, got {_show(value)}; quote it: '{_yaml(value)}'")
+        fix = f"write text, e.g. {example}" if isinstance(example, str) else "write text"
+        return problem(path, f"expected text, got {_show(value)}; {fix}")
     if kind == "literal_error" and loc and loc[-1] == "ssh":
         return problem(
             path,
@@ -171,8 +173,7 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return problem(
             path,
-            f"expected a mapping of keys, got {_show(value)}; write it as keys under "
-            f"{loc[-1] if loc else 'config'}",
+            f"expected a mapping of keys, got {_show(value)}; write it as keys under {path or 'config'}",
         )
     if kind == "list_type":
         return problem(path, f"expected a list, got {_show(value)}; write one '- ' entry per item")
