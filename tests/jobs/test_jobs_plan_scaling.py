@@ -1,0 +1,114 @@
+"""`plan` (the seed's worked example, Young/Daly) and `scaling` (efficiency from train.py's log lines)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from jobs import scaling
+from jobs.cli import main
+from jobs.plan import plan, young_daly
+
+
+def test_seed_worked_example(capsys):
+    assert main(["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--goodput", "0.85",
+                 "--size", "Standard_ND96isr_H100_v5", "--region", "eastus", "--json"]) == 0
+    p = json.loads(capsys.readouterr().out)
+    assert round(p["hours"], 1) == 5.0
+    assert p["nodes"] == 2
+    family = [q for q in p["quota"] if q["kind"] == "family"]
+    assert family == [{"region": "eastus", "kind": "family", "family": "standardNDSH100v5Family",
+                       "pool": "standardNDSH100v5Family", "vcpus": 192}]
+    assert [q["vcpus"] for q in p["quota"] if q["kind"] == "regional-total"] == [192]
+
+
+def test_text_output_names_hours_nodes_and_quota(capsys):
+    main(["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--size",
+          "Standard_ND96isr_H100_v5", "--price-per-node-hour", "100"])
+    out = capsys.readouterr().out
+    assert "5.0 hours" in out and "2 x Standard_ND96isr_H100_v5" in out and "192 vCPUs of standardNDSH100v5Family" in out
+    assert "cost: 996.33" in out  # 2 nodes x 4.9816 h x 100
+
+
+def test_low_priority_plan_draws_on_the_regional_low_priority_pool():
+    p = plan(2e9, 8200, 16, size="Standard_ND96isr_H100_v5", region="eastus", tier="low_priority")
+    assert [(q["kind"], q["vcpus"]) for q in p.quota] == [("low-priority", 192)]
+
+
+def test_young_daly_interval_and_goodput():
+    c = young_daly(60, 24)
+    assert c.interval_seconds == pytest.approx(math.sqrt(2 * 60 * 24 * 3600))  # 3220 s
+    assert 1 - c.expected_goodput == pytest.approx(math.sqrt(2 * 60 / (24 * 3600)))  # waste at the optimum
+    # a shorter or longer interval than the optimum loses more
+    for tau in (c.interval_seconds / 2, c.interval_seconds * 2):
+        assert 60 / tau + tau / (2 * 24 * 3600) > 1 - c.expected_goodput
+
+
+def test_partial_nodes_are_noted():
+    p = plan(1e9, 1000, 12, size="Standard_ND96isr_H100_v5")
+    assert p.nodes == 2 and "4 GPU(s) idle" in p.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--tokens", "0", "--tokens-per-gpu-s", "1", "--gpus", "1"], "--tokens 0"),
+        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "0"], "--gpus 0"),
+        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--goodput", "1.5"], "--goodput 1.5"),
+        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--checkpoint-seconds", "60"],
+         "--checkpoint-seconds and --mtbf-hours go together"),
+        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--size", "Standard_Nope_v9"], "--size"),
+        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--price-per-node-hour", "3"],
+         "--price-per-node-hour needs --size"),
+    ],
+)
+def test_plan_bad_input_exits_2(capsys, argv, flag):
+    assert main(["plan", *argv]) == 2
+    assert flag in capsys.readouterr().err
+
+
+def train_log(root: Path, world: int, per_gpu: list[float]) -> Path:
+    """Rank logs as jobs/src/train.py writes them (rank 0 prints; the others only NCCL lines)."""
+    logs = root / "artifacts" / "user_logs"
+    logs.mkdir(parents=True)
+    lines = [f"model 0.11M params | world size {world} | device cuda | 256 tokens/step/GPU | peak table"]
+    for i, v in enumerate(per_gpu, 1):
+        lines.append(f"step {10 * i}/50 | loss 5.{i}000 | 80.0 ms/step | tok/s/gpu {v:,.0f} | mfu 40.1%")
+    (logs / "std_log_process_0.txt").write_text("\n".join(lines) + "\n")
+    for r in range(1, world):
+        (logs / f"std_log_process_{r}.txt").write_text("")
+    return root
+
+
+def test_efficiency_from_two_runs(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [2000, 10000, 10000, 10000])   # first report is warm-up
+    two = train_log(tmp_path / "two", 16, [1500, 9000, 9200, 9100])
+    assert main(["scaling", str(one), str(two), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["one_node"]["throughput"] == 80000 and s["two_nodes"]["throughput"] == 16 * 9100
+    assert s["efficiency"] == pytest.approx(9100 / 10000)
+    assert s["ok"] is True
+
+
+def test_poor_scaling_points_at_the_transport(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [10000, 10000, 10000])
+    two = train_log(tmp_path / "two", 16, [6500, 6500, 6500])            # 1.3x: the seed's bad case
+    assert main(["scaling", str(one), str(two)]) == 1
+    out = capsys.readouterr().out
+    assert "efficiency 0.65" in out and "communication is the bottleneck" in out and "jobs verify" in out
+
+
+def test_scaling_refuses_logs_without_throughput(tmp_path, capsys):
+    (tmp_path / "a" / "user_logs").mkdir(parents=True)
+    (tmp_path / "a" / "user_logs" / "std_log_process_0.txt").write_text("hello\n")
+    assert main(["scaling", str(tmp_path / "a"), str(tmp_path / "a")]) == 2
+    assert "tok/s/gpu" in capsys.readouterr().err
+    assert main(["scaling", str(tmp_path / "a")]) == 2
+
+
+def test_world_size_mismatch_is_a_problem():
+    s = scaling.compare(scaling.Run("a", 8, 100.0, 3), scaling.Run("b", 8, 100.0, 3))
+    assert not s.ok and "twice the GPUs" in s.problems[0]

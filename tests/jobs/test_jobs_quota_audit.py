@@ -1,0 +1,112 @@
+"""`quota` and `audit` against azure-ai-ml's real HTTP pipeline, answered at the transport with bodies in
+the API's shape (azure-rest-api-specs machinelearningservices examples/Usage/list.json)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from jobs_azure_fakes import RoutedTransport, ml_client
+
+from jobs import audit, outputs, quota
+from jobs.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
+USAGES = json.loads((FIXTURES / "usages-eastus.json").read_text())
+
+
+def usage_route(method: str, url: str):
+    if "/providers/Microsoft.MachineLearningServices/locations/" in url and "/usages" in url:
+        return 200, USAGES
+    return 404, {"error": {"code": "NotFound", "message": url}}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    transport = RoutedTransport(usage_route)
+    got = quota.fetch(ml_client(transport), ["eastus"])
+    assert [r.url for r in transport.requests][0].startswith(
+        "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/providers/"
+        "Microsoft.MachineLearningServices/locations/eastus/usages?api-version=")
+    return got
+
+
+def test_rows_are_classified_and_workspace_rows_skipped(rows):
+    kinds = [(r.kind, r.name, r.used, r.limit) for r in rows]
+    assert ("regional-total", "Total Cluster Dedicated Regional vCPUs", 14, 500) in kinds
+    assert ("low-priority", "Total Cluster LowPriority Regional vCPUs", 18, 50) in kinds
+    assert ("clusters", "Clusters", 7, 100) in kinds
+    assert sum(1 for r in rows if r.name == "Standard DSv2 Family Cluster Dedicated vCPUs") == 1
+    assert not any("LowPriority vCPUs" in r.name and r.kind == "family" for r in rows)
+
+
+def test_azure_ml_family_names_map_to_the_catalog(rows):
+    h100 = next(r for r in rows if r.name.startswith("Standard NDSH100v5"))
+    assert h100.family == "standardNDSH100v5Family"
+    assert quota.family_key("Standard NDASv4_A100 Family") == quota.family_key(
+        "Standard NDASv4_A100 Family Cluster Dedicated vCPUs")
+
+
+def test_stack_reservations_are_attached(rows):
+    quota.attach_stack(rows, OUTPUTS)
+    h100 = next(r for r in rows if r.family == "standardNDSH100v5Family")
+    total = next(r for r in rows if r.kind == "regional-total")
+    assert h100.stack_vcpus == (4 + 1) * 96          # h100-x4 and h100-one, both eastus, dedicated
+    assert total.stack_vcpus == 480
+    assert h100.stack_vcpus > h100.limit             # 480 > 192: the table flags it
+    assert "(over)" in quota.render_text(rows)
+
+
+def test_write_merges_into_the_policy_config(rows, tmp_path):
+    cfg = tmp_path / "prod.json"
+    cfg.write_text(json.dumps({"secure-defaults": {"enforcementLevel": "mandatory"},
+                               "quota-reservation": {"enforcementLevel": "mandatory",
+                                                     "quotas": {"westus3": {"lowPriority": 100},
+                                                                "eastus": {"foo": 1}}}}))
+    data = quota.write_policy_config(cfg, rows)
+    assert data == json.loads(cfg.read_text())
+    assert data["secure-defaults"] == {"enforcementLevel": "mandatory"}
+    q = data["quota-reservation"]
+    assert q["enforcementLevel"] == "mandatory"
+    assert q["quotas"]["westus3"] == {"lowPriority": 100}
+    assert q["quotas"]["eastus"] == {"foo": 1, "total": 500, "lowPriority": 50, "standardNDSH100v5Family": 192}
+
+
+def test_write_refuses_a_broken_config(rows, tmp_path):
+    cfg = tmp_path / "bad.json"
+    cfg.write_text("{not json")
+    with pytest.raises(quota.UsageError, match="--write"):
+        quota.write_policy_config(cfg, rows)
+
+
+def test_quota_cli_rejects_empty_regions(capsys):
+    assert main(["quota", "--outputs", str(FIXTURES / "outputs-prod.json"), "--regions", " , "]) == 2
+    assert "--regions" in capsys.readouterr().err
+
+
+def _job(name: str, compute: str, created: dt.datetime):
+    from azure.ai.ml.entities import CommandJob
+    from azure.ai.ml.entities._system_data import SystemData
+
+    job = CommandJob(name=name, compute=compute, command="python x")
+    job._creation_context = SystemData(created_at=created)
+    return job
+
+
+def test_audit_flags_clusters_unused_for_30_days():
+    now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    jobs = [
+        _job("old", "h100-x4", now - dt.timedelta(days=45)),
+        _job("recent", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/"
+             "workspaces/ws-llm/computes/h100-x4", now - dt.timedelta(days=2)),
+        _job("lp", "a100-lp", now - dt.timedelta(days=40)),
+    ]
+    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    assert rows["h100-x4"].last_job == "recent" and not rows["h100-x4"].unused
+    assert rows["h100-x4"].vcpus_held == 384 and rows["h100-x4"].quota_family == "standardNDSH100v5Family"
+    assert rows["a100-lp"].unused and "40 days ago" in rows["a100-lp"].reason
+    assert rows["h100-one"].unused and rows["h100-one"].reason.startswith("no job found")
+    assert "release 96 vCPUs" in rows["h100-one"].reason
