@@ -1,0 +1,228 @@
+"""Runs each submitted command job on this machine, the way an AmlCompute cluster would.
+
+For a job: download its code version from Azurite, resolve ``${{inputs.x}}`` / ``${{outputs.y}}``
+(datastore URIs ``azureml://datastores/<ds>/paths/<p>`` map to folders of the session that persist
+across jobs), run the command with ``jobs.launcher.launch`` as instance_count x
+process_count_per_instance processes (Azure ML's PyTorch variables plus the job's environment
+variables; ``python`` is this interpreter), upload every rank's log to the artifact store as
+``user_logs/std_log_process_<N>.txt`` while it runs, and move the job through
+Queued -> Running -> Completed / Failed / Canceled.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shlex
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localml.blobs import ARTIFACT_CONTAINER
+from localml.store import Job, now_iso
+
+if TYPE_CHECKING:
+    from localml.blobs import Blobs
+    from localml.store import Store
+
+log = logging.getLogger("localml.runner")
+
+DATASTORE_URI = re.compile(r"^azureml://datastores/(?P<ds>[^/]+)/paths/(?P<path>.*)$")
+BINDING = re.compile(r"\$\{\{\s*(inputs|outputs)\.([A-Za-z0-9_]+)\s*\}\}")
+SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
+LOG_UPLOAD_EVERY_S = 1.0
+FOLDER_TYPES = {"uri_folder", "uri_file", "custom_model", "mlflow_model"}
+
+
+class Runner:
+    def __init__(self, store: Store, blobs: Blobs) -> None:
+        self.store = store
+        self.blobs = blobs
+
+    # --- at submission ------------------------------------------------------------------------
+
+    def check(self, props: dict[str, Any]) -> str | None:
+        """Why this job cannot run here, or None. Answered as a 400 to the PUT."""
+        if props.get("jobType") != "Command":
+            return f"localml runs command jobs only, not jobType {props.get('jobType')!r}"
+        if not props.get("codeId"):
+            return "localml needs the job's code (properties.codeId)"
+        dist = props.get("distribution") or {}
+        if dist and dist.get("distributionType") != "PyTorch":
+            return f"localml runs PyTorch distribution only, not {dist.get('distributionType')!r}"
+        for kind in ("inputs", "outputs"):
+            for name, spec in (props.get(kind) or {}).items():
+                problem = _binding_problem(kind, name, spec or {})
+                if problem:
+                    return problem
+        return None
+
+    def complete(self, ws_id: str, name: str, props: dict[str, Any]) -> dict[str, Any]:
+        """What the service fills in: output URIs, the default artifact output, studio link."""
+        props = dict(props)
+        outputs = {k: dict(v) for k, v in (props.get("outputs") or {}).items()}
+        for out_name, spec in outputs.items():
+            if not spec.get("uri"):
+                spec["uri"] = f"azureml://datastores/workspaceblobstore/paths/azureml/{name}/{out_name}/"
+        outputs["default"] = {"jobOutputType": "uri_folder", "mode": "ReadWriteMount",
+                              "uri": f"azureml://datastores/workspaceartifactstore/ExperimentRun/dcid.{name}"}
+        props["outputs"] = outputs
+        props["services"] = {"Studio": {"jobServiceType": "Studio", "status": "Active",
+                                        "endpoint": f"https://ml.azure.com/runs/{name}?wsid={ws_id}"}}
+        props.setdefault("experimentName", "Default")
+        return props
+
+    def start(self, job: Job) -> None:
+        job.thread = threading.Thread(target=self._run, args=(job,), name=f"localml-job-{job.name}",
+                                      daemon=True)
+        job.thread.start()
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def _run(self, job: Job) -> None:
+        workdir = self.store.root / "jobs" / job.name
+        logs_dir = workdir / "logs"
+        uploader = _LogUploader(self.blobs, logs_dir, job.artifact_prefix)
+        try:
+            code_dir = workdir / "code"
+            self._download_code(job, code_dir)
+            command = self._bind(job)
+            argv = _argv(command)
+            dist = job.properties.get("distribution") or {}
+            nodes = int((job.properties.get("resources") or {}).get("instanceCount") or 1)
+            procs = int(dist.get("processCountPerInstance") or 1)
+            env = {**(job.properties.get("environmentVariables") or {}),
+                   "AZUREML_RUN_ID": job.name,
+                   "AZUREML_EXPERIMENT_NAME": str(job.properties["experimentName"]),
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+            if job.stop_event.is_set():
+                self._finish(job, "Canceled", None, uploader)
+                return
+            job.status, job.start_time = "Running", now_iso()
+            log.info("job %s: running %s as %d x %d processes", job.name, argv, nodes, procs)
+            uploader.start()
+            from jobs.launcher import launch
+
+            code = launch(argv, nodes, procs, logs_dir, env=env, cwd=code_dir, stream_rank0=False,
+                          stop_event=job.stop_event)
+            job.exit_code = code
+            if job.stop_event.is_set():
+                self._finish(job, "Canceled", None, uploader)
+            elif code == 0:
+                self._finish(job, "Completed", None, uploader)
+            else:
+                self._finish(job, "Failed", f"command exited with code {code}; see user_logs/", uploader)
+        except Exception as exc:  # the job fails, the service keeps serving
+            log.exception("job %s failed to run", job.name)
+            self._finish(job, "Failed", f"localml could not run the job: {exc}", uploader)
+
+    def _finish(self, job: Job, status: str, err: str | None, uploader: _LogUploader) -> None:
+        uploader.stop()
+        job.error = err
+        job.end_time = now_iso()
+        job.status = status
+        job.done.set()
+        log.info("job %s: %s%s", job.name, status, f" ({err})" if err else "")
+
+    def _download_code(self, job: Job, dest: Path) -> None:
+        code_id = job.properties["codeId"]
+        m = re.search(r"/codes/([^/]+)/versions/([^/]+)$", code_id)
+        key = (job.ws_id.lower(), m.group(1), m.group(2)) if m else None
+        code = self.store.codes.get(key) if key else None
+        if code is None:
+            raise RuntimeError(f"code version {code_id} is not registered in this workspace")
+        n = self.blobs.download_prefix(code.body["properties"]["codeUri"], dest)
+        if n == 0:
+            raise RuntimeError(f"no files under {code.body['properties']['codeUri']}")
+
+    def _bind(self, job: Job) -> str:
+        inputs = job.properties.get("inputs") or {}
+        outputs = job.properties.get("outputs") or {}
+
+        def value(match: re.Match[str]) -> str:
+            kind, name = match.group(1), match.group(2)
+            spec = (inputs if kind == "inputs" else outputs).get(name)
+            if spec is None:
+                binding = "${{" + f"{kind}.{name}" + "}}"
+                raise RuntimeError(f"the command uses {binding} but the job has no such {kind[:-1]}")
+            if spec.get("jobInputType") == "literal":
+                return str(spec.get("value", ""))
+            path = self._local(spec["uri"])
+            if kind == "outputs":
+                path.mkdir(parents=True, exist_ok=True)
+            return str(path)
+
+        return BINDING.sub(value, str(job.properties.get("command", "")))
+
+    def _local(self, uri: str) -> Path:
+        m = DATASTORE_URI.match(uri)
+        if not m:
+            raise RuntimeError(f"{uri}: localml maps only azureml://datastores/<ds>/paths/<path> URIs")
+        return self.store.datastore_path(m.group("ds"), m.group("path"))
+
+
+def _binding_problem(kind: str, name: str, spec: dict[str, Any]) -> str | None:
+    typ = spec.get("jobInputType") if kind == "inputs" else spec.get("jobOutputType")
+    if kind == "inputs" and typ == "literal":
+        return None
+    if typ not in FOLDER_TYPES:
+        return f"{kind}.{name}: localml supports uri_folder / uri_file {kind} only, not {typ!r}"
+    uri = spec.get("uri")
+    if kind == "inputs" and not uri:
+        return f"inputs.{name}: no uri"
+    if uri and not DATASTORE_URI.match(uri):
+        return (f"{kind}.{name}: {uri!r} is not a datastore path; localml maps only "
+                "azureml://datastores/<datastore>/paths/<path>")
+    return None
+
+
+def _argv(command: str) -> list[str]:
+    """A simple command runs directly (``python`` -> this interpreter); anything else through bash."""
+    if not command.strip():
+        raise RuntimeError("the job has an empty command")
+    if SHELL_CHARS.isdisjoint(command):
+        argv = shlex.split(command)
+        if argv[0] in ("python", "python3"):
+            argv[0] = sys.executable
+        return argv
+    return ["bash", "-c", command]
+
+
+class _LogUploader:
+    """Copies the job's log folder to the artifact store every second while the job runs, then once more."""
+
+    def __init__(self, blobs: Blobs, logs_dir: Path, prefix: str) -> None:
+        self.blobs, self.logs_dir, self.prefix = blobs, logs_dir, prefix
+        self._sizes: dict[Path, int] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="localml-logs")
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(LOG_UPLOAD_EVERY_S):
+            self.sync()
+
+    def sync(self) -> None:
+        if not self.logs_dir.exists():
+            return
+        for path in sorted(p for p in self.logs_dir.rglob("*") if p.is_file()):
+            size = path.stat().st_size
+            if self._sizes.get(path) == size:
+                continue
+            rel = path.relative_to(self.logs_dir).as_posix()
+            self.blobs.upload_file(ARTIFACT_CONTAINER, f"{self.prefix}/{rel}", path)
+            self._sizes[path] = size
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        try:
+            self.sync()
+        except Exception:  # logs are best effort once the job is over
+            log.exception("final log upload failed")
