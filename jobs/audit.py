@@ -42,7 +42,9 @@ def compute_name(compute: Any) -> str | None:
     if not compute:
         return None
     text = str(compute)
-    return text.rstrip("/").rsplit("/", 1)[-1] if "/computes/" in text.lower() else text.removeprefix("azureml:")
+    return (
+        text.rstrip("/").rsplit("/", 1)[-1] if "/computes/" in text.lower() else text.removeprefix("azureml:")
+    )
 
 
 def last_jobs(jobs: Any) -> dict[str, tuple[str, dt.datetime]]:
@@ -79,9 +81,23 @@ def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED
             unused, reason = False, None
         if unused:
             reason += f"; delete it to release {r.vcpus} vCPUs of {r.family or 'its family'} in {c.region}"
-        result.append(ClusterAudit(c.name, c.size, c.region, c.tier, c.max_instances, c.min_instances,
-                                   r.family, r.vcpus, last[0] if last else None,
-                                   last[1].isoformat() if last else None, idle, unused, reason))
+        result.append(
+            ClusterAudit(
+                c.name,
+                c.size,
+                c.region,
+                c.tier,
+                c.max_instances,
+                c.min_instances,
+                r.family,
+                r.vcpus,
+                last[0] if last else None,
+                last[1].isoformat() if last else None,
+                idle,
+                unused,
+                reason,
+            )
+        )
     return result
 
 
@@ -97,9 +113,13 @@ def render_text(rows: list[ClusterAudit]) -> str:
     lines = []
     for r in rows:
         last = f"last job {r.last_job} at {r.last_job_at}" if r.last_job else "no jobs"
-        lines.append(f"{r.cluster} ({r.max_instances} x {r.size}, {r.region}, {r.tier}): holds {r.vcpus_held} "
-                     f"vCPUs of {r.quota_family or 'unknown family'} while idle; {last}"
-                     + (f"\n  UNUSED: {r.reason}" if r.unused else ""))
+        lines.append(
+            f"{r.cluster} ({r.max_instances} x {r.size}, {r.region}, {r.tier}): holds {r.vcpus_held} "
+            f"vCPUs of {r.quota_family or 'unknown family'} while idle; {last}"
+            + (f"\n  UNUSED: {r.reason}" if r.unused else "")
+        )
         if r.min_instances > 0:
-            lines.append(f"  note: min_instances {r.min_instances} keeps nodes running (and billed) while idle")
+            lines.append(
+                f"  note: min_instances {r.min_instances} keeps nodes running (and billed) while idle"
+            )
     return "\n".join(lines)

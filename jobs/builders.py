@@ -50,9 +50,9 @@ class Target:
     size: str
     gpus_per_node: int
     rdma_usable: bool
-    compute: str | None = None          # cluster name; None = serverless
-    max_instances: int | None = None    # None = serverless (no cluster cap)
-    tier: str = "dedicated"             # cluster tier, or "spot" for a serverless Spot job
+    compute: str | None = None  # cluster name; None = serverless
+    max_instances: int | None = None  # None = serverless (no cluster cap)
+    tier: str = "dedicated"  # cluster tier, or "spot" for a serverless Spot job
 
     @property
     def label(self) -> str:
@@ -63,8 +63,8 @@ class Target:
 class BuiltJob:
     """A job ready to render or submit, with what verify needs to know about it."""
 
-    kind: str                   # smoke | train | scaling
-    label: str                  # e.g. "smoke", "scaling-1node"
+    kind: str  # smoke | train | scaling
+    label: str  # e.g. "smoke", "scaling-1node"
     job: Command
     nodes: int
     processes_per_node: int
@@ -80,8 +80,14 @@ def cluster_target(outputs: StackOutputs, name: str) -> Target:
     from jobs.outputs import cluster
 
     c = cluster(outputs, name)
-    return Target(size=c.size, gpus_per_node=c.gpus_per_node, rdma_usable=c.rdma_usable,
-                  compute=c.name, max_instances=c.max_instances, tier=c.tier)
+    return Target(
+        size=c.size,
+        gpus_per_node=c.gpus_per_node,
+        rdma_usable=c.rdma_usable,
+        compute=c.name,
+        max_instances=c.max_instances,
+        tier=c.tier,
+    )
 
 
 def serverless_target(size: str, spot: bool) -> Target:
@@ -90,14 +96,18 @@ def serverless_target(size: str, spot: bool) -> Target:
     try:
         vm = describe(size)
     except UnknownSize as exc:
-        raise UsageError(f"--size {size}: not an Azure VM size the catalog knows ({exc}); "
-                         "use a name such as Standard_ND96isr_H100_v5") from None
-    return Target(size=vm.name, gpus_per_node=vm.gpus, rdma_usable=vm.rdma_usable,
-                  tier="spot" if spot else "dedicated")
+        raise UsageError(
+            f"--size {size}: not an Azure VM size the catalog knows ({exc}); "
+            "use a name such as Standard_ND96isr_H100_v5"
+        ) from None
+    return Target(
+        size=vm.name, gpus_per_node=vm.gpus, rdma_usable=vm.rdma_usable, tier="spot" if spot else "dedicated"
+    )
 
 
-def resolve_target(outputs: StackOutputs | None, cluster_name: str | None, serverless: bool,
-                   size: str | None, spot: bool) -> Target:
+def resolve_target(
+    outputs: StackOutputs | None, cluster_name: str | None, serverless: bool, size: str | None, spot: bool
+) -> Target:
     """The flags --cluster / --serverless --size / --spot, checked together."""
     if serverless:
         if cluster_name:
@@ -106,37 +116,48 @@ def resolve_target(outputs: StackOutputs | None, cluster_name: str | None, serve
             raise UsageError("--serverless needs --size (the VM size, e.g. --size Standard_ND96isr_H100_v5)")
         return serverless_target(size, spot)
     if spot:
-        raise UsageError("--spot is the serverless job tier (queue_settings job_tier Spot); add --serverless "
-                         "--size SIZE, or use a cluster whose tier is low_priority in the stack config")
+        raise UsageError(
+            "--spot is the serverless job tier (queue_settings job_tier Spot); add --serverless "
+            "--size SIZE, or use a cluster whose tier is low_priority in the stack config"
+        )
     if size:
         raise UsageError("--size is for --serverless jobs; a cluster's size comes from the stack outputs")
     if not cluster_name:
-        raise UsageError("no compute: pass --cluster NAME (a cluster in the stack outputs) "
-                         "or --serverless --size SIZE")
+        raise UsageError(
+            "no compute: pass --cluster NAME (a cluster in the stack outputs) or --serverless --size SIZE"
+        )
     if outputs is None:
         raise UsageError("--cluster needs the stack outputs: pass --stack NAME or --outputs FILE")
     return cluster_target(outputs, cluster_name)
 
 
-def check_shape(target: Target, nodes: int, processes: int, allow_tcp: bool, subject: str | None = None) -> None:
+def check_shape(
+    target: Target, nodes: int, processes: int, allow_tcp: bool, subject: str | None = None
+) -> None:
     """Refuse the job shapes the SDK accepts but Azure ML would run wrongly."""
     nodes_flag = "--nodes"
     subject = subject or f"--nodes {nodes}"
     if nodes < 1:
         raise UsageError(f"{subject}: a job needs at least 1 node; use {nodes_flag} 1 or more")
     if target.max_instances is not None and nodes > target.max_instances:
-        raise UsageError(f"{subject}: {target.label} has max_instances {target.max_instances}; "
-                         f"use {nodes_flag} {target.max_instances} or less, or raise max_instances in the stack config")
+        raise UsageError(
+            f"{subject}: {target.label} has max_instances {target.max_instances}; "
+            f"use {nodes_flag} {target.max_instances} or less, or raise max_instances in the stack config"
+        )
     if processes < 1:
         raise UsageError(f"--processes-per-node {processes}: use at least 1")
     gpus = max(target.gpus_per_node, 1)
     if processes > gpus:
-        raise UsageError(f"--processes-per-node {processes}: {target.size} has {target.gpus_per_node} GPU(s) "
-                         f"per node; use at most {gpus} (one process per GPU)")
+        raise UsageError(
+            f"--processes-per-node {processes}: {target.size} has {target.gpus_per_node} GPU(s) "
+            f"per node; use at most {gpus} (one process per GPU)"
+        )
     if nodes > 1 and not target.rdma_usable and not allow_tcp:
-        raise UsageError(f"{subject} on {target.size}: the size has no RDMA usable by NCCL, so "
-                         "multi-node traffic would fall back to TCP sockets and scale poorly; use an RDMA size "
-                         "('r' in the name, e.g. Standard_ND96isr_H100_v5), one node, or pass --allow-tcp")
+        raise UsageError(
+            f"{subject} on {target.size}: the size has no RDMA usable by NCCL, so "
+            "multi-node traffic would fall back to TCP sockets and scale poorly; use an RDMA size "
+            "('r' in the name, e.g. Standard_ND96isr_H100_v5), one node, or pass --allow-tcp"
+        )
 
 
 def _processes(target: Target, requested: int | None) -> int:
@@ -144,9 +165,19 @@ def _processes(target: Target, requested: int | None) -> int:
     return requested if requested is not None else max(target.gpus_per_node, 1)
 
 
-def _command(target: Target, *, command: str, nodes: int, processes: int, environment: str | None,
-             display_name: str, experiment: str, tags: dict[str, str], inputs: dict | None = None,
-             outputs: dict | None = None) -> Command:
+def _command(
+    target: Target,
+    *,
+    command: str,
+    nodes: int,
+    processes: int,
+    environment: str | None,
+    display_name: str,
+    experiment: str,
+    tags: dict[str, str],
+    inputs: dict | None = None,
+    outputs: dict | None = None,
+) -> Command:
     from azure.ai.ml import command as ml_command
     from azure.ai.ml.entities import QueueSettings
 
@@ -155,7 +186,8 @@ def _command(target: Target, *, command: str, nodes: int, processes: int, enviro
         kwargs["compute"] = target.compute
     else:
         # Serverless: no compute; resources.instance_type is the VM size and the Spot tier is
-        # queue_settings.job_tier "Spot" (learn.microsoft.com/azure/machine-learning/how-to-use-serverless-compute;
+        # queue_settings.job_tier "Spot"
+        # (learn.microsoft.com/azure/machine-learning/how-to-use-serverless-compute;
         # azure-ai-ml QueueSettings: job_tier "Spot" | "Basic" | "Standard" | "Premium").
         kwargs["instance_type"] = target.size
         if target.tier == "spot":
@@ -178,13 +210,23 @@ def _command(target: Target, *, command: str, nodes: int, processes: int, enviro
 
 
 def _tags(kind: str, target: Target, nodes: int, processes: int) -> dict[str, str]:
-    return {"azml-gpu.kind": kind, "azml-gpu.size": target.size, "azml-gpu.nodes": str(nodes),
-            "azml-gpu.processes-per-node": str(processes),
-            "azml-gpu.expect-world-size": str(nodes * processes)}
+    return {
+        "azml-gpu.kind": kind,
+        "azml-gpu.size": target.size,
+        "azml-gpu.nodes": str(nodes),
+        "azml-gpu.processes-per-node": str(processes),
+        "azml-gpu.expect-world-size": str(nodes * processes),
+    }
 
 
-def smoke(target: Target, *, nodes: int | None = None, processes: int | None = None,
-          environment: str | None = None, allow_tcp: bool = False) -> BuiltJob:
+def smoke(
+    target: Target,
+    *,
+    nodes: int | None = None,
+    processes: int | None = None,
+    environment: str | None = None,
+    allow_tcp: bool = False,
+) -> BuiltJob:
     """Two-node (capped by the cluster's max) NCCL smoke test: world size, per-rank lines, busbw sweep."""
     if nodes is None:
         nodes = 2 if target.max_instances is None else max(1, min(2, target.max_instances))
@@ -193,9 +235,16 @@ def smoke(target: Target, *, nodes: int | None = None, processes: int | None = N
     procs = _processes(target, processes)
     check_shape(target, nodes, procs, allow_tcp)
     world = nodes * procs
-    job = _command(target, command=f"python smoke.py --expect-world-size {world}", nodes=nodes, processes=procs,
-                   environment=environment, display_name=f"smoke-{nodes}x{procs}", experiment="azml-gpu-smoke",
-                   tags=_tags("smoke", target, nodes, procs))
+    job = _command(
+        target,
+        command=f"python smoke.py --expect-world-size {world}",
+        nodes=nodes,
+        processes=procs,
+        environment=environment,
+        display_name=f"smoke-{nodes}x{procs}",
+        experiment="azml-gpu-smoke",
+        tags=_tags("smoke", target, nodes, procs),
+    )
     return BuiltJob("smoke", "smoke", job, nodes, procs, target.size)
 
 
@@ -217,13 +266,25 @@ def _positive(flag: str, value: int | None) -> None:
         raise UsageError(f"{flag} {value}: must be at least 1")
 
 
-def train(target: Target, *, run_name: str, data: str | None = None, nodes: int = 1,
-          processes: int | None = None, steps: int | None = None, batch_size: int | None = None,
-          log_every: int | None = None, environment: str | None = None, allow_tcp: bool = False) -> BuiltJob:
+def train(
+    target: Target,
+    *,
+    run_name: str,
+    data: str | None = None,
+    nodes: int = 1,
+    processes: int | None = None,
+    steps: int | None = None,
+    batch_size: int | None = None,
+    log_every: int | None = None,
+    environment: str | None = None,
+    allow_tcp: bool = False,
+) -> BuiltJob:
     """The training job. Its checkpoint output is fixed by run name (rw_mount), so a resubmit resumes."""
     if not run_name or not _RUN_NAME.match(run_name):
-        raise UsageError(f"--run-name {run_name!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a "
-                         "letter or digit; the same name resumes from the same checkpoint folder")
+        raise UsageError(
+            f"--run-name {run_name!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit; the same name resumes from the same checkpoint folder"
+        )
     for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
         _positive(flag, value)
     from azure.ai.ml import Input, Output
@@ -234,19 +295,38 @@ def train(target: Target, *, run_name: str, data: str | None = None, nodes: int 
     inputs = {}
     if data is not None:
         if not data.strip():
-            raise UsageError("--data: empty; pass a data asset (azureml:NAME:VERSION) or an azureml:// folder URI")
+            raise UsageError(
+                "--data: empty; pass a data asset (azureml:NAME:VERSION) or an azureml:// folder URI"
+            )
         inputs["data"] = Input(type="uri_folder", path=data)
     outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount", path=ckpt_uri)}
     tags = _tags("train", target, nodes, procs) | {"azml-gpu.run-name": run_name}
-    job = _command(target, command=_train_command(steps, batch_size, log_every, data is not None), nodes=nodes,
-                   processes=procs, environment=environment, display_name=f"train-{run_name}",
-                   experiment="azml-gpu-train", tags=tags, inputs=inputs, outputs=outputs)
+    job = _command(
+        target,
+        command=_train_command(steps, batch_size, log_every, data is not None),
+        nodes=nodes,
+        processes=procs,
+        environment=environment,
+        display_name=f"train-{run_name}",
+        experiment="azml-gpu-train",
+        tags=tags,
+        inputs=inputs,
+        outputs=outputs,
+    )
     return BuiltJob("train", "train", job, nodes, procs, target.size, {"checkpoint_uri": ckpt_uri})
 
 
-def scaling(target: Target, *, data: str | None = None, processes: int | None = None, steps: int | None = None,
-            batch_size: int | None = None, log_every: int | None = None, environment: str | None = None,
-            allow_tcp: bool = False) -> list[BuiltJob]:
+def scaling(
+    target: Target,
+    *,
+    data: str | None = None,
+    processes: int | None = None,
+    steps: int | None = None,
+    batch_size: int | None = None,
+    log_every: int | None = None,
+    environment: str | None = None,
+    allow_tcp: bool = False,
+) -> list[BuiltJob]:
     """The training benchmark at 1 and at 2 nodes, same per-GPU batch (seed: "run the same job on one node
     and on two with identical per-GPU batch size, and compare samples per second")."""
     for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
@@ -260,9 +340,17 @@ def scaling(target: Target, *, data: str | None = None, processes: int | None = 
         inputs = {"data": Input(type="uri_folder", path=data)} if data else {}
         # Job-scoped checkpoint folder: a benchmark must not resume from another run.
         outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount")}
-        job = _command(target, command=_train_command(steps, batch_size, log_every, bool(data)), nodes=nodes,
-                       processes=procs, environment=environment, display_name=f"scaling-{nodes}node",
-                       experiment="azml-gpu-scaling", tags=_tags("scaling", target, nodes, procs),
-                       inputs=inputs, outputs=outputs)
+        job = _command(
+            target,
+            command=_train_command(steps, batch_size, log_every, bool(data)),
+            nodes=nodes,
+            processes=procs,
+            environment=environment,
+            display_name=f"scaling-{nodes}node",
+            experiment="azml-gpu-scaling",
+            tags=_tags("scaling", target, nodes, procs),
+            inputs=inputs,
+            outputs=outputs,
+        )
         built.append(BuiltJob("scaling", f"scaling-{nodes}node", job, nodes, procs, target.size))
     return built

@@ -16,25 +16,46 @@ def add_outputs_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def add_job_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kind", choices=KINDS, help="smoke: NCCL smoke test; train: training run; "
-                   "scaling: the training benchmark at 1 and 2 nodes")
+    p.add_argument(
+        "kind",
+        choices=KINDS,
+        help="smoke: NCCL smoke test; train: training run; scaling: the training benchmark at 1 and 2 nodes",
+    )
     add_outputs_args(p)
     w = p.add_argument_group("compute")
     w.add_argument("--cluster", metavar="NAME", help="a cluster from the stack outputs")
     w.add_argument("--serverless", action="store_true", help="serverless compute (needs --size)")
-    w.add_argument("--size", metavar="VM_SIZE", help="VM size for --serverless, e.g. Standard_ND96isr_H100_v5")
+    w.add_argument(
+        "--size", metavar="VM_SIZE", help="VM size for --serverless, e.g. Standard_ND96isr_H100_v5"
+    )
     w.add_argument("--spot", action="store_true", help="serverless Spot tier (queue_settings job_tier Spot)")
     s = p.add_argument_group("shape")
-    s.add_argument("--nodes", type=int, help="instance_count (smoke: 2, capped by the cluster's max; train: 1)")
-    s.add_argument("--processes-per-node", type=int, metavar="N",
-                   help="process_count_per_instance (default: the size's GPUs per node)")
-    s.add_argument("--allow-tcp", action="store_true",
-                   help="allow a multi-node job on a size without usable RDMA (NCCL over TCP)")
-    s.add_argument("--environment", metavar="ENV", help="environment (default: the curated ACPT PyTorch GPU image)")
+    s.add_argument(
+        "--nodes", type=int, help="instance_count (smoke: 2, capped by the cluster's max; train: 1)"
+    )
+    s.add_argument(
+        "--processes-per-node",
+        type=int,
+        metavar="N",
+        help="process_count_per_instance (default: the size's GPUs per node)",
+    )
+    s.add_argument(
+        "--allow-tcp",
+        action="store_true",
+        help="allow a multi-node job on a size without usable RDMA (NCCL over TCP)",
+    )
+    s.add_argument(
+        "--environment", metavar="ENV", help="environment (default: the curated ACPT PyTorch GPU image)"
+    )
     t = p.add_argument_group("train / scaling")
-    t.add_argument("--run-name", metavar="NAME",
-                   help="train: checkpoint folder ckpt/NAME/ on workspaceblobstore; same name resumes")
-    t.add_argument("--data", metavar="ASSET", help="input data (uri_folder): azureml:NAME:VERSION or a folder URI")
+    t.add_argument(
+        "--run-name",
+        metavar="NAME",
+        help="train: checkpoint folder ckpt/NAME/ on workspaceblobstore; same name resumes",
+    )
+    t.add_argument(
+        "--data", metavar="ASSET", help="input data (uri_folder): azureml:NAME:VERSION or a folder URI"
+    )
     t.add_argument("--steps", type=int)
     t.add_argument("--batch-size", type=int, help="per-GPU batch size (equal in both scaling jobs)")
     t.add_argument("--log-every", type=int)
@@ -49,22 +70,43 @@ def build(args: argparse.Namespace) -> list[BuiltJob]:
     if args.stack or args.outputs:
         outs = outputs.load(args.stack, args.outputs)
     target = builders.resolve_target(outs, args.cluster, args.serverless, args.size, args.spot)
-    common = {"processes": args.processes_per_node, "environment": args.environment, "allow_tcp": args.allow_tcp}
+    common = {
+        "processes": args.processes_per_node,
+        "environment": args.environment,
+        "allow_tcp": args.allow_tcp,
+    }
     if args.kind == "smoke":
-        for flag, value in (("--run-name", args.run_name), ("--data", args.data), ("--steps", args.steps),
-                            ("--batch-size", args.batch_size), ("--log-every", args.log_every)):
+        for flag, value in (
+            ("--run-name", args.run_name),
+            ("--data", args.data),
+            ("--steps", args.steps),
+            ("--batch-size", args.batch_size),
+            ("--log-every", args.log_every),
+        ):
             if value is not None:
                 raise UsageError(f"{flag} is for train/scaling jobs, not smoke; drop it")
         return [builders.smoke(target, nodes=args.nodes, **common)]
-    train_args = {"data": args.data, "steps": args.steps, "batch_size": args.batch_size,
-                  "log_every": args.log_every, **common}
+    train_args = {
+        "data": args.data,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "log_every": args.log_every,
+        **common,
+    }
     if args.kind == "train":
         if not args.run_name:
-            raise UsageError("train needs --run-name NAME: it fixes the checkpoint folder so a resubmit resumes")
-        return [builders.train(target, run_name=args.run_name, nodes=1 if args.nodes is None else args.nodes,
-                               **train_args)]
+            raise UsageError(
+                "train needs --run-name NAME: it fixes the checkpoint folder so a resubmit resumes"
+            )
+        return [
+            builders.train(
+                target, run_name=args.run_name, nodes=1 if args.nodes is None else args.nodes, **train_args
+            )
+        ]
     if args.nodes is not None:
         raise UsageError("--nodes: scaling always runs 1 and 2 nodes; drop --nodes")
     if args.run_name:
-        raise UsageError("--run-name: scaling jobs use job-scoped checkpoints so they never resume; drop --run-name")
+        raise UsageError(
+            "--run-name: scaling jobs use job-scoped checkpoints so they never resume; drop --run-name"
+        )
     return builders.scaling(target, **train_args)

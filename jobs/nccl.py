@@ -35,10 +35,10 @@ _NCCL_ANY = re.compile(r"NCCL (?:INFO|WARN)")
 class RankTransport:
     """What one rank's log says about NCCL."""
 
-    network: str | None = None                       # from `Using network X`
-    via: list[str] = field(default_factory=list)     # distinct X of `via NET/X`, in order seen
-    ib_devices: str | None = None                    # the `NET/IB : Using ...` device list
-    ib_missing: bool = False                         # `NET/IB : No device found.`
+    network: str | None = None  # from `Using network X`
+    via: list[str] = field(default_factory=list)  # distinct X of `via NET/X`, in order seen
+    ib_devices: str | None = None  # the `NET/IB : Using ...` device list
+    ib_missing: bool = False  # `NET/IB : No device found.`
     nccl_lines: int = 0
 
     @property

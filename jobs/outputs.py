@@ -41,15 +41,19 @@ def from_file(path: str | Path) -> StackOutputs:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"--outputs {path}: no such file; pass the JSON written by "
-                         "`pulumi stack output --json > FILE` or use --stack NAME") from None
+        raise UsageError(
+            f"--outputs {path}: no such file; pass the JSON written by "
+            "`pulumi stack output --json > FILE` or use --stack NAME"
+        ) from None
     except OSError as exc:
         raise UsageError(f"--outputs {path}: cannot read it ({exc.strerror})") from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"--outputs {path}: not JSON ({exc.msg} at line {exc.lineno}); "
-                         "write it with `pulumi stack output --json > FILE`") from None
+        raise UsageError(
+            f"--outputs {path}: not JSON ({exc.msg} at line {exc.lineno}); "
+            "write it with `pulumi stack output --json > FILE`"
+        ) from None
     return _validate(raw, f"--outputs {path}")
 
 
@@ -57,15 +61,20 @@ def from_stack(stack: str) -> StackOutputs:
     """`--stack S`: run the real Pulumi CLI (`pulumi stack output --json --stack S`)."""
     exe = shutil.which("pulumi")
     if exe is None:
-        raise UsageError(f"--stack {stack}: the `pulumi` CLI is not on PATH; install it "
-                         "(https://www.pulumi.com/docs/install/) or pass --outputs FILE with the JSON "
-                         "of `pulumi stack output --json`")
-    proc = subprocess.run([exe, "stack", "output", "--json", "--stack", stack],
-                          capture_output=True, text=True, check=False)
+        raise UsageError(
+            f"--stack {stack}: the `pulumi` CLI is not on PATH; install it "
+            "(https://www.pulumi.com/docs/install/) or pass --outputs FILE with the JSON "
+            "of `pulumi stack output --json`"
+        )
+    proc = subprocess.run(
+        [exe, "stack", "output", "--json", "--stack", stack], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise UsageError(f"--stack {stack}: `pulumi stack output` failed ({detail[-1] if detail else 'no output'}); "
-                         "check the stack name with `pulumi stack ls` or pass --outputs FILE")
+        raise UsageError(
+            f"--stack {stack}: `pulumi stack output` failed ({detail[-1] if detail else 'no output'}); "
+            "check the stack name with `pulumi stack ls` or pass --outputs FILE"
+        )
     try:
         raw = json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -81,7 +90,9 @@ def load(stack: str | None, outputs_file: str | None) -> StackOutputs:
         return from_file(outputs_file)
     if stack:
         return from_stack(stack)
-    raise UsageError("no stack outputs: pass --stack NAME (reads `pulumi stack output --json`) or --outputs FILE")
+    raise UsageError(
+        "no stack outputs: pass --stack NAME (reads `pulumi stack output --json`) or --outputs FILE"
+    )
 
 
 def cluster(outputs: StackOutputs, name: str, flag: str = "--cluster") -> ClusterOutput:
@@ -90,5 +101,7 @@ def cluster(outputs: StackOutputs, name: str, flag: str = "--cluster") -> Cluste
     if name in clusters:
         return clusters[name]
     known = ", ".join(sorted(clusters)) or "none"
-    raise UsageError(f"{flag} {name}: no such cluster in the stack outputs (clusters: {known}); "
-                     "pick one of those or deploy it first")
+    raise UsageError(
+        f"{flag} {name}: no such cluster in the stack outputs (clusters: {known}); "
+        "pick one of those or deploy it first"
+    )

@@ -64,9 +64,18 @@ def young_daly(checkpoint_seconds: float, mtbf_hours: float) -> Checkpointing:
     return Checkpointing(checkpoint_seconds, mtbf_hours, tau, max(0.0, 1.0 - waste))
 
 
-def plan(tokens: float, tokens_per_gpu_s: float, gpus: int, goodput: float = 0.85, size: str | None = None,
-         price_per_node_hour: float | None = None, checkpoint_seconds: float | None = None,
-         mtbf_hours: float | None = None, region: str | None = None, tier: str = "dedicated") -> Plan:
+def plan(
+    tokens: float,
+    tokens_per_gpu_s: float,
+    gpus: int,
+    goodput: float = 0.85,
+    size: str | None = None,
+    price_per_node_hour: float | None = None,
+    checkpoint_seconds: float | None = None,
+    mtbf_hours: float | None = None,
+    region: str | None = None,
+    tier: str = "dedicated",
+) -> Plan:
     if tokens <= 0:
         raise UsageError(f"--tokens {tokens}: must be above 0")
     if tokens_per_gpu_s <= 0:
@@ -81,8 +90,17 @@ def plan(tokens: float, tokens_per_gpu_s: float, gpus: int, goodput: float = 0.8
         raise UsageError("--checkpoint-seconds and --mtbf-hours go together; pass both or neither")
 
     hours = tokens / (tokens_per_gpu_s * gpus * goodput) / 3600.0
-    p = Plan(tokens=tokens, tokens_per_gpu_s=tokens_per_gpu_s, gpus=gpus, goodput=goodput, hours=hours,
-             gpu_hours=hours * gpus, region=region, tier=tier, price_per_node_hour=price_per_node_hour)
+    p = Plan(
+        tokens=tokens,
+        tokens_per_gpu_s=tokens_per_gpu_s,
+        gpus=gpus,
+        goodput=goodput,
+        hours=hours,
+        gpu_hours=hours * gpus,
+        region=region,
+        tier=tier,
+        price_per_node_hour=price_per_node_hour,
+    )
     if size:
         from vmsizes import UnknownSize, describe
         from vmsizes.quota import ClusterDemand, reserve
@@ -90,19 +108,30 @@ def plan(tokens: float, tokens_per_gpu_s: float, gpus: int, goodput: float = 0.8
         try:
             vm = describe(size)
         except UnknownSize as exc:
-            raise UsageError(f"--size {size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5") from None
+            raise UsageError(
+                f"--size {size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5"
+            ) from None
         if vm.gpus < 1:
             raise UsageError(f"--size {vm.name}: has no whole GPUs; pick a GPU size")
         p.size, p.gpus_per_node = vm.name, vm.gpus
         p.nodes = math.ceil(gpus / vm.gpus)
         p.node_hours = hours * p.nodes
         if gpus % vm.gpus:
-            p.notes.append(f"{gpus} GPUs is not a whole number of {vm.gpus}-GPU nodes; "
-                           f"{p.nodes} nodes leave {p.nodes * vm.gpus - gpus} GPU(s) idle")
+            p.notes.append(
+                f"{gpus} GPUs is not a whole number of {vm.gpus}-GPU nodes; "
+                f"{p.nodes} nodes leave {p.nodes * vm.gpus - gpus} GPU(s) idle"
+            )
         report = reserve([ClusterDemand("plan", vm.name, region or "unspecified", tier, p.nodes)])
         for pool in report.pools:
-            p.quota.append({"region": region or "(any)", "kind": pool.kind, "family": pool.family,
-                            "pool": pool.label, "vcpus": pool.vcpus})
+            p.quota.append(
+                {
+                    "region": region or "(any)",
+                    "kind": pool.kind,
+                    "family": pool.family,
+                    "pool": pool.label,
+                    "vcpus": pool.vcpus,
+                }
+            )
         if price_per_node_hour is not None:
             p.cost = p.node_hours * price_per_node_hour
     elif price_per_node_hour is not None:
@@ -113,8 +142,10 @@ def plan(tokens: float, tokens_per_gpu_s: float, gpus: int, goodput: float = 0.8
 
 
 def render_text(p: Plan) -> str:
-    lines = [f"{p.tokens:,.0f} tokens at {p.tokens_per_gpu_s:,.0f} tokens/s per GPU on {p.gpus} GPUs, "
-             f"goodput {p.goodput:.2f}: {p.hours:.1f} hours ({p.gpu_hours:,.0f} GPU-hours)"]
+    lines = [
+        f"{p.tokens:,.0f} tokens at {p.tokens_per_gpu_s:,.0f} tokens/s per GPU on {p.gpus} GPUs, "
+        f"goodput {p.goodput:.2f}: {p.hours:.1f} hours ({p.gpu_hours:,.0f} GPU-hours)"
+    ]
     if p.nodes is not None:
         lines.append(f"{p.nodes} x {p.size} ({p.gpus_per_node} GPUs each): {p.node_hours:,.1f} node-hours")
         for q in p.quota:
@@ -123,7 +154,10 @@ def render_text(p: Plan) -> str:
         lines.append(f"cost: {p.cost:,.2f} at {p.price_per_node_hour:,.2f} per node-hour")
     if p.checkpointing:
         c = p.checkpointing
-        lines.append(f"checkpoint every {c.interval_seconds / 60:.1f} min (Young/Daly sqrt(2 x {c.checkpoint_seconds:g} s"
-                     f" x {c.mtbf_hours:g} h)); expected goodput from checkpoints and rework {c.expected_goodput:.3f}")
+        lines.append(
+            f"checkpoint every {c.interval_seconds / 60:.1f} min "
+            f"(Young/Daly sqrt(2 x {c.checkpoint_seconds:g} s x {c.mtbf_hours:g} h)); "
+            f"expected goodput from checkpoints and rework {c.expected_goodput:.3f}"
+        )
     lines += [f"note: {n}" for n in p.notes]
     return "\n".join(lines)

@@ -35,17 +35,18 @@ if TYPE_CHECKING:
 
     from stackconfig.outputs import StackOutputs
 
-POLICY = "quota-reservation"  # policies/quota_reservation.py: config {"quotas": {region: {family|total|lowPriority: n}}}
+#: policies/quota_reservation.py reads {"quotas": {region: {family | "total" | "lowPriority": vCPUs}}}
+POLICY = "quota-reservation"
 
 
 @dataclass
 class UsageRow:
     region: str
-    kind: str          # family | regional-total | low-priority | clusters
-    name: str          # as Azure ML prints it
+    kind: str  # family | regional-total | low-priority | clusters
+    name: str  # as Azure ML prints it
     used: int
     limit: int
-    family: str | None = None      # the catalog's family name, when one matches
+    family: str | None = None  # the catalog's family name, when one matches
     stack_vcpus: int | None = None  # what the stack's clusters reserve in this pool
 
     @property
@@ -112,8 +113,9 @@ def attach_stack(rows: list[UsageRow], outputs: StackOutputs) -> None:
     from vmsizes.quota import ClusterDemand, reserve
     from vmsizes.retirement import normalize_region
 
-    report = reserve([ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances)
-                      for c in outputs.clusters.values()])
+    report = reserve(
+        [ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances) for c in outputs.clusters.values()]
+    )
     for row in rows:
         region = normalize_region(row.region)
         if row.kind == "family":
@@ -146,7 +148,9 @@ def write_policy_config(path: Path, rows: list[UsageRow]) -> dict:
         try:
             data = json.loads(path.read_text(encoding="utf-8") or "{}")
         except json.JSONDecodeError as exc:
-            raise UsageError(f"--write {path}: not JSON ({exc.msg} at line {exc.lineno}); fix or remove it") from None
+            raise UsageError(
+                f"--write {path}: not JSON ({exc.msg} at line {exc.lineno}); fix or remove it"
+            ) from None
         if not isinstance(data, dict):
             raise UsageError(f"--write {path}: expected a JSON object of policy names")
     entry = data.get(POLICY)
@@ -173,13 +177,21 @@ def render_text(rows: list[UsageRow], only_used: bool = True) -> str:
 
     table = Table(title="Azure ML compute quota (vCPUs)")
     for col in ("region", "quota", "used", "limit", "free", "stack reserves"):
-        table.add_column(col, justify="right" if col in ("used", "limit", "free", "stack reserves") else "left")
+        table.add_column(
+            col, justify="right" if col in ("used", "limit", "free", "stack reserves") else "left"
+        )
     for r in rows:
         if only_used and r.kind == "family" and r.limit == 0 and r.used == 0 and r.stack_vcpus is None:
             continue
         flag = "" if r.stack_vcpus is None or r.stack_vcpus <= r.limit else " (over)"
-        table.add_row(r.region, r.name + (f" [{r.family}]" if r.family else ""), str(r.used), str(r.limit),
-                      str(r.free), ("" if r.stack_vcpus is None else str(r.stack_vcpus)) + flag)
+        table.add_row(
+            r.region,
+            r.name + (f" [{r.family}]" if r.family else ""),
+            str(r.used),
+            str(r.limit),
+            str(r.free),
+            ("" if r.stack_vcpus is None else str(r.stack_vcpus)) + flag,
+        )
     buf = io.StringIO()
     Console(file=buf, width=140, no_color=True).print(table)
     return buf.getvalue()

@@ -67,40 +67,52 @@ def per_gpu_values(text: str) -> list[float]:
 def read_run(logdir: Path, flag: str) -> Run:
     logs, _ = logfiles.rank_logs(logdir)
     if not logs:
-        raise UsageError(f"{flag} {logdir}: no user_logs/std_log_process_<N>.txt below it; pass the folder "
-                         "a training job's logs were downloaded to")
+        raise UsageError(
+            f"{flag} {logdir}: no user_logs/std_log_process_<N>.txt below it; pass the folder "
+            "a training job's logs were downloaded to"
+        )
     rank0 = logs.get(0) or logs[min(logs)]
     text = rank0.read_text(encoding="utf-8", errors="replace")
     values = per_gpu_values(text)
     if not values:
-        raise UsageError(f"{flag} {logdir}: rank {min(logs)}'s log has no `tok/s/gpu` line; "
-                         "was it a train.py run that reached its first --log-every step?")
+        raise UsageError(
+            f"{flag} {logdir}: rank {min(logs)}'s log has no `tok/s/gpu` line; "
+            "was it a train.py run that reached its first --log-every step?"
+        )
     steady = values[1:] if len(values) >= 3 else values
     world = _WORLD.search(text)
-    return Run(str(logdir), int(world.group(1)) if world else len(logs), statistics.median(steady), len(steady))
+    return Run(
+        str(logdir), int(world.group(1)) if world else len(logs), statistics.median(steady), len(steady)
+    )
 
 
 def compare(one: Run, two: Run) -> Scaling:
     problems = []
     if two.world_size != 2 * one.world_size:
-        problems.append(f"world sizes {one.world_size} and {two.world_size}: the second run should have twice "
-                        "the GPUs of the first (same processes per node, 1 vs 2 nodes)")
+        problems.append(
+            f"world sizes {one.world_size} and {two.world_size}: the second run should have twice "
+            "the GPUs of the first (same processes per node, 1 vs 2 nodes)"
+        )
     speedup = two.throughput / one.throughput
     efficiency = speedup / 2.0
     if efficiency < THRESHOLD:
-        problems.append(f"efficiency {efficiency:.2f} (speedup {speedup:.2f}x) is below {THRESHOLD:.2f} "
-                        f"({2 * THRESHOLD:.1f}x): communication is the bottleneck; check the NCCL transport "
-                        "with `python -m jobs verify` on the 2-node logs (expect `Using network IB`, "
-                        "not Socket)")
+        problems.append(
+            f"efficiency {efficiency:.2f} (speedup {speedup:.2f}x) is below {THRESHOLD:.2f} "
+            f"({2 * THRESHOLD:.1f}x): communication is the bottleneck; check the NCCL transport "
+            "with `python -m jobs verify` on the 2-node logs (expect `Using network IB`, "
+            "not Socket)"
+        )
     return Scaling(one, two, speedup, efficiency, not problems, problems=problems)
 
 
 def render_text(s: Scaling) -> str:
-    lines = [f"1 node : {s.one_node.throughput:,.0f} tokens/s ({s.one_node.world_size} GPUs x "
-             f"{s.one_node.tokens_per_gpu_s:,.0f})",
-             f"2 nodes: {s.two_nodes.throughput:,.0f} tokens/s ({s.two_nodes.world_size} GPUs x "
-             f"{s.two_nodes.tokens_per_gpu_s:,.0f})",
-             f"speedup {s.speedup:.2f}x, efficiency {s.efficiency:.2f} "
-             f"({'OK' if s.ok else 'NOT OK'}, threshold {s.threshold:.2f})"]
+    lines = [
+        f"1 node : {s.one_node.throughput:,.0f} tokens/s ({s.one_node.world_size} GPUs x "
+        f"{s.one_node.tokens_per_gpu_s:,.0f})",
+        f"2 nodes: {s.two_nodes.throughput:,.0f} tokens/s ({s.two_nodes.world_size} GPUs x "
+        f"{s.two_nodes.tokens_per_gpu_s:,.0f})",
+        f"speedup {s.speedup:.2f}x, efficiency {s.efficiency:.2f} "
+        f"({'OK' if s.ok else 'NOT OK'}, threshold {s.threshold:.2f})",
+    ]
     lines += [f"problem: {p}" for p in s.problems]
     return "\n".join(lines)

@@ -56,19 +56,32 @@ def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
-def submit(ml: MLClient, built: BuiltJob, *, console: Console, wait: bool = True, stream: bool = True,
-           logs_root: Path | None = None, poll_s: float = 10.0, verify: bool = True) -> Outcome:
+def submit(
+    ml: MLClient,
+    built: BuiltJob,
+    *,
+    console: Console,
+    wait: bool = True,
+    stream: bool = True,
+    logs_root: Path | None = None,
+    poll_s: float = 10.0,
+    verify: bool = True,
+) -> Outcome:
     out = Outcome(label=built.label, name=None, status=None, exit_code=EXIT_OK)
-    console.log(f"[bold]{built.label}[/]: creating job ({built.nodes} node(s) x {built.processes_per_node} "
-                f"process(es) on {built.size})")
+    console.log(
+        f"[bold]{built.label}[/]: creating job ({built.nodes} node(s) x {built.processes_per_node} "
+        f"process(es) on {built.size})"
+    )
     try:
         created = ml.jobs.create_or_update(built.job)
     except Exception as exc:  # any SDK/HTTP error: the job was not created
         out.exit_code, out.error = EXIT_CREATE, f"create failed: {_err(exc)}"
         return out
     out.name, out.status, out.studio_url = created.name, created.status, created.studio_url
-    console.log(f"{built.label}: job {created.name} created ({created.status})"
-                + (f" {created.studio_url}" if created.studio_url else ""))
+    console.log(
+        f"{built.label}: job {created.name} created ({created.status})"
+        + (f" {created.studio_url}" if created.studio_url else "")
+    )
     if not wait:
         return out
 
@@ -100,7 +113,9 @@ def submit(ml: MLClient, built: BuiltJob, *, console: Console, wait: bool = True
                     return out
                 continue
             if new != status:
-                console.log(f"{built.label} {out.name}: {status} -> {new} after {_fmt(time.monotonic() - start)}")
+                console.log(
+                    f"{built.label} {out.name}: {status} -> {new} after {_fmt(time.monotonic() - start)}"
+                )
             status = new
     out.status, out.elapsed_s = status, time.monotonic() - start
 

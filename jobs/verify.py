@@ -31,10 +31,14 @@ _PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
 #: GPU), so even a single GPU's link rate is a generous floor; TCP fallback lands far below it.
 BUSBW_FLOOR = 0.5
 
-CAUSE_PROCESS_COUNT = ("process_count_per_instance unset or too small: Azure ML starts one process per node "
-                       "when it is missing, so one GPU per node works and the others sit idle")
-CAUSE_TCP = ("NCCL is not on InfiniBand: a size without usable RDMA, or an image that replaced the network "
-             "stack (its own NCCL/OFED/plugin); look for `Using network Socket` / `via NET/Socket`")
+CAUSE_PROCESS_COUNT = (
+    "process_count_per_instance unset or too small: Azure ML starts one process per node "
+    "when it is missing, so one GPU per node works and the others sit idle"
+)
+CAUSE_TCP = (
+    "NCCL is not on InfiniBand: a size without usable RDMA, or an image that replaced the network "
+    "stack (its own NCCL/OFED/plugin); look for `Using network Socket` / `via NET/Socket`"
+)
 
 
 @dataclass
@@ -61,7 +65,9 @@ class Report:
         return d
 
 
-def _smoke_lines(text: str) -> tuple[int | None, list[tuple[int | None, str | None, int | None]], float | None]:
+def _smoke_lines(
+    text: str,
+) -> tuple[int | None, list[tuple[int | None, str | None, int | None]], float | None]:
     world = None
     ranks: list[tuple[int | None, str | None, int | None]] = []
     busbw = None
@@ -74,14 +80,21 @@ def _smoke_lines(text: str) -> tuple[int | None, list[tuple[int | None, str | No
         host = _HOST.search(line)
         if node or host:
             rank = _RANK.search(line)
-            ranks.append((int(node.group(1)) if node else None, host.group(1) if host else None,
-                          int(rank.group(1)) if rank else None))
+            ranks.append(
+                (
+                    int(node.group(1)) if node else None,
+                    host.group(1) if host else None,
+                    int(rank.group(1)) if rank else None,
+                )
+            )
         if m := _PEAK_BUSBW.search(line):
             busbw = float(m.group(1))
     return world, ranks, busbw
 
 
-def verify(logdir: Path, expected_world_size: int, size: str | None = None, allow_socket: bool = False) -> Report:
+def verify(
+    logdir: Path, expected_world_size: int, size: str | None = None, allow_socket: bool = False
+) -> Report:
     logs, attempt = logfiles.rank_logs(logdir)
     by_rank: dict[int, str] = {}
     net_lines = False
@@ -108,15 +121,26 @@ def verify(logdir: Path, expected_world_size: int, size: str | None = None, allo
 
     world = max(worlds) if worlds else None
     transport = nccl.overall(by_rank) if by_rank else nccl.NONE_SEEN
-    report = Report(world_size=world, expected_world_size=expected_world_size, rank_logs=len(logs),
-                    transport=transport, transport_by_rank=by_rank, busbw_gbps=max(busbws) if busbws else None,
-                    ok=False, processes_per_node=dict(sorted(per_node.items())),
-                    nodes=len(per_node) or None, attempt=attempt, size=size)
+    report = Report(
+        world_size=world,
+        expected_world_size=expected_world_size,
+        rank_logs=len(logs),
+        transport=transport,
+        transport_by_rank=by_rank,
+        busbw_gbps=max(busbws) if busbws else None,
+        ok=False,
+        processes_per_node=dict(sorted(per_node.items())),
+        nodes=len(per_node) or None,
+        attempt=attempt,
+        size=size,
+    )
     problems, causes = report.problems, report.likely_causes
 
     if not logs:
-        problems.append(f"no rank logs (user_logs/std_log_process_<N>.txt) below {logdir}; pass the folder "
-                        "`jobs.download(all=True)` or `python -m jobs local --logs` wrote")
+        problems.append(
+            f"no rank logs (user_logs/std_log_process_<N>.txt) below {logdir}; pass the folder "
+            "`jobs.download(all=True)` or `python -m jobs local --logs` wrote"
+        )
         return report
 
     gpus = None
@@ -129,7 +153,9 @@ def verify(logdir: Path, expected_world_size: int, size: str | None = None, allo
         report.link_gbps_per_gpu = vm.per_gpu_link_gbps
 
     if world is None:
-        problems.append("no `world size N` line in any rank log: did the smoke script run to its first print?")
+        problems.append(
+            "no `world size N` line in any rank log: did the smoke script run to its first print?"
+        )
     elif world != expected_world_size:
         problems.append(f"world size {world}, expected {expected_world_size}")
     if len(logs) != expected_world_size:
@@ -138,23 +164,31 @@ def verify(logdir: Path, expected_world_size: int, size: str | None = None, allo
     counts = set(per_node.values())
     nodes = len(per_node)
     if per_node and gpus and any(c < gpus for c in counts):
-        problems.append(f"processes per node {dict(sorted(per_node.items()))}, but {report.size} has {gpus} GPUs")
+        problems.append(
+            f"processes per node {dict(sorted(per_node.items()))}, but {report.size} has {gpus} GPUs"
+        )
         causes.append(CAUSE_PROCESS_COUNT)
-    elif ((world is not None and world < expected_world_size) or len(logs) < expected_world_size) and counts == {1}:
+    elif (
+        (world is not None and world < expected_world_size) or len(logs) < expected_world_size
+    ) and counts == {1}:
         causes.append(CAUSE_PROCESS_COUNT)
 
-    # NET channels exist only between nodes; without per-rank lines, more ranks than GPUs also means nodes > 1.
+    # NET channels exist only between nodes; without per-rank lines, more ranks than GPUs means > 1 node.
     multi_node = nodes > 1 or net_lines or (nodes == 0 and gpus is not None and len(logs) > max(gpus, 1))
     rdma_ok = all(nccl.is_rdma(t) for t in by_rank.values())
     if transport == nccl.NONE_SEEN and expected_world_size == 1:
         report.notes.append("one process: no collective, so no NCCL transport to check")
     elif transport == nccl.NONE_SEEN:
         if allow_socket:
-            report.notes.append("no NCCL lines (CPU/gloo run): transport reported as sockets, allowed by --allow-socket")
+            report.notes.append(
+                "no NCCL lines (CPU/gloo run): transport reported as sockets, allowed by --allow-socket"
+            )
             report.transport = "none seen (sockets)"
         else:
-            problems.append("no NCCL transport lines: set NCCL_DEBUG=INFO and use the nccl backend, "
-                            "or pass --allow-socket for a CPU (gloo) run")
+            problems.append(
+                "no NCCL transport lines: set NCCL_DEBUG=INFO and use the nccl backend, "
+                "or pass --allow-socket for a CPU (gloo) run"
+            )
     elif not rdma_ok:
         socketish = [r for r, t in by_rank.items() if not nccl.is_rdma(t)]
         msg = f"NCCL transport {transport} on {len(socketish)} of {len(by_rank)} rank(s), not InfiniBand"
@@ -170,8 +204,10 @@ def verify(logdir: Path, expected_world_size: int, size: str | None = None, allo
     if report.busbw_gbps is not None and link:
         link_gbytes = link / 8  # Gb/s -> GB/s
         share = report.busbw_gbps / link_gbytes
-        text = (f"peak busbw {report.busbw_gbps:.1f} GB/s = {share:.0%} of one GPU's link "
-                f"({link:.0f} Gb/s = {link_gbytes:.0f} GB/s)")
+        text = (
+            f"peak busbw {report.busbw_gbps:.1f} GB/s = {share:.0%} of one GPU's link "
+            f"({link:.0f} Gb/s = {link_gbytes:.0f} GB/s)"
+        )
         if multi_node and share < BUSBW_FLOOR and not allow_socket:
             problems.append(text + f", below {BUSBW_FLOOR:.0%}")
             if CAUSE_TCP not in causes:
@@ -185,9 +221,11 @@ def verify(logdir: Path, expected_world_size: int, size: str | None = None, allo
 
 def render_text(r: Report) -> str:
     head = "OK" if r.ok else "NOT OK"
-    lines = [f"{head}: world size {r.world_size if r.world_size is not None else 'not seen'} "
-             f"(expected {r.expected_world_size}), {r.rank_logs} rank log(s)"
-             + (f", attempt retry_{r.attempt:03d}" if r.attempt else "")]
+    lines = [
+        f"{head}: world size {r.world_size if r.world_size is not None else 'not seen'} "
+        f"(expected {r.expected_world_size}), {r.rank_logs} rank log(s)"
+        + (f", attempt retry_{r.attempt:03d}" if r.attempt else "")
+    ]
     if r.processes_per_node:
         lines.append("processes per node: " + ", ".join(f"{k}: {v}" for k, v in r.processes_per_node.items()))
     lines.append(f"NCCL transport: {r.transport}")

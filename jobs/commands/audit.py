@@ -15,8 +15,9 @@ from jobs.errors import UsageError, guarded
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_outputs_args
 
-    p = subparsers.add_parser("audit", help="clusters' idle quota and last job; flags unused ones",
-                              description=__doc__)
+    p = subparsers.add_parser(
+        "audit", help="clusters' idle quota and last job; flags unused ones", description=__doc__
+    )
     add_outputs_args(p)
     p.add_argument("--days", type=int, default=30, help="flag clusters with no job for this many days")
     p.add_argument("--json", action="store_true")
@@ -34,13 +35,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         jobs = audit.fetch_jobs(ml_client(outs))
     except Exception as exc:
-        print(f"error: job list query failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
+        print(
+            f"error: job list query failed: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}",
+            file=sys.stderr,
+        )
         return 4
     rows = audit.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days)
     if args.json:
-        print(json.dumps({"clusters": audit.to_json(rows), "unused": [r.cluster for r in rows if r.unused],
-                          "days": args.days}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "clusters": audit.to_json(rows),
+                    "unused": [r.cluster for r in rows if r.unused],
+                    "days": args.days,
+                },
+                indent=2,
+            )
+        )
     else:
         print(audit.render_text(rows))
     return 1 if any(r.unused for r in rows) else 0

@@ -10,8 +10,9 @@ from jobs.errors import guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("plan", help="hours, nodes, quota, cost and checkpoint interval of a run",
-                              description=__doc__)
+    p = subparsers.add_parser(
+        "plan", help="hours, nodes, quota, cost and checkpoint interval of a run", description=__doc__
+    )
     p.add_argument("--tokens", type=float, required=True, help="tokens to train on, e.g. 2.0e9")
     p.add_argument("--tokens-per-gpu-s", type=float, required=True, help="measured tokens/s per GPU")
     p.add_argument("--gpus", type=int, required=True)
@@ -30,8 +31,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jobs.plan import plan, render_text
 
-    p = plan(args.tokens, args.tokens_per_gpu_s, args.gpus, args.goodput, size=args.size,
-             price_per_node_hour=args.price_per_node_hour, checkpoint_seconds=args.checkpoint_seconds,
-             mtbf_hours=args.mtbf_hours, region=args.region, tier=args.tier)
+    p = plan(
+        args.tokens,
+        args.tokens_per_gpu_s,
+        args.gpus,
+        args.goodput,
+        size=args.size,
+        price_per_node_hour=args.price_per_node_hour,
+        checkpoint_seconds=args.checkpoint_seconds,
+        mtbf_hours=args.mtbf_hours,
+        region=args.region,
+        tier=args.tier,
+    )
     print(json.dumps(p.to_json(), indent=2) if args.json else render_text(p))
     return 0

@@ -15,12 +15,17 @@ from jobs.errors import UsageError, guarded
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_outputs_args
 
-    p = subparsers.add_parser("quota", help="Azure ML quota usage and limits per family and region",
-                              description=__doc__)
+    p = subparsers.add_parser(
+        "quota", help="Azure ML quota usage and limits per family and region", description=__doc__
+    )
     p.add_argument("--regions", help="comma-separated regions (default: the regions of the stack's clusters)")
     add_outputs_args(p)
-    p.add_argument("--write", metavar="FILE", help="merge the limits into a policy config "
-                   "(policies/config/<stack>.json) under quota-reservation.quotas")
+    p.add_argument(
+        "--write",
+        metavar="FILE",
+        help="merge the limits into a policy config "
+        "(policies/config/<stack>.json) under quota-reservation.quotas",
+    )
     p.add_argument("--all", action="store_true", help="also list families with no quota and no use")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -42,20 +47,34 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = quota.fetch(ml, regions)
     except Exception as exc:
-        print(f"error: usage query failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
+        print(
+            f"error: usage query failed: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}",
+            file=sys.stderr,
+        )
         return 4
     quota.attach_stack(rows, outs)
     if args.write:
         quota.write_policy_config(Path(args.write), rows)
     over = [r for r in rows if r.stack_vcpus is not None and r.stack_vcpus > r.limit]
     if args.json:
-        print(json.dumps({"regions": regions, "usages": quota.to_json(rows),
-                          "over": [r.name for r in over], "written": args.write}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "regions": regions,
+                    "usages": quota.to_json(rows),
+                    "over": [r.name for r in over],
+                    "written": args.write,
+                },
+                indent=2,
+            )
+        )
     else:
         print(quota.render_text(rows, only_used=not args.all), end="")
         for r in over:
-            print(f"over: {r.region} {r.name}: the stack reserves {r.stack_vcpus} vCPUs, the limit is {r.limit}")
+            print(
+                f"over: {r.region} {r.name}: the stack reserves {r.stack_vcpus} vCPUs, the limit is {r.limit}"
+            )
         if args.write:
             print(f"wrote quota-reservation.quotas into {args.write}")
     return 1 if over else 0

@@ -13,11 +13,18 @@ from jobs.errors import UsageError, guarded
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_outputs_args
 
-    p = subparsers.add_parser("scaling", help="scaling efficiency of a 1-node and a 2-node training run",
-                              description=__doc__)
-    p.add_argument("logdirs", nargs="*", metavar="LOGDIR", help="the 1-node run's logs, then the 2-node run's")
-    p.add_argument("--jobs", nargs=2, metavar=("ONE_NODE_JOB", "TWO_NODE_JOB"),
-                   help="download two submitted jobs' logs instead (needs --stack or --outputs)")
+    p = subparsers.add_parser(
+        "scaling", help="scaling efficiency of a 1-node and a 2-node training run", description=__doc__
+    )
+    p.add_argument(
+        "logdirs", nargs="*", metavar="LOGDIR", help="the 1-node run's logs, then the 2-node run's"
+    )
+    p.add_argument(
+        "--jobs",
+        nargs=2,
+        metavar=("ONE_NODE_JOB", "TWO_NODE_JOB"),
+        help="download two submitted jobs' logs instead (needs --stack or --outputs)",
+    )
     add_outputs_args(p)
     p.add_argument("--logs", metavar="DIR", default="job-logs", help="where --jobs downloads to")
     p.add_argument("--json", action="store_true")
@@ -41,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
             try:
                 ml.jobs.download(name, all=True, download_path=str(dest))
             except Exception as exc:
-                raise UsageError(f"--jobs {name}: cannot download its logs ({type(exc).__name__}: "
-                                 f"{str(exc).splitlines()[0] if str(exc) else ''}); is it finished?") from None
+                raise UsageError(
+                    f"--jobs {name}: cannot download its logs ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}); is it finished?"
+                ) from None
             dirs.append(dest)
     elif len(args.logdirs) == 2:
         dirs = [Path(d) for d in args.logdirs]
@@ -51,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     for d in dirs:
         if not d.is_dir():
             raise UsageError(f"LOGDIR {d}: not a folder")
-    result = scaling.compare(scaling.read_run(dirs[0], "1-node LOGDIR"), scaling.read_run(dirs[1], "2-node LOGDIR"))
+    result = scaling.compare(
+        scaling.read_run(dirs[0], "1-node LOGDIR"), scaling.read_run(dirs[1], "2-node LOGDIR")
+    )
     print(json.dumps(result.to_json(), indent=2) if args.json else scaling.render_text(result))
     return 0 if result.ok else 1

@@ -16,15 +16,28 @@ from jobs.errors import UsageError, guarded
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_job_args
 
-    p = subparsers.add_parser("submit", help="submit a job, follow it, download its logs and verify",
-                              description=__doc__)
+    p = subparsers.add_parser(
+        "submit", help="submit a job, follow it, download its logs and verify", description=__doc__
+    )
     add_job_args(p)
-    p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
-                   help="follow the job to a terminal state (default); --no-wait returns after create")
-    p.add_argument("--stream", action=argparse.BooleanOptionalAction, default=True,
-                   help="stream rank 0's log while it runs (to stderr)")
-    p.add_argument("--logs", metavar="DIR", default="job-logs",
-                   help="download all ranks' logs to DIR/<job name> (default ./job-logs)")
+    p.add_argument(
+        "--wait",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="follow the job to a terminal state (default); --no-wait returns after create",
+    )
+    p.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="stream rank 0's log while it runs (to stderr)",
+    )
+    p.add_argument(
+        "--logs",
+        metavar="DIR",
+        default="job-logs",
+        help="download all ranks' logs to DIR/<job name> (default ./job-logs)",
+    )
     p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(func=run)
@@ -48,8 +61,15 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     results = []
     for b in built:
-        outcome = submit(ml, b, console=console, wait=args.wait, stream=args.stream,
-                         logs_root=Path(args.logs), poll_s=args.poll_seconds)
+        outcome = submit(
+            ml,
+            b,
+            console=console,
+            wait=args.wait,
+            stream=args.stream,
+            logs_root=Path(args.logs),
+            poll_s=args.poll_seconds,
+        )
         results.append(outcome)
         if outcome.exit_code != 0:
             break
@@ -59,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
         from jobs import scaling
 
         try:
-            s = scaling.compare(scaling.read_run(Path(results[0].logs), "1-node logs"),
-                                scaling.read_run(Path(results[1].logs), "2-node logs"))
+            s = scaling.compare(
+                scaling.read_run(Path(results[0].logs), "1-node logs"),
+                scaling.read_run(Path(results[1].logs), "2-node logs"),
+            )
             summary["scaling"] = s.to_json()
             code = 0 if s.ok else 1
         except (UsageError, TypeError) as exc:
@@ -78,11 +100,13 @@ def run(args: argparse.Namespace) -> int:
                 line += f"; {o.error}"
             print(line)
             if o.verify:
-                print(f"  verify: {'OK' if o.verify['ok'] else 'NOT OK'}, world size {o.verify['world_size']}, "
-                      f"transport {o.verify['transport']}")
+                print(
+                    f"  verify: {'OK' if o.verify['ok'] else 'NOT OK'}, world size {o.verify['world_size']}, "
+                    f"transport {o.verify['transport']}"
+                )
                 for p in o.verify["problems"]:
                     print(f"  problem: {p}")
         if "scaling" in summary:
             s = summary["scaling"]
-            print(f"scaling: {s.get('error') or 'efficiency %.2f' % s['efficiency']}")
+            print(f"scaling: {s['error']}" if "error" in s else f"scaling: efficiency {s['efficiency']:.2f}")
     return code

@@ -13,14 +13,21 @@ from jobs.errors import UsageError, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("verify", help="check a job's rank logs: world size, processes per node, "
-                              "NCCL transport, busbw", description=__doc__)
+    p = subparsers.add_parser(
+        "verify",
+        help="check a job's rank logs: world size, processes per node, NCCL transport, busbw",
+        description=__doc__,
+    )
     p.add_argument("logdir", metavar="LOGDIR", help="folder with user_logs/std_log_process_<N>.txt below it")
-    p.add_argument("--expect-world-size", type=int, required=True, metavar="N",
-                   help="nodes x processes per node")
+    p.add_argument(
+        "--expect-world-size", type=int, required=True, metavar="N", help="nodes x processes per node"
+    )
     p.add_argument("--size", metavar="VM_SIZE", help="VM size: GPUs per node and link speed (catalog)")
-    p.add_argument("--allow-socket", action="store_true",
-                   help="a CPU/gloo or single-host run: report the socket transport without failing")
+    p.add_argument(
+        "--allow-socket",
+        action="store_true",
+        help="a CPU/gloo or single-host run: report the socket transport without failing",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -33,14 +40,18 @@ def run(args: argparse.Namespace) -> int:
     if not logdir.is_dir():
         raise UsageError(f"LOGDIR {logdir}: not a folder; pass the folder the logs were downloaded to")
     if args.expect_world_size < 1:
-        raise UsageError(f"--expect-world-size {args.expect_world_size}: use nodes x processes per node (>= 1)")
+        raise UsageError(
+            f"--expect-world-size {args.expect_world_size}: use nodes x processes per node (>= 1)"
+        )
     if args.size:
         from vmsizes import UnknownSize, describe
 
         try:
             describe(args.size)
         except UnknownSize as exc:
-            raise UsageError(f"--size {args.size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5") from None
+            raise UsageError(
+                f"--size {args.size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5"
+            ) from None
     report = verify(logdir, args.expect_world_size, size=args.size, allow_socket=args.allow_socket)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     return 0 if report.ok else 1

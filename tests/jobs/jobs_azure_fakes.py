@@ -56,5 +56,6 @@ class RoutedTransport(HttpTransport):
 def ml_client(transport: RoutedTransport) -> Any:
     from azure.ai.ml import MLClient
 
-    return MLClient(StaticCredential(), "00000000-0000-0000-0000-000000000000", "rg-train", "ws-llm",
-                    transport=transport)
+    return MLClient(
+        StaticCredential(), "00000000-0000-0000-0000-000000000000", "rg-train", "ws-llm", transport=transport
+    )

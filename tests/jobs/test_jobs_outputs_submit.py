@@ -26,9 +26,13 @@ def fake_pulumi(tmp_path: Path, body: str, rc: int = 0) -> Path:
     bindir = tmp_path / "bin"
     bindir.mkdir()
     exe = bindir / "pulumi"
-    exe.write_text(f"#!{sys.executable}\nimport sys\nopen({str(tmp_path / 'argv')!r}, 'w').write(' '.join(sys.argv[1:]))\n"
-                   f"sys.stdout.write({body!r})\nsys.stderr.write('error: no stack named prod found\\n' if {rc} else '')\n"
-                   f"sys.exit({rc})\n")
+    exe.write_text(
+        f"#!{sys.executable}\nimport sys\n"
+        f"open({str(tmp_path / 'argv')!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+        f"sys.stdout.write({body!r})\n"
+        f"sys.stderr.write('error: no stack named prod found\\n' if {rc} else '')\n"
+        f"sys.exit({rc})\n"
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return bindir
 
@@ -78,11 +82,19 @@ def test_cluster_lookup_lists_what_exists():
 
 
 def test_submit_exit_3_when_create_is_refused(tmp_path):
-    transport = RoutedTransport(lambda m, u: (403, {"error": {"code": "AuthorizationFailed",
-                                                              "message": "no access to the workspace"}}))
+    transport = RoutedTransport(
+        lambda m, u: (
+            403,
+            {"error": {"code": "AuthorizationFailed", "message": "no access to the workspace"}},
+        )
+    )
     built = smoke(cluster_target(outputs.from_file(FIXTURE), "h100-x4"))
-    out = submit(ml_client(transport), built, console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
-                 logs_root=tmp_path)
+    out = submit(
+        ml_client(transport),
+        built,
+        console=Console(file=open(os.devnull, "w")),  # noqa: SIM115
+        logs_root=tmp_path,
+    )
     assert out.exit_code == EXIT_CREATE and out.name is None
     assert out.error.startswith("create failed")
     assert transport.requests  # it went through the HTTP pipeline

@@ -14,22 +14,65 @@ from jobs.plan import plan, young_daly
 
 
 def test_seed_worked_example(capsys):
-    assert main(["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--goodput", "0.85",
-                 "--size", "Standard_ND96isr_H100_v5", "--region", "eastus", "--json"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--tokens",
+                "2.0e9",
+                "--tokens-per-gpu-s",
+                "8200",
+                "--gpus",
+                "16",
+                "--goodput",
+                "0.85",
+                "--size",
+                "Standard_ND96isr_H100_v5",
+                "--region",
+                "eastus",
+                "--json",
+            ]
+        )
+        == 0
+    )
     p = json.loads(capsys.readouterr().out)
     assert round(p["hours"], 1) == 5.0
     assert p["nodes"] == 2
     family = [q for q in p["quota"] if q["kind"] == "family"]
-    assert family == [{"region": "eastus", "kind": "family", "family": "standardNDSH100v5Family",
-                       "pool": "standardNDSH100v5Family", "vcpus": 192}]
+    assert family == [
+        {
+            "region": "eastus",
+            "kind": "family",
+            "family": "standardNDSH100v5Family",
+            "pool": "standardNDSH100v5Family",
+            "vcpus": 192,
+        }
+    ]
     assert [q["vcpus"] for q in p["quota"] if q["kind"] == "regional-total"] == [192]
 
 
 def test_text_output_names_hours_nodes_and_quota(capsys):
-    main(["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--size",
-          "Standard_ND96isr_H100_v5", "--price-per-node-hour", "100"])
+    main(
+        [
+            "plan",
+            "--tokens",
+            "2e9",
+            "--tokens-per-gpu-s",
+            "8200",
+            "--gpus",
+            "16",
+            "--size",
+            "Standard_ND96isr_H100_v5",
+            "--price-per-node-hour",
+            "100",
+        ]
+    )
     out = capsys.readouterr().out
-    assert "5.0 hours" in out and "2 x Standard_ND96isr_H100_v5" in out and "192 vCPUs of standardNDSH100v5Family" in out
+    assert (
+        "5.0 hours" in out
+        and "2 x Standard_ND96isr_H100_v5" in out
+        and "192 vCPUs of standardNDSH100v5Family" in out
+    )
     assert "cost: 996.33" in out  # 2 nodes x 4.9816 h x 100
 
 
@@ -58,11 +101,15 @@ def test_partial_nodes_are_noted():
         (["--tokens", "0", "--tokens-per-gpu-s", "1", "--gpus", "1"], "--tokens 0"),
         (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "0"], "--gpus 0"),
         (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--goodput", "1.5"], "--goodput 1.5"),
-        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--checkpoint-seconds", "60"],
-         "--checkpoint-seconds and --mtbf-hours go together"),
+        (
+            ["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--checkpoint-seconds", "60"],
+            "--checkpoint-seconds and --mtbf-hours go together",
+        ),
         (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--size", "Standard_Nope_v9"], "--size"),
-        (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--price-per-node-hour", "3"],
-         "--price-per-node-hour needs --size"),
+        (
+            ["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--price-per-node-hour", "3"],
+            "--price-per-node-hour needs --size",
+        ),
     ],
 )
 def test_plan_bad_input_exits_2(capsys, argv, flag):
@@ -84,7 +131,7 @@ def train_log(root: Path, world: int, per_gpu: list[float]) -> Path:
 
 
 def test_efficiency_from_two_runs(tmp_path, capsys):
-    one = train_log(tmp_path / "one", 8, [2000, 10000, 10000, 10000])   # first report is warm-up
+    one = train_log(tmp_path / "one", 8, [2000, 10000, 10000, 10000])  # first report is warm-up
     two = train_log(tmp_path / "two", 16, [1500, 9000, 9200, 9100])
     assert main(["scaling", str(one), str(two), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
@@ -95,7 +142,7 @@ def test_efficiency_from_two_runs(tmp_path, capsys):
 
 def test_poor_scaling_points_at_the_transport(tmp_path, capsys):
     one = train_log(tmp_path / "one", 8, [10000, 10000, 10000])
-    two = train_log(tmp_path / "two", 16, [6500, 6500, 6500])            # 1.3x: the seed's bad case
+    two = train_log(tmp_path / "two", 16, [6500, 6500, 6500])  # 1.3x: the seed's bad case
     assert main(["scaling", str(one), str(two)]) == 1
     out = capsys.readouterr().out
     assert "efficiency 0.65" in out and "communication is the bottleneck" in out and "jobs verify" in out

@@ -30,7 +30,8 @@ def rows():
     got = quota.fetch(ml_client(transport), ["eastus"])
     assert [r.url for r in transport.requests][0].startswith(
         "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/providers/"
-        "Microsoft.MachineLearningServices/locations/eastus/usages?api-version=")
+        "Microsoft.MachineLearningServices/locations/eastus/usages?api-version="
+    )
     return got
 
 
@@ -47,32 +48,45 @@ def test_azure_ml_family_names_map_to_the_catalog(rows):
     h100 = next(r for r in rows if r.name.startswith("Standard NDSH100v5"))
     assert h100.family == "standardNDSH100v5Family"
     assert quota.family_key("Standard NDASv4_A100 Family") == quota.family_key(
-        "Standard NDASv4_A100 Family Cluster Dedicated vCPUs")
+        "Standard NDASv4_A100 Family Cluster Dedicated vCPUs"
+    )
 
 
 def test_stack_reservations_are_attached(rows):
     quota.attach_stack(rows, OUTPUTS)
     h100 = next(r for r in rows if r.family == "standardNDSH100v5Family")
     total = next(r for r in rows if r.kind == "regional-total")
-    assert h100.stack_vcpus == (4 + 1) * 96          # h100-x4 and h100-one, both eastus, dedicated
+    assert h100.stack_vcpus == (4 + 1) * 96  # h100-x4 and h100-one, both eastus, dedicated
     assert total.stack_vcpus == 480
-    assert h100.stack_vcpus > h100.limit             # 480 > 192: the table flags it
+    assert h100.stack_vcpus > h100.limit  # 480 > 192: the table flags it
     assert "(over)" in quota.render_text(rows)
 
 
 def test_write_merges_into_the_policy_config(rows, tmp_path):
     cfg = tmp_path / "prod.json"
-    cfg.write_text(json.dumps({"secure-defaults": {"enforcementLevel": "mandatory"},
-                               "quota-reservation": {"enforcementLevel": "mandatory",
-                                                     "quotas": {"westus3": {"lowPriority": 100},
-                                                                "eastus": {"foo": 1}}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "secure-defaults": {"enforcementLevel": "mandatory"},
+                "quota-reservation": {
+                    "enforcementLevel": "mandatory",
+                    "quotas": {"westus3": {"lowPriority": 100}, "eastus": {"foo": 1}},
+                },
+            }
+        )
+    )
     data = quota.write_policy_config(cfg, rows)
     assert data == json.loads(cfg.read_text())
     assert data["secure-defaults"] == {"enforcementLevel": "mandatory"}
     q = data["quota-reservation"]
     assert q["enforcementLevel"] == "mandatory"
     assert q["quotas"]["westus3"] == {"lowPriority": 100}
-    assert q["quotas"]["eastus"] == {"foo": 1, "total": 500, "lowPriority": 50, "standardNDSH100v5Family": 192}
+    assert q["quotas"]["eastus"] == {
+        "foo": 1,
+        "total": 500,
+        "lowPriority": 50,
+        "standardNDSH100v5Family": 192,
+    }
 
 
 def test_write_refuses_a_broken_config(rows, tmp_path):
@@ -100,8 +114,12 @@ def test_audit_flags_clusters_unused_for_30_days():
     now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
     jobs = [
         _job("old", "h100-x4", now - dt.timedelta(days=45)),
-        _job("recent", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/"
-             "workspaces/ws-llm/computes/h100-x4", now - dt.timedelta(days=2)),
+        _job(
+            "recent",
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/"
+            "workspaces/ws-llm/computes/h100-x4",
+            now - dt.timedelta(days=2),
+        ),
         _job("lp", "a100-lp", now - dt.timedelta(days=40)),
     ]
     rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}

@@ -50,15 +50,37 @@ def test_smoke_default_is_capped_by_the_clusters_max(tmp_path):
 
 
 def test_train_binds_the_checkpoint_to_a_fixed_path_in_rw_mount(tmp_path):
-    body = rest_body(render(tmp_path, "train", "--cluster", "h100-x4", "--run-name", "llm-cpt-01",
-                            "--data", "azureml:corpus-tok:3", "--nodes", "2", "--steps", "500",
-                            "--batch-size", "8", "--log-every", "20"))
-    assert body["outputs"]["ckpt"] == {"uri": "azureml://datastores/workspaceblobstore/paths/ckpt/llm-cpt-01/",
-                                       "mode": "ReadWriteMount", "jobOutputType": "uri_folder"}
+    body = rest_body(
+        render(
+            tmp_path,
+            "train",
+            "--cluster",
+            "h100-x4",
+            "--run-name",
+            "llm-cpt-01",
+            "--data",
+            "azureml:corpus-tok:3",
+            "--nodes",
+            "2",
+            "--steps",
+            "500",
+            "--batch-size",
+            "8",
+            "--log-every",
+            "20",
+        )
+    )
+    assert body["outputs"]["ckpt"] == {
+        "uri": "azureml://datastores/workspaceblobstore/paths/ckpt/llm-cpt-01/",
+        "mode": "ReadWriteMount",
+        "jobOutputType": "uri_folder",
+    }
     assert body["inputs"]["data"]["jobInputType"] == "uri_folder"
     assert body["inputs"]["data"]["uri"].endswith("corpus-tok:3")
-    assert body["command"] == ("python train.py --ckpt ${{outputs.ckpt}} --data ${{inputs.data}} --steps 500 "
-                               "--batch-size 8 --log-every 20")
+    assert body["command"] == (
+        "python train.py --ckpt ${{outputs.ckpt}} --data ${{inputs.data}} --steps 500 "
+        "--batch-size 8 --log-every 20"
+    )
     assert body["distribution"]["processCountPerInstance"] == 8
     assert body["resources"]["instanceCount"] == 2
 
@@ -71,8 +93,20 @@ def test_resubmitting_with_the_same_run_name_points_at_the_same_folder(tmp_path)
 
 
 def test_serverless_spot_train_sets_instance_type_and_job_tier(tmp_path):
-    body = rest_body(render(tmp_path, "train", "--serverless", "--size", "Standard_ND96isr_H100_v5", "--spot",
-                            "--run-name", "spot-01", "--nodes", "2"))
+    body = rest_body(
+        render(
+            tmp_path,
+            "train",
+            "--serverless",
+            "--size",
+            "Standard_ND96isr_H100_v5",
+            "--spot",
+            "--run-name",
+            "spot-01",
+            "--nodes",
+            "2",
+        )
+    )
     assert "computeId" not in body
     assert body["resources"]["instanceType"] == "Standard_ND96isr_H100_v5"
     assert body["resources"]["instanceCount"] == 2
@@ -81,8 +115,24 @@ def test_serverless_spot_train_sets_instance_type_and_job_tier(tmp_path):
 
 
 def test_scaling_writes_one_and_two_node_jobs_with_equal_per_gpu_batch(tmp_path, capsys):
-    assert main(["render", "scaling", "--outputs", FIXTURE, "--cluster", "h100-x4", "--batch-size", "8",
-                 "--out", str(tmp_path / "scaling.yml"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "render",
+                "scaling",
+                "--outputs",
+                FIXTURE,
+                "--cluster",
+                "h100-x4",
+                "--batch-size",
+                "8",
+                "--out",
+                str(tmp_path / "scaling.yml"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert [j["world_size"] for j in summary["jobs"]] == [8, 16]
     one, two = rest_body(tmp_path / "scaling-1node.yml"), rest_body(tmp_path / "scaling-2node.yml")
@@ -96,18 +146,27 @@ def test_scaling_writes_one_and_two_node_jobs_with_equal_per_gpu_batch(tmp_path,
     [
         (["smoke", "--cluster", "h100-x4", "--nodes", "0"], "--nodes 0: a job needs at least 1 node"),
         (["smoke", "--cluster", "h100-x4", "--nodes", "5"], "--nodes 5: cluster h100-x4 has max_instances 4"),
-        (["smoke", "--cluster", "h100-x4", "--processes-per-node", "16"],
-         "--processes-per-node 16: Standard_ND96isr_H100_v5 has 8 GPU(s) per node; use at most 8"),
-        (["smoke", "--cluster", "v100"], "--cluster v100: no such cluster in the stack outputs "
-         "(clusters: a100-lp, h100-one, h100-x4)"),
-        (["smoke", "--cluster", "a100-lp", "--nodes", "2"],
-         "--nodes 2 on Standard_NC24ads_A100_v4: the size has no RDMA usable by NCCL"),
+        (
+            ["smoke", "--cluster", "h100-x4", "--processes-per-node", "16"],
+            "--processes-per-node 16: Standard_ND96isr_H100_v5 has 8 GPU(s) per node; use at most 8",
+        ),
+        (
+            ["smoke", "--cluster", "v100"],
+            "--cluster v100: no such cluster in the stack outputs (clusters: a100-lp, h100-one, h100-x4)",
+        ),
+        (
+            ["smoke", "--cluster", "a100-lp", "--nodes", "2"],
+            "--nodes 2 on Standard_NC24ads_A100_v4: the size has no RDMA usable by NCCL",
+        ),
         (["train", "--cluster", "h100-x4"], "train needs --run-name"),
         (["train", "--cluster", "h100-x4", "--run-name", "bad/name"], "--run-name 'bad/name'"),
         (["train", "--cluster", "h100-x4", "--spot", "--run-name", "x"], "--spot is the serverless job tier"),
         (["train", "--serverless", "--run-name", "x"], "--serverless needs --size"),
         (["smoke", "--cluster", "h100-x4", "--steps", "3"], "--steps is for train/scaling jobs"),
-        (["scaling", "--cluster", "a100-lp"], "scaling (its second job runs 2 nodes) on Standard_NC24ads_A100_v4"),
+        (
+            ["scaling", "--cluster", "a100-lp"],
+            "scaling (its second job runs 2 nodes) on Standard_NC24ads_A100_v4",
+        ),
     ],
 )
 def test_refused_shapes_exit_2_naming_the_flag(tmp_path, capsys, argv, message):
@@ -125,7 +184,17 @@ def test_allow_tcp_lets_a_multi_node_job_on_a_non_rdma_size_through(tmp_path):
 
 
 def test_missing_outputs_file_is_a_usage_error(tmp_path, capsys):
-    code = main(["render", "smoke", "--outputs", str(tmp_path / "nope.json"), "--cluster", "h100-x4",
-                 "--out", str(tmp_path / "x.yml")])
+    code = main(
+        [
+            "render",
+            "smoke",
+            "--outputs",
+            str(tmp_path / "nope.json"),
+            "--cluster",
+            "h100-x4",
+            "--out",
+            str(tmp_path / "x.yml"),
+        ]
+    )
     assert code == 2
     assert "--outputs" in capsys.readouterr().err

@@ -22,7 +22,8 @@ def nccl_ib(host: str, rank: int, peer: int) -> list[str]:
         f"{p} Bootstrap : Using eth0:10.0.0.{4 + rank // 8}<0>",
         f"{p} NET/Plugin: No plugin found (libnccl-net.so)",
         f"{p} NET/IB : Using [0]mlx5_ib0:1/IB [1]mlx5_ib1:1/IB [2]mlx5_ib2:1/IB [3]mlx5_ib3:1/IB "
-        f"[4]mlx5_ib4:1/IB [5]mlx5_ib5:1/IB [6]mlx5_ib6:1/IB [7]mlx5_ib7:1/IB ; OOB eth0:10.0.0.{4 + rank // 8}<0>",
+        f"[4]mlx5_ib4:1/IB [5]mlx5_ib5:1/IB [6]mlx5_ib6:1/IB [7]mlx5_ib7:1/IB "
+        f"; OOB eth0:10.0.0.{4 + rank // 8}<0>",
         f"{p} NET/Socket : Using [0]eth0:10.0.0.{4 + rank // 8}<0>",
         f"{p} Using network IB",
         f"{p} Channel 00/0 : {rank}[{rank % 8}] -> {peer}[{peer % 8}] [send] via NET/IB/{rank % 8}/GDRDMA",
@@ -42,18 +43,29 @@ def nccl_socket(host: str, rank: int, peer: int) -> list[str]:
 
 
 def smoke_lines(rank: int, world: int, node: int, local: int, host: str, peak: float | None) -> list[str]:
-    lines = [f"smoke rank={rank} local_rank={local} node_rank={node} world_size={world} host={host} "
-             f"device=cuda:{local}"]
+    lines = [
+        f"smoke rank={rank} local_rank={local} node_rank={node} world_size={world} host={host} "
+        f"device=cuda:{local}"
+    ]
     if rank == 0:
         lines.append(f"world size {world}")
-        lines.append(f"smoke all_reduce size=1048576 count=262144 time_us=90.1 algbw=11.64 busbw={peak or 0:.2f}")
+        lines.append(
+            f"smoke all_reduce size=1048576 count=262144 time_us=90.1 algbw=11.64 busbw={peak or 0:.2f}"
+        )
         if peak is not None:
             lines.append(f"smoke peak busbw: {peak:.2f} GB/s")
     return lines
 
 
-def write_job(root: Path, nodes: int, procs: int, transport=nccl_ib, peak: float | None = 180.0,
-              padding: int = 0, sub: str = "artifacts/user_logs") -> Path:
+def write_job(
+    root: Path,
+    nodes: int,
+    procs: int,
+    transport=nccl_ib,
+    peak: float | None = 180.0,
+    padding: int = 0,
+    sub: str = "artifacts/user_logs",
+) -> Path:
     world = nodes * procs
     logs = root / sub
     logs.mkdir(parents=True, exist_ok=True)
@@ -99,7 +111,9 @@ def test_socket_bootstrap_line_alone_does_not_decide(tmp_path):
     text = "\n".join(nccl_ib("h", 0, 8))
     assert "NET/Socket : Using" in text
     assert nccl.parse(text).transport == "IB"
-    assert nccl.parse("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.4<0>").transport == nccl.NONE_SEEN
+    assert (
+        nccl.parse("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.4<0>").transport == nccl.NONE_SEEN
+    )
 
 
 @pytest.mark.parametrize(
@@ -123,8 +137,8 @@ def test_ib_plugins_count_as_rdma_and_socket_does_not():
 
 
 def test_newest_retry_attempt_wins(tmp_path):
-    write_job(tmp_path, 2, 1, transport=nccl_socket)                                    # first attempt: bad
-    write_job(tmp_path, 2, 8, padding=2, sub="artifacts/user_logs/retry_001")            # retry: good
+    write_job(tmp_path, 2, 1, transport=nccl_socket)  # first attempt: bad
+    write_job(tmp_path, 2, 8, padding=2, sub="artifacts/user_logs/retry_001")  # retry: good
     r = verify(tmp_path, 16, size=H100)
     assert r.ok, r.problems
     assert r.attempt == 1 and r.rank_logs == 16
@@ -149,10 +163,20 @@ def test_cpu_gloo_run_without_nccl_lines_needs_allow_socket(tmp_path):
 
 def test_cli_json_shape_and_exit_codes(tmp_path, capsys):
     write_job(tmp_path / "good", 2, 8)
-    assert main(["verify", str(tmp_path / "good"), "--expect-world-size", "16", "--size", H100, "--json"]) == 0
+    assert (
+        main(["verify", str(tmp_path / "good"), "--expect-world-size", "16", "--size", H100, "--json"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert {"world_size", "expected_world_size", "rank_logs", "transport", "transport_by_rank", "busbw_gbps",
-            "ok", "problems"} <= out.keys()
+    assert {
+        "world_size",
+        "expected_world_size",
+        "rank_logs",
+        "transport",
+        "transport_by_rank",
+        "busbw_gbps",
+        "ok",
+        "problems",
+    } <= out.keys()
     assert out["transport_by_rank"]["15"] == "IB"
     write_job(tmp_path / "bad", 2, 8, transport=nccl_socket)
     assert main(["verify", str(tmp_path / "bad"), "--expect-world-size", "16"]) == 1
