@@ -6,7 +6,6 @@ stack trace (pulumi-language-python-exec), and nothing is declared.
 """
 
 import pulumi
-import pulumi_azure_native.authorization as authorization
 
 import vmsizes
 from components import (
@@ -85,8 +84,8 @@ def main() -> None:
             ResourceLocksArgs(targets=targets, stack_label=f"{pulumi.get_project()}/{pulumi.get_stack()}"),
         )
 
-    subscription_id = authorization.get_client_config().subscription_id
-    for key, value in stack_outputs(config, subscription_id).model_dump(mode="json").items():
+    # The subscription of the provider's credentials (authorization.get_client_config(), read by Workspace).
+    for key, value in stack_outputs(config, workspace.subscription_id).model_dump(mode="json").items():
         pulumi.export(key, value)
 
 
