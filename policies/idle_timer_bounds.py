@@ -50,11 +50,9 @@ def unparseable(value: Any) -> list[str]:
     if parse_seconds(value) is not None:
         return []
     return [
-        f"nodeIdleTimeBeforeScaleDown {value!r} is not an ISO-8601 duration of fixed length: Azure rejects "
-        "the "
-        "cluster or keeps nodes for an unintended time. Fix: set idle_time_before_scale_down in seconds in "
-        "the "
-        f"stack config (the program sends it as e.g. 'PT300S')."
+        f"nodeIdleTimeBeforeScaleDown {value!r} is not an ISO-8601 duration of fixed length, which ARM "
+        f"expects (a .NET TimeSpan): the deployment fails or the timer is not the one intended. Fix: set "
+        f"idle_time_before_scale_down in seconds in the stack config (the program sends e.g. 'PT5M').",
     ]
 
 

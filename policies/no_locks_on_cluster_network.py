@@ -17,7 +17,11 @@ from policies._common import ReportViolation, clusters_of, get
 from policies._locks import relative, target
 
 NAME = "no-locks-on-cluster-network"
-_CREATED_BY_AZURE_ML = ("networksecuritygroups", "loadbalancers", "publicipaddresses")
+_CREATED_BY_AZURE_ML = {
+    "networksecuritygroups": "network security group",
+    "loadbalancers": "load balancer",
+    "publicipaddresses": "public IP address",
+}
 _NETWORK = "/providers/microsoft.network/"
 
 
@@ -33,7 +37,7 @@ def _what(path: str, subnets: dict[str, list[str]]) -> tuple[str, list[str]] | N
         if path.startswith(rg + _NETWORK):
             kind = path[len(rg + _NETWORK):].split("/")[0]
             if kind in _CREATED_BY_AZURE_ML:
-                return f"a {kind[:-1]} in the virtual network's resource group", clusters
+                return f"a {_CREATED_BY_AZURE_ML[kind]} in the virtual network's resource group", clusters
     return None
 
 

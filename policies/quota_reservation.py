@@ -87,10 +87,16 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
     for pool in report.pools:
         quota = configured_quota(quotas, pool)
         who = _who(report, pool)
-        if quota is None:
+        if quota is None and pool.kind == "family" and pool.family is None:
             advisory.append(
-                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, but the policy config gives "
-                "no "
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs in a quota family the size catalog "
+                f"does not know, so nothing checks that jobs can get nodes. Fix: find the family with `az vm "
+                f"list-skus -l {pool.region} --size {pool.sizes[0]}`, add it to vmsizes/data/sizes.yaml and "
+                f"its quota to the quota-reservation config."
+            )
+        elif quota is None:
+            advisory.append(
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, but the policy config gives no "
                 f"quota for this pool, so nothing checks that jobs can get nodes. Fix: add "
                 f"quotas.{pool.region}.{_config_key(pool)} (from `az vm list-usage -l {pool.region}`) to the "
                 f"quota-reservation config."
@@ -106,11 +112,7 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
 
 
 def _config_key(pool: Pool) -> str:
-    if pool.kind == "regional-total":
-        return "total"
-    if pool.kind == "low-priority":
-        return "lowPriority"
-    return pool.family if pool.family is not None else "<family of " + ", ".join(pool.sizes) + ">"
+    return {"regional-total": "total", "low-priority": "lowPriority"}.get(pool.kind, pool.family or "")
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:

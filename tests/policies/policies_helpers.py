@@ -1,0 +1,139 @@
+"""One happy-path factory for the policy tests (the pulumi-policy-aws pattern): each case changes one field.
+
+Arguments are built the way the pack's servicer builds them (pulumi_policy/policy.py Analyze/AnalyzeStack):
+properties go through a protobuf Struct and back (numbers become floats), then deserialize_properties and the
+unknown-checking proxy.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+from pulumi_policy import (
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import unknown_checking_proxy
+
+COMPUTE = "azure-native:machinelearningservices:Compute"
+WORKSPACE = "azure-native:machinelearningservices:Workspace"
+STORAGE = "azure-native:storage:StorageAccount"
+VAULT = "azure-native:keyvault:Vault"
+LOCK_BY_SCOPE = "azure-native:authorization:ManagementLockByScope"
+LOCK_AT_RG = "azure-native:authorization:ManagementLockAtResourceGroupLevel"
+LOCK_AT_SUB = "azure-native:authorization:ManagementLockAtSubscriptionLevel"
+LOCK_AT_RESOURCE = "azure-native:authorization:ManagementLockAtResourceLevel"
+DELETE = object()  # remove the key
+SUB = "/subscriptions/00000000-0000-0000-0000-000000000000"
+SUBNET = f"{SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet-ml/subnets/snet-train"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC5MKClUNCoZMwSqF34VJM/S1nQoGRa47OR71IIqLaPm test"
+
+
+def urn(type_: str, name: str) -> str:
+    return f"urn:pulumi:test::azml-gpu::{type_}::{name}"
+
+
+def cluster(**overrides: Any) -> dict[str, Any]:
+    """A compliant AmlCompute cluster (h100-x4 of the seed). Overrides: `a__b=value` sets wire path a.b
+    (DELETE removes it)."""
+    props: dict[str, Any] = {
+        "computeName": "h100-x4",
+        "workspaceName": "ws-llm",
+        "resourceGroupName": "rg-train",
+        "location": "eastus",
+        "properties": {
+            "computeType": "AmlCompute",
+            "computeLocation": "eastus",
+            "disableLocalAuth": True,
+            "properties": {
+                "vmSize": "Standard_ND96isr_H100_v5",
+                "vmPriority": "Dedicated",
+                "osType": "Linux",
+                "scaleSettings": {
+                    "minNodeCount": 0,
+                    "maxNodeCount": 4,
+                    "nodeIdleTimeBeforeScaleDown": "PT5M",
+                },
+                "userAccountCredentials": {"adminUserName": "azureuser", "adminUserSshPublicKey": KEY},
+                "remoteLoginPortPublicAccess": "Enabled",
+                "enableNodePublicIp": True,
+            },
+        },
+    }
+    return change(props, **overrides)
+
+
+def change(props: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """A deep copy with each `a__b__c=value` (path a.b.c) set, or removed for DELETE."""
+    out = copy.deepcopy(props)
+    for dotted, value in overrides.items():
+        *parents, last = dotted.split("__")
+        node = out
+        for key in parents:
+            node = node.setdefault(key, {})
+        if value is DELETE:
+            node.pop(last, None)
+        else:
+            node[last] = value
+    return out
+
+
+def wire(props: dict[str, Any]) -> Any:
+    """Props as the pack's servicer hands them to a policy."""
+    struct = struct_pb2.Struct()
+    struct.update(props)
+    return unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+
+
+def options(parent: str | None = None) -> PolicyResourceOptions:
+    return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent)
+
+
+def resource_args(
+    type_: str, props: dict[str, Any], config: dict[str, Any] | None = None, name: str = "h100-x4"
+) -> ResourceValidationArgs:
+    return ResourceValidationArgs(type_, wire(props), urn(type_, name), name, options(), None, config)
+
+
+def stack_resource(type_: str, name: str, props: dict[str, Any]) -> PolicyResource:
+    return PolicyResource(type_, wire(props), urn(type_, name), name, options(), None, None, [], {})
+
+
+def stack_args(resources: list[PolicyResource], config: dict[str, Any] | None = None) -> StackValidationArgs:
+    return StackValidationArgs(resources, config)
+
+
+class Recorder:
+    """A report_violation that keeps (message, urn)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str | None]] = []
+
+    def __call__(self, message: str, urn: str | None = None) -> None:
+        self.calls.append((message, urn))
+
+    @property
+    def messages(self) -> list[str]:
+        return [m for m, _ in self.calls]
+
+
+def run_resource(policy_validate: Any, args: ResourceValidationArgs) -> list[str]:
+    rec = Recorder()
+    policy_validate(args, rec)
+    return rec.messages
+
+
+def workspace(**overrides: Any) -> dict[str, Any]:
+    base = {
+        "workspaceName": "ws-llm",
+        "resourceGroupName": "rg-train",
+        "location": "eastus",
+        "publicNetworkAccess": "Disabled",
+    }
+    return change(base, **overrides)
