@@ -1,5 +1,6 @@
 """Resource policies called directly, Checkov-style: SHOULD PASS / SHOULD FAIL tables built from one
-happy-path cluster (policies_helpers.cluster), each case changing one field and asserting the exact messages."""
+happy-path cluster (policies_helpers.cluster), each case changing one field and asserting the exact
+messages."""
 
 from __future__ import annotations
 
