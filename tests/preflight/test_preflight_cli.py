@@ -1,0 +1,106 @@
+"""`python -m preflight` as users and CI run it (a subprocess each): the real dev and prod stacks, --json,
+--date, --outputs-file, and bad input (exit 2, the flag or key named, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from stackconfig.outputs import StackOutputs
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "stacks"
+
+
+def preflight(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "preflight", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_dev_passes_with_the_plan_and_progress(tmp_path: Path) -> None:
+    outputs = tmp_path / "outputs.json"
+    run = preflight("dev", "--outputs-file", str(outputs))
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    # progress on stderr, the plan on stdout (plain: not a tty)
+    assert "preflight: evaluating __main__.py for stack 'dev' under Pulumi mocks ..." in run.stderr
+    assert "preflight: analyzing 10 resources (Analyze each, then AnalyzeStack) ..." in run.stderr
+    assert (
+        "  t4-dev   Standard_NC4as_T4_v3  1          1          eastus  dedicated  1800 s  Enabled"
+        in run.stdout
+    )
+    assert run.stdout.rstrip().endswith("PASS: no mandatory violation (1 advisory).")
+    written = StackOutputs.model_validate(json.loads(outputs.read_text()))
+    assert written.workspace_name == "ws-llm-dev"
+    assert written.clusters["t4-dev"].gpus_per_node == 1
+
+
+def test_prod_passes_by_design_json() -> None:
+    run = preflight("prod", "--json")
+    assert run.returncode == 0, run.stderr
+    document = json.loads(run.stdout)
+    assert set(document) == {"stack", "resources", "violations", "summary"}
+    assert document["stack"] == "prod"
+    assert document["violations"] == []
+    summary = document["summary"]
+    assert summary["exit_code"] == 0
+    assert summary["resources_by_type"]["azure-native:machinelearningservices:Compute"] == 3
+    assert [(q["region"], q["label"], q["reserved_vcpus"], q["quota"]) for q in summary["quota"]] == [
+        ("eastus", "standardNDSH100v5Family", 384, 384),
+        ("eastus", "total regional dedicated vCPUs", 384, 500),
+        ("eastus", "low-priority vCPUs (all families)", 24, 100),
+        ("westus3", "standardNDSH100v5Family", 192, 192),
+        ("westus3", "total regional dedicated vCPUs", 192, 200),
+    ]
+    cluster = next(
+        r for r in document["resources"] if r["name"] == "h100-x4" and r["type"].endswith(":Compute")
+    )
+    assert set(cluster) == {"urn", "type", "name", "parent", "inputs", "options"}
+    assert cluster["parent"].endswith("azml-gpu:components:GpuCluster::h100-x4")
+    assert cluster["inputs"]["properties"]["properties"]["vmSize"] == "Standard_ND96isr_H100_v5"
+    assert cluster["options"]["deleteBeforeReplace"] is True
+
+
+def test_fixture_with_mandatory_violation_exits_1() -> None:
+    folder = FIXTURES / "over-quota"
+    run = preflight(
+        "over-quota",
+        "--json",
+        "--config-file",
+        str(folder / "Pulumi.over-quota.yaml"),
+        "--policy-config",
+        str(folder / "policy.json"),
+    )
+    assert run.returncode == 1, run.stderr
+    document = json.loads(run.stdout)
+    assert [(v["policy"], v["enforcement"], v["urn"]) for v in document["violations"]] == [
+        ("quota-reservation", "mandatory", "")
+    ]
+    assert document["summary"]["violations"] == {"mandatory": 1, "advisory": 0}
+
+
+def test_bad_input_exits_2_without_traceback() -> None:
+    unknown = preflight("staging")
+    assert unknown.returncode == 2
+    assert "STACK 'staging': no Pulumi.staging.yaml in" in unknown.stderr
+    assert "use one of: dev, prod" in unknown.stderr
+    bad_date = preflight("dev", "--date", "31/12/2026")
+    assert bad_date.returncode == 2
+    assert "argument --date: '31/12/2026' is not a date; use YYYY-MM-DD, e.g. 2027-01-31" in bad_date.stderr
+    folder = FIXTURES / "invalid-config"
+    invalid = preflight(
+        "invalid-config",
+        "--json",
+        "--config-file",
+        str(folder / "Pulumi.invalid-config.yaml"),
+        "--policy-config",
+        str(folder / "policy.json"),
+    )
+    assert invalid.returncode == 2
+    assert json.loads(invalid.stdout)["errors"][0].startswith("azml-gpu:clusters[")
+    assert "azml-gpu:clusters[0].max_instances: 0 is below 1" in invalid.stderr
+    for run in (unknown, bad_date, invalid):
+        assert "Traceback" not in run.stderr

@@ -1,0 +1,296 @@
+"""The whole gate path over the analyzer gRPC protocol: fixture stacks (tests/fixtures/stacks/<name>/:
+Pulumi.<name>.yaml + policy.json) through the real program under mocks and the real pack process."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from preflight.analyzer import PolicyPack, Resource
+from preflight.gate import GateResult, _resources, evaluate
+from preflight.program import read_stack_config, run_program
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stacks"
+ON = date(2026, 11, 30)
+STACK_URN = ""  # stack policies report against the stack, not a resource
+
+
+def gate(name: str, pack: PolicyPack, on: date = ON) -> GateResult:
+    folder = FIXTURES / name
+    return evaluate(
+        name,
+        config=read_stack_config(name, folder),
+        policy_config_path=folder / "policy.json",
+        on=on,
+        pack=pack,
+    )
+
+
+def found(result: GateResult) -> list[tuple[str, str, str]]:
+    """(policy, enforcement, resource name or '' for the stack) of every violation, in pack order."""
+    return [(v.policy, v.enforcement, v.urn.split("::")[-1] if v.urn else "") for v in result.violations]
+
+
+# (fixture, exit code, violations)
+CASES = [
+    ("clean", 0, []),
+    ("clean-vnet", 0, []),
+    ("no-rdma", 1, [("multi-node-requires-rdma", "mandatory", "a100-x2")]),
+    ("retired", 1, [("no-retired-vm-series", "mandatory", "v100")]),
+    ("over-quota", 1, [("quota-reservation", "mandatory", "")]),
+    (
+        "quota-unknown",
+        0,
+        [("quota-reservation-unknown", "advisory", ""), ("quota-reservation-unknown", "advisory", "")],
+    ),
+    (
+        "warm-nodes",
+        0,
+        [("min-nodes-zero", "advisory", "h100-x2"), ("idle-timer-bounds", "advisory", "h100-x2")],
+    ),
+    ("lowpri-multi", 0, [("low-priority-multi-node", "advisory", "h100-spot")]),
+    ("cross-region", 0, [("cross-region-compute", "advisory", "h100-wus3")]),
+    (
+        "public-workspace",
+        1,
+        [
+            ("secure-defaults", "mandatory", "ws-public-workspace-mlw"),
+            ("secure-defaults", "mandatory", "h100-x2"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "exit_code", "violations"), CASES, ids=[c[0] for c in CASES])
+def test_fixture_stack(pack: PolicyPack, name: str, exit_code: int, violations: list[tuple]) -> None:
+    result = gate(name, pack)
+    assert result.errors == []
+    assert found(result) == violations
+    assert result.exit_code == exit_code
+    document = result.as_json()
+    assert document["stack"] == name
+    assert document["summary"]["exit_code"] == exit_code
+    assert document["summary"]["violations"] == {
+        "mandatory": sum(v[1] == "mandatory" for v in violations),
+        "advisory": sum(v[1] == "advisory" for v in violations),
+    }
+    assert [(v["policy"], v["enforcement"]) for v in document["violations"]] == [v[:2] for v in violations]
+
+
+def test_retired_fixture_messages_follow_the_date(pack: PolicyPack) -> None:
+    """--date moves the evaluation: retired on 2026-11-30, announced (advisory) on 2025-06-01, fine in
+    2024."""
+    late, soon, early = (
+        gate("retired", pack),
+        gate("retired", pack, date(2025, 6, 1)),
+        gate("retired", pack, date(2024, 1, 1)),
+    )
+    assert [v.message for v in late.violations] == [
+        "Standard_NC6s_v3 (NCv3) was retired on 2025-09-30 in eastus (evaluated on 2026-11-30): Azure cannot "
+        "provision it and deallocates remaining VMs, so the cluster never gets a node. Fix: recreate the "
+        "cluster on "
+        "a current size (e.g. Standard_NC40ads_H100_v5 or Standard_ND96isr_H100_v5)."
+    ]
+    assert found(soon) == [("vm-series-retiring-soon", "advisory", "v100")]
+    assert soon.violations[0].message == (
+        "Standard_NC6s_v3 (NCv3) retires on 2025-09-30 in eastus, 121 days after 2025-06-01: from then the "
+        "cluster "
+        "cannot get nodes and must be recreated (size cannot be changed in place). Fix: plan the move to a "
+        "current "
+        "size now."
+    )
+    assert (late.exit_code, soon.exit_code, early.exit_code, found(early)) == (1, 0, 0, [])
+    assert soon.as_json()["summary"]["evaluation_date"] == "2025-06-01"
+
+
+def test_over_quota_message_and_plan(pack: PolicyPack) -> None:
+    result = gate("over-quota", pack)
+    assert [v.message for v in result.violations] == [
+        "eastus standardNDSH100v5Family: h100-x4 (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves 384 "
+        "vCPUs, "
+        "quota is 192: clusters hold quota even at zero nodes, so jobs queue for hours once the pool is "
+        "exhausted. "
+        "Fix: lower max_instances, delete unused clusters, or request 192 more vCPUs of quota."
+    ]
+    assert [
+        (q["region"], q["label"], q["reserved_vcpus"], q["quota"], q["status"]) for q in result.quota
+    ] == [
+        ("eastus", "standardNDSH100v5Family", 384, 192, "over"),
+        ("eastus", "total regional dedicated vCPUs", 384, 500, "ok"),
+    ]
+    (row,) = result.clusters
+    assert {
+        k: row[k]
+        for k in ("name", "size", "gpus_per_node", "max_nodes", "region", "tier", "idle_seconds", "ssh")
+    } == {
+        "name": "h100-x4",
+        "size": "Standard_ND96isr_H100_v5",
+        "gpus_per_node": 8,
+        "max_nodes": 4,
+        "region": "eastus",
+        "tier": "dedicated",
+        "idle_seconds": 300,
+        "ssh": "Disabled",
+    }
+
+
+def test_invalid_stack_config_lists_every_problem(pack: PolicyPack) -> None:
+    result = gate("invalid-config", pack)
+    assert result.exit_code == 2
+    assert sorted(result.errors) == sorted(
+        [
+            "azml-gpu:clusters[0].max_instances: 0 is below 1; use at least 1 (min_instances: 0 still scales "
+            "to zero)",
+            "azml-gpu:clusters[1].name: 'h100-x2' is already the name of clusters[0]; give each cluster its "
+            "own name",
+            "azml-gpu:clusters[1].size: 'Standard_Bogus' is neither in the size catalog nor a valid Azure "
+            "size name; "
+            "did you mean Standard_HB60rs?",
+        ]
+    )
+    assert result.violations == []
+
+
+def test_invalid_policy_config_lists_every_problem(pack: PolicyPack) -> None:
+    folder = FIXTURES / "clean"
+    result = evaluate(
+        "clean",
+        config=read_stack_config("clean", folder),
+        policy_config={
+            "no-such-policy": "mandatory",
+            "min-nodes-zero": {"allow": "h100-x2"},
+            "idle-timer-bounds": {"max_secs": 60},
+            "secure-defaults": "strict",
+        },
+        pack=pack,
+    )
+    assert result.exit_code == 2
+    assert result.errors == [
+        "policy config: no-such-policy: no such policy in the pack; known: cross-region-compute, "
+        "idle-timer-bounds, idle-timer-parseable, low-priority-multi-node, min-nodes-zero, "
+        "multi-node-requires-rdma, no-locks-on-cluster-network, no-resource-group-locks, "
+        "no-retired-vm-series, "
+        "quota-reservation, quota-reservation-unknown, secure-defaults, ssh-decided-at-creation, "
+        "vm-series-retiring-soon",
+        "policy config: min-nodes-zero.allow: 'h100-x2' is not of type 'array'",
+        "policy config: idle-timer-bounds.max_secs: unknown property; known: max_seconds, min_seconds",
+        "policy config: secure-defaults: 'strict' is not an enforcement level; use one of advisory, "
+        "mandatory, "
+        "remediate, disabled",
+    ]
+
+
+def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
+    """GetAnalyzerInfo: the registry's policies, in order, with their enforcement levels and config
+    schemas."""
+    from pulumi.runtime.proto import analyzer_pb2
+
+    levels = {analyzer_pb2.ADVISORY: "advisory", analyzer_pb2.MANDATORY: "mandatory"}
+    assert pack.info is not None and pack.info.name == "azml-gpu"
+    assert [(p.name, levels[p.enforcementLevel]) for p in pack.info.policies] == [
+        ("multi-node-requires-rdma", "mandatory"),
+        ("no-retired-vm-series", "mandatory"),
+        ("vm-series-retiring-soon", "advisory"),
+        ("no-resource-group-locks", "mandatory"),
+        ("no-locks-on-cluster-network", "mandatory"),
+        ("ssh-decided-at-creation", "mandatory"),
+        ("quota-reservation", "mandatory"),
+        ("quota-reservation-unknown", "advisory"),
+        ("min-nodes-zero", "advisory"),
+        ("idle-timer-bounds", "advisory"),
+        ("idle-timer-parseable", "mandatory"),
+        ("low-priority-multi-node", "advisory"),
+        ("cross-region-compute", "advisory"),
+        ("secure-defaults", "advisory"),
+    ]
+    schemas = {
+        p.name: sorted(p.configSchema.properties) for p in pack.info.policies if p.configSchema.properties
+    }
+    assert schemas == {
+        "no-retired-vm-series": ["evaluation_date", "warn_days"],
+        "quota-reservation": ["quotas"],
+        "min-nodes-zero": ["allow"],
+        "idle-timer-bounds": ["max_seconds", "min_seconds"],
+        "cross-region-compute": ["acknowledged"],
+        "secure-defaults": ["public_workspaces"],
+    }
+
+
+def _clean_resources() -> list[Resource]:
+    folder = FIXTURES / "clean-vnet"
+    program = run_program("clean-vnet", config=read_stack_config("clean-vnet", folder))
+    assert program.ok, program.error
+    return _resources(program)
+
+
+def _stack_urn(resources: list[Resource]) -> str:
+    return next(r.urn for r in resources if r.type == "pulumi:pulumi:Stack")
+
+
+def test_locks_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack) -> None:
+    """components/ only locks individual resources; a hand-written resource-group lock or a lock on the
+    cluster's subnet (added next to the real program's resources) is caught by the stack policies."""
+    pack.configure({})
+    resources = _clean_resources()
+    subnet = next(
+        r.inputs["properties"]["properties"]["subnet"]["id"]
+        for r in resources
+        if r.type == "azure-native:machinelearningservices:Compute"
+    )
+    stack = _stack_urn(resources)
+    extra = [
+        Resource(
+            "azure-native:authorization:ManagementLockAtResourceGroupLevel",
+            "rg-lock",
+            f"{stack}::rg-lock",
+            {"resourceGroupName": "rg-clean-vnet", "level": "CanNotDelete"},
+            parent=stack,
+        ),
+        Resource(
+            "azure-native:authorization:ManagementLockByScope",
+            "subnet-lock",
+            f"{stack}::subnet-lock",
+            {"scope": subnet, "level": "ReadOnly"},
+            parent=stack,
+        ),
+    ]
+    violations = [v for v in pack.analyze_stack(resources + extra) if v.enforcement == "mandatory"]
+    assert [(v.policy, v.enforcement, v.urn) for v in violations] == [
+        ("no-resource-group-locks", "mandatory", f"{stack}::rg-lock"),
+        ("no-locks-on-cluster-network", "mandatory", f"{stack}::subnet-lock"),
+    ]
+    assert violations[1].message == (
+        f"ReadOnly lock 'subnet-lock' on the subnet ({subnet}) used by cluster(s) h100-x2: Azure ML creates, "
+        "updates and deletes these network resources as it scales, so scaling fails and the cluster sticks "
+        "at "
+        "'resizing'. Fix: remove the lock; lock the storage, key vault and registry instead."
+    )
+
+
+def test_cluster_settings_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack) -> None:
+    """A cluster edited by hand (SSH left NotSpecified, an admin password, a free-text idle timer) through
+    Analyze: ssh-decided-at-creation and idle-timer-parseable are mandatory."""
+    pack.configure({})
+    compute = next(r for r in _clean_resources() if r.type == "azure-native:machinelearningservices:Compute")
+    inner = compute.inputs["properties"]["properties"]
+    edited = {
+        **compute.inputs,
+        "properties": {
+            **compute.inputs["properties"],
+            "properties": {
+                **inner,
+                "remoteLoginPortPublicAccess": "NotSpecified",
+                "userAccountCredentials": {"adminUserName": "azureuser", "adminUserPassword": "Secr3t!"},
+                "scaleSettings": {**inner["scaleSettings"], "nodeIdleTimeBeforeScaleDown": "half an hour"},
+            },
+        },
+    }
+    hand_edited = Resource(compute.type, compute.name, compute.urn, edited, parent=compute.parent)
+    assert [(v.policy, v.enforcement) for v in pack.analyze(hand_edited)] == [
+        ("ssh-decided-at-creation", "mandatory"),
+        ("ssh-decided-at-creation", "mandatory"),
+        ("idle-timer-parseable", "mandatory"),
+    ]
+    assert pack.analyze(compute) == []
