@@ -45,6 +45,11 @@ class Outcome:
         return asdict(self)
 
 
+def _status(value: Any) -> str | None:
+    # Job.status is azure-ai-ml's JobStatus, a str enum whose str() reads "JobStatus.RUNNING"; use its value.
+    return None if value is None else str(getattr(value, "value", value))
+
+
 def _fmt(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     h, m = divmod(m, 60)
@@ -66,6 +71,7 @@ def submit(
     logs_root: Path | None = None,
     poll_s: float = 10.0,
     verify: bool = True,
+    allow_socket: bool = False,
 ) -> Outcome:
     out = Outcome(label=built.label, name=None, status=None, exit_code=EXIT_OK)
     console.log(
@@ -77,16 +83,16 @@ def submit(
     except Exception as exc:  # any SDK/HTTP error: the job was not created
         out.exit_code, out.error = EXIT_CREATE, f"create failed: {_err(exc)}"
         return out
-    out.name, out.status, out.studio_url = created.name, created.status, created.studio_url
+    out.name, out.status, out.studio_url = created.name, _status(created.status), created.studio_url
     console.log(
-        f"{built.label}: job {created.name} created ({created.status})"
+        f"{built.label}: job {created.name} created ({out.status})"
         + (f" {created.studio_url}" if created.studio_url else "")
     )
     if not wait:
         return out
 
     start = time.monotonic()
-    status, streamed, failures = created.status, False, 0
+    status, streamed, failures = out.status, False, 0
     with console.status("") as spinner:
         while True:
             elapsed = time.monotonic() - start
@@ -103,7 +109,7 @@ def submit(
             else:
                 time.sleep(poll_s)
             try:
-                new = ml.jobs.get(out.name).status
+                new = _status(ml.jobs.get(out.name).status)
                 failures = 0
             except Exception as exc:
                 failures += 1
@@ -136,7 +142,9 @@ def submit(
             else:
                 from jobs.verify import verify as run_verify
 
-                report = run_verify(Path(out.logs), built.world_size, size=built.size)
+                report = run_verify(
+                    Path(out.logs), built.world_size, size=built.size, allow_socket=allow_socket
+                )
                 out.verify = report.to_json()
                 if not report.ok:
                     out.exit_code = EXIT_FAILED

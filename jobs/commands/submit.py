@@ -38,6 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="job-logs",
         help="download all ranks' logs to DIR/<job name> (default ./job-logs)",
     )
+    p.add_argument(
+        "--allow-socket",
+        action="store_true",
+        help="verify: accept a socket transport or no NCCL lines (a CPU/gloo job) without failing",
+    )
     p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(func=run)
@@ -69,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             stream=args.stream,
             logs_root=Path(args.logs),
             poll_s=args.poll_seconds,
+            allow_socket=args.allow_socket,
         )
         results.append(outcome)
         if outcome.exit_code != 0:

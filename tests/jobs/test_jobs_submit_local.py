@@ -1,0 +1,74 @@
+"""`python -m jobs submit` end to end against the local Azure ML control plane (localml: the HTTP boundary
+plus Azurite), reached only through the environment variables the real SDKs read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).parent / "fixtures" / "outputs-prod.json"
+
+
+@pytest.fixture(scope="module")
+def local_azure_ml():
+    from localml import LocalAzureML
+
+    with LocalAzureML() as env:
+        yield env
+
+
+def submit(env, tmp_path: Path, *argv: str) -> tuple[int, dict, str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "jobs",
+        "submit",
+        *argv,
+        "--outputs",
+        str(FIXTURE),
+        "--logs",
+        str(tmp_path / "logs"),
+        "--poll-seconds",
+        "0.5",
+        "--json",
+    ]
+    p = subprocess.run(cmd, env=env.subprocess_env(), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return p.returncode, json.loads(p.stdout) if p.stdout.strip() else {}, p.stderr
+
+
+@pytest.mark.slow
+def test_smoke_submit_follows_downloads_and_verifies(local_azure_ml, tmp_path):
+    code, summary, err = submit(
+        local_azure_ml,
+        tmp_path,
+        "smoke",
+        "--cluster",
+        "a100-lp",
+        "--nodes",
+        "2",
+        "--allow-tcp",
+        "--allow-socket",
+    )
+    assert code == 0, err[-3000:]
+    job = summary["jobs"][0]
+    assert job["status"] == "Completed" and job["exit_code"] == 0
+    assert job["verify"]["world_size"] == 2 and job["verify"]["rank_logs"] == 2
+    assert job["verify"]["processes_per_node"] == {"node 0": 1, "node 1": 1}
+    assert Path(job["logs"], "artifacts", "user_logs", "std_log_process_0.txt").is_file()
+    assert "Queued -> Running" in err or "Running -> Completed" in err  # progress went to stderr
+
+
+@pytest.mark.slow
+def test_smoke_without_allow_socket_is_not_verified_on_a_cpu_run(local_azure_ml, tmp_path):
+    code, summary, _ = submit(
+        local_azure_ml, tmp_path, "smoke", "--cluster", "a100-lp", "--nodes", "2", "--allow-tcp"
+    )
+    assert code == 1
+    job = summary["jobs"][0]
+    assert job["status"] == "Completed" and job["verify"]["ok"] is False
+    assert any("no NCCL transport lines" in p for p in job["verify"]["problems"])
