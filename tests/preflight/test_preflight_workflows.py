@@ -1,0 +1,80 @@
+"""The CI workflows: valid against GitHub's workflow schema (check-jsonschema's vendored copy, as a
+subprocess), and wired as promised: PRs run `make test` and the offline gate per stack without secrets; main
+runs `pulumi preview` per stack with the policy pack through pulumi/actions after an Azure OIDC login."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+
+
+def validate(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CHECK_JSONSCHEMA), "--builtin-schema", "vendor.github-workflows", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def load() -> dict[str, Any]:
+    (path,) = WORKFLOWS
+    return yaml.safe_load(path.read_text())
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_workflow_matches_the_github_schema(path: Path) -> None:
+    run = validate(path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ok -- validation done" in run.stdout
+
+
+def test_the_validator_rejects_a_broken_workflow(tmp_path: Path) -> None:
+    broken = load()
+    broken["jobs"]["test"]["runs-on"] = {"unexpected": ["mapping"]}
+    broken["jobs"]["test"]["steps"][0] = {"uses": "actions/checkout@v4", "wiht": {}}
+    path = tmp_path / "broken.yml"
+    path.write_text(yaml.safe_dump(broken))
+    run = validate(path)
+    assert run.returncode == 1
+    assert "Schema validation errors were encountered." in run.stdout + run.stderr
+
+
+def test_pull_requests_run_tests_and_the_offline_gate_without_credentials() -> None:
+    workflow = load()
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert "pull_request" in triggers
+    test = workflow["jobs"]["test"]
+    runs = [step.get("run") for step in test["steps"] if "run" in step]
+    assert runs == ["make test"] + [f"make preview STACK={stack}" for stack in STACKS]
+    assert "secrets." not in yaml.safe_dump(test)
+    assert workflow["permissions"] == {"contents": "read"}
+
+
+def test_main_previews_each_stack_with_the_pack_through_oidc() -> None:
+    preview = load()["jobs"]["preview"]
+    assert preview["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    assert preview["permissions"]["id-token"] == "write"
+    assert preview["strategy"]["matrix"]["stack"] == STACKS
+    steps = {step.get("uses", "").split("@")[0]: step for step in preview["steps"]}
+    assert steps["azure/login"]["with"] == {
+        "client-id": "${{ secrets.AZURE_CLIENT_ID }}",
+        "tenant-id": "${{ secrets.AZURE_TENANT_ID }}",
+        "subscription-id": "${{ secrets.AZURE_SUBSCRIPTION_ID }}",
+    }
+    pulumi = steps["pulumi/actions"]["with"]
+    assert (pulumi["command"], pulumi["stack-name"]) == ("preview", "${{ matrix.stack }}")
+    assert pulumi["policyPacks"] == "policies"
+    assert pulumi["policyPackConfigs"] == "policies/config/${{ matrix.stack }}.json"
+    for stack in STACKS:
+        assert (ROOT / "policies" / "config" / f"{stack}.json").is_file()
