@@ -115,4 +115,6 @@ def run(args: argparse.Namespace) -> int:
         if "scaling" in summary:
             s = summary["scaling"]
             print(f"scaling: {s['error']}" if "error" in s else f"scaling: efficiency {s['efficiency']:.2f}")
+            for problem in s.get("problems", []):
+                print(f"  problem: {problem}")
     return code
