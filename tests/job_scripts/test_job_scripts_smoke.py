@@ -1,0 +1,123 @@
+"""smoke.py for real: gloo on CPU, started by `python -m jobs local` as Azure ML would start it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+from jobscripts_util import PY, REPO, SRC, base_env
+
+RANK_LINE = re.compile(
+    r"^smoke rank=(\d+) local_rank=(\d+) node_rank=(\d+) world_size=(\d+) host=(\S+) device=(\S+)$"
+)
+SWEEP_LINE = re.compile(
+    r"^smoke all_reduce size=(\d+) count=(\d+) time_us=([\d.]+) algbw=([\d.]+) busbw=([\d.]+)$"
+)
+SMALL_SWEEP = ["--min-bytes", "4K", "--max-bytes", "256K", "--factor", "4", "--iters", "5", "--warmup", "1"]
+
+
+def local(args: list[str], tmp_path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "jobs", "local", *args],
+        cwd=REPO,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+
+
+def test_two_nodes_of_two_report_world_size_four_and_busbw(tmp_path):
+    p = local(
+        [
+            "smoke",
+            "--nodes",
+            "2",
+            "--procs-per-node",
+            "2",
+            "--logs",
+            str(tmp_path),
+            "--",
+            "--expect-world-size",
+            "4",
+            *SMALL_SWEEP,
+        ],
+        tmp_path,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "world size 4" in p.stdout.splitlines()
+    logs = sorted((tmp_path / "user_logs").iterdir())
+    assert [f.name for f in logs] == [f"std_log_process_{r}.txt" for r in range(4)]
+    seen = set()
+    for rank, log in enumerate(logs):
+        m = RANK_LINE.match(log.read_text().splitlines()[0])
+        assert m, log.read_text()
+        r, local_rank, node, world, _, device = m.groups()
+        assert (int(r), int(local_rank), int(node), int(world), device) == (
+            rank,
+            rank % 2,
+            rank // 2,
+            4,
+            "cpu",
+        )
+        seen.add(int(r))
+    assert seen == {0, 1, 2, 3}
+    rows = [
+        SWEEP_LINE.match(line) for line in p.stdout.splitlines() if line.startswith("smoke all_reduce size=")
+    ]
+    assert [int(m.group(1)) for m in rows] == [4096, 16384, 65536, 262144]
+    for m in rows:  # the nccl-tests formulas, recomputed from the printed time
+        size, t_us, algbw, busbw = int(m.group(1)), float(m.group(3)), float(m.group(4)), float(m.group(5))
+        assert abs(algbw - size / (t_us * 1e-6) / 1e9) <= 0.01 + 0.01 * algbw
+        assert abs(busbw - algbw * 2 * 3 / 4) <= 0.01 + 0.01 * busbw
+    last = p.stdout.strip().splitlines()[-1]
+    m = re.fullmatch(r"smoke peak busbw: (\d+\.\d\d) GB/s", last)
+    assert m and float(m.group(1)) == max(float(r.group(5)) for r in rows)
+
+
+def test_wrong_world_size_fails_with_the_process_count_message(tmp_path):
+    p = local(
+        [
+            "smoke",
+            "--nodes",
+            "2",
+            "--procs-per-node",
+            "2",
+            "--logs",
+            str(tmp_path),
+            "--json",
+            "--",
+            "--expect-world-size",
+            "8",
+            "--no-sweep",
+        ],
+        tmp_path,
+    )
+    assert p.returncode != 0
+    summary = json.loads(p.stdout)
+    assert summary["exit_code"] == p.returncode and summary["failed_rank"] is not None
+    rank0 = (tmp_path / "user_logs" / "std_log_process_0.txt").read_text()
+    assert "world size 4" in rank0
+    assert "world size is 4 but --expect-world-size is 8" in rank0 and "process_count_per_instance" in rank0
+    assert "Traceback" not in rank0
+    assert f"see {tmp_path}/user_logs/std_log_process_" in p.stderr
+
+
+def test_smoke_outside_a_distributed_job_explains_how_to_start_it():
+    p = subprocess.run(
+        [PY, str(SRC / "smoke.py")], env=base_env(), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 2
+    assert "MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE not set" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_smoke_rejects_a_bad_size_flag():
+    p = subprocess.run(
+        [PY, str(SRC / "smoke.py"), "--max-bytes", "lots"],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2 and "--max-bytes" in p.stderr and "Traceback" not in p.stderr

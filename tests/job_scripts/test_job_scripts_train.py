@@ -1,0 +1,208 @@
+"""train.py under faults, for real: 2 ranks, gloo on CPU, kill -9, SIGTERM, a lost peer, damaged files.
+
+Every resumed run must end with the same weights fingerprint as one uninterrupted run of the same length.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+from jobscripts_util import (
+    PY,
+    REPO,
+    SRC,
+    TRAIN_ARGS,
+    LocalRun,
+    base_env,
+    fingerprint,
+    last_step,
+    start_ranks,
+    wait_for,
+)
+
+STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[str, object]:
+    """One uninterrupted 2-rank run through `python -m jobs local train`: its fingerprint and folder."""
+    root = tmp_path_factory.mktemp("reference")
+    run = LocalRun([*TRAIN_ARGS, "--ckpt", str(root / "ckpt")], procs=2, logs=root)
+    rc, out, err = run.finish()
+    assert rc == 0, out + err
+    return fingerprint(out), root
+
+
+def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
+    digest, root = reference
+    log0 = (root / "user_logs" / "std_log_process_0.txt").read_text()
+    assert fingerprint(log0) == digest  # rank 0's own log ends with exactly the line
+    assert re.search(
+        r"^step 36/36 \| loss \d+\.\d{4} \| [\d.]+ ms/step \| tok/s/gpu [\d,]+ \| mfu n/a$", log0, re.M
+    )
+    losses = [float(x) for x in re.findall(r"\| loss (\d+\.\d+)", log0)]
+    assert len(losses) == STEPS and sum(losses[-5:]) < sum(losses[:5])  # it learns
+    names = sorted(p.name for p in (root / "ckpt").iterdir())
+    assert names == [
+        "step_00000033.pt",
+        "step_00000033.pt.sha256",
+        "step_00000036.pt",
+        "step_00000036.pt.sha256",
+    ]
+
+
+def test_torchrun_gives_the_same_fingerprint_as_the_launcher(reference, tmp_path):
+    p = subprocess.run(
+        [PY, "-m", "torch.distributed.run", "--nproc-per-node", "2", str(SRC / "train.py"), *TRAIN_ARGS],
+        cwd=tmp_path,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert fingerprint(p.stdout) == reference[0]
+
+
+def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tmp_path):
+    """kill -9 every process of the run (as a VM loss does) at seeded random steps and during a write."""
+    rnd = random.Random(20261130)
+    ckpt = tmp_path / "ckpt"
+    args = [*TRAIN_ARGS, "--ckpt", str(ckpt)]
+    kills: list[str] = []
+
+    def kill_at_random_step(name: str) -> None:
+        target = last_step_of(ckpt) + rnd.randint(2, 7)
+        run = LocalRun(args, procs=2, logs=tmp_path / name)
+        run.wait_step(target)
+        time.sleep(rnd.uniform(0.0, 0.05))
+        assert run.kill9() == -signal.SIGKILL
+        kills.append(f"after step {target}")
+
+    def kill_mid_write(name: str) -> bool:
+        run = LocalRun(args, procs=2, logs=tmp_path / name)
+        run.wait_step(last_step_of(ckpt) + 1)  # past start-up, where stale temp files are cleaned
+        wait_for(
+            lambda: run.proc.poll() is not None or any(p.name.endswith(".pt.tmp") for p in ckpt.iterdir()),
+            120,
+            "a checkpoint write",
+            poll=0.001,
+        )
+        assert run.kill9() == -signal.SIGKILL
+        kills.append("during a write")
+        return any(p.name.endswith(".pt.tmp") for p in ckpt.iterdir())  # the write really was cut short
+
+    kill_at_random_step("run1")
+    assert any(kill_mid_write(f"write{i}") for i in range(3)), "never killed during a checkpoint write"
+    kill_at_random_step("run2")
+    kill_at_random_step("run3")
+    complete = [p.name for p in ckpt.glob("*.pt") if (ckpt / f"{p.name}.sha256").exists()]
+    assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
+    final = LocalRun(args, procs=2, logs=tmp_path / "final")
+    rc, out, err = final.finish()
+    assert rc == 0, out + err
+    assert f"resumed from {ckpt / max(complete)}" in out
+    assert fingerprint(out) == reference[0], f"kills: {kills}"
+    assert not list(ckpt.glob("*.tmp"))
+
+
+def last_step_of(ckpt) -> int:
+    """The newest checkpoint's step (complete or not), 0 before the first."""
+    if not ckpt.exists():
+        return 0
+    steps = [int(m.group(1)) for p in ckpt.iterdir() if (m := re.fullmatch(r"step_(\d+)\.pt", p.name))]
+    return max(steps, default=0)
+
+
+def test_truncated_newest_checkpoint_is_skipped_and_the_previous_one_used(reference, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(reference[1] / "ckpt", ckpt)
+    newest = ckpt / "step_00000036.pt"
+    newest.write_bytes(newest.read_bytes()[:100_000])
+    run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
+    rc, out, err = run.finish()
+    assert rc == 0, out + err
+    assert f"warning: skipping damaged checkpoint {newest}: sha256 mismatch (truncated or corrupt)" in out
+    assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
+    assert fingerprint(out) == reference[0]
+
+
+def test_sigterm_to_one_rank_checkpoints_and_both_exit_nonzero(reference, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    args = [*TRAIN_ARGS, "--ckpt", str(ckpt), "--ckpt-every", "1000"]  # only the SIGTERM checkpoint
+    procs = start_ranks("train.py", args, 2, tmp_path / "logs")
+    wait_for(lambda: last_step(tmp_path / "logs" / "rank0.txt") >= 5, 120, "step 5")
+    procs[1].send_signal(signal.SIGTERM)  # rank 0 gets no signal: the ranks must agree on stopping
+    codes = [p.wait(timeout=60) for p in procs]
+    assert codes == [143, 143]
+    logs = [(tmp_path / "logs" / f"rank{r}.txt").read_text() for r in (0, 1)]
+    stopped = int(re.search(r"interrupted by signal 15 after step (\d+)/", logs[0] + logs[1]).group(1))
+    for log in logs:
+        assert f"after step {stopped}/{STEPS}" in log and "the run did NOT complete" in log
+        assert "final parameters sha256" not in log and "Traceback" not in log
+    assert [p.name for p in sorted(ckpt.glob("*.pt"))] == [f"step_{stopped:08d}.pt"]
+    resumed = LocalRun(args, procs=2, logs=tmp_path / "resume")
+    rc, out, err = resumed.finish()
+    assert rc == 0 and f"at step {stopped}" in out, out + err
+    assert fingerprint(out) == reference[0]
+
+
+def test_killing_one_rank_makes_the_survivor_fail_fast_saying_a_peer_was_lost(tmp_path):
+    procs = start_ranks("train.py", [*TRAIN_ARGS, "--steps", "100000"], 2, tmp_path)
+    wait_for(lambda: last_step(tmp_path / "rank0.txt") >= 3, 120, "step 3")
+    procs[1].send_signal(signal.SIGKILL)
+    t0 = time.monotonic()
+    code = procs[0].wait(timeout=30 + 30 + 10)  # collective timeout (0.5 min) + 30 s, plus slack for CI
+    elapsed = time.monotonic() - t0
+    log = (tmp_path / "rank0.txt").read_text()
+    assert code != 0 and elapsed < 60, (code, elapsed)
+    assert "rank 0: error: lost a peer" in log and "Traceback" not in log
+
+
+def test_bad_flags_name_the_flag_without_a_traceback(tmp_path):
+    for flags, needle in (
+        (["--data", str(tmp_path / "none")], "--data"),
+        (["--n-embd", "65", "--n-head", "2"], "--n-embd 65 must be a multiple of --n-head 2"),
+    ):
+        p = subprocess.run(
+            [PY, str(SRC / "train.py"), *flags], env=base_env(), capture_output=True, text=True, timeout=60
+        )
+        assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_token_shards_are_read_and_out_of_vocab_ids_are_reported(tmp_path):
+    import numpy as np
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(0)
+    rng.integers(0, 500, size=5000, dtype=np.uint16).tofile(data / "a.bin")
+    rng.integers(0, 500, size=3000, dtype=np.uint16).tofile(data / "b.bin")
+    env = base_env()
+    ok = subprocess.run(
+        [PY, str(SRC / "train.py"), "--data", str(data), "--steps", "3", "--vocab-size", "512"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert fingerprint(ok.stdout)
+    bad = subprocess.run(
+        [PY, str(SRC / "train.py"), "--data", str(data), "--steps", "3", "--vocab-size", "256"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert bad.returncode != 0 and "is >= --vocab-size 256" in bad.stderr and "Traceback" not in bad.stderr
+    assert os.path.exists(data / "a.bin")
