@@ -32,8 +32,11 @@ def run(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise UsageError(f"--days {args.days}: use 1 or more")
     outs = outputs.load(args.stack, args.outputs)
+    from rich.console import Console
+
     try:
-        jobs = audit.fetch_jobs(ml_client(outs))
+        with Console(stderr=True).status(f"listing jobs in workspace {outs.workspace_name}"):
+            jobs = audit.fetch_jobs(ml_client(outs))
     except Exception as exc:
         print(
             f"error: job list query failed: {type(exc).__name__}: "

@@ -44,8 +44,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         regions = sorted({c.region for c in outs.clusters.values()}) or [outs.workspace_region]
     ml = ml_client(outs)
+    from rich.console import Console
+
     try:
-        rows = quota.fetch(ml, regions)
+        with Console(stderr=True).status(f"reading Azure ML usage in {', '.join(regions)}"):
+            rows = quota.fetch(ml, regions)
     except Exception as exc:
         print(
             f"error: usage query failed: {type(exc).__name__}: "

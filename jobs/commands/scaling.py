@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs and args.logdirs:
         raise UsageError("pass either two LOGDIRs or --jobs NAME1 NAME2, not both")
     if args.jobs:
+        from rich.console import Console
+
         from jobs import outputs
         from jobs.azure_client import ml_client
 
@@ -46,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         for name in args.jobs:
             dest = Path(args.logs) / name
             try:
-                ml.jobs.download(name, all=True, download_path=str(dest))
+                with Console(stderr=True).status(f"downloading the logs of {name}"):
+                    ml.jobs.download(name, all=True, download_path=str(dest))
             except Exception as exc:
                 raise UsageError(
                     f"--jobs {name}: cannot download its logs ({type(exc).__name__}: "
