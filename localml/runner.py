@@ -93,7 +93,9 @@ class Runner:
             dist = job.properties.get("distribution") or {}
             nodes = int((job.properties.get("resources") or {}).get("instanceCount") or 1)
             procs = int(dist.get("processCountPerInstance") or 1)
-            env = {**(job.properties.get("environmentVariables") or {}),
+            # One intra-op thread per rank unless the job says otherwise (torchrun's default when it
+            # starts several processes per node): N ranks share this machine's cores.
+            env = {"OMP_NUM_THREADS": "1", **(job.properties.get("environmentVariables") or {}),
                    "AZUREML_RUN_ID": job.name,
                    "AZUREML_EXPERIMENT_NAME": str(job.properties["experimentName"]),
                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}

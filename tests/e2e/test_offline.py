@@ -1,0 +1,145 @@
+"""Offline end to end: the jobs package and azure-ai-ml against localml (control plane + Azurite).
+
+Everything goes through the real SDK HTTP pipeline; the only wiring is the environment
+(`LocalAzureML.subprocess_env()`). One control plane serves the whole module, so the datastore
+folders (checkpoints) persist from one job to the next, as on a workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.verify import verify
+from localml import LocalAzureML
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZE = "Standard_NC80adis_H100_v5"  # 2 GPUs per node in the catalog: 2 processes per node is one per GPU
+STEPS = 400                          # train.py checkpoints every 100 steps
+FINGERPRINT = re.compile(r"final parameters sha256: ([0-9a-f]{64})")
+
+pytestmark = pytest.mark.slow
+
+
+def _jobs(local: LocalAzureML, outputs: Path, tmp: Path, *args: str,
+          timeout: float = 240) -> tuple[int, dict]:
+    """`python -m jobs submit ARGS` on serverless 2-GPU nodes, 2 processes each: (exit code, summary)."""
+    argv = [sys.executable, "-m", "jobs", "submit", *args, "--outputs", str(outputs), "--serverless",
+            "--size", SIZE, "--processes-per-node", "2", "--logs", str(tmp / "job-logs"),
+            "--poll-seconds", "1", "--json"]
+    r = subprocess.run(argv, cwd=ROOT, env=local.subprocess_env(), capture_output=True, text=True,
+                       timeout=timeout)
+    try:
+        return r.returncode, json.loads(r.stdout)
+    except ValueError:
+        pytest.fail(f"submit printed no JSON (exit {r.returncode}):\n{r.stdout}\n{r.stderr[-4000:]}")
+
+
+def _sdk(local: LocalAzureML, outputs: Path, *args: str, timeout: float = 300) -> dict:
+    env = local.subprocess_env() | {"PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "sdk_calls.py"), str(outputs), *args],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr[-4000:]
+    return json.loads(r.stdout)
+
+
+def _rank_log(job: dict, rank: int) -> str:
+    return (Path(job["logs"]) / "artifacts" / "user_logs" / f"std_log_process_{rank}.txt").read_text()
+
+
+def _calls(local: LocalAzureML) -> list[tuple[str, str, int]]:
+    assert local.control_plane is not None
+    return [(c.method, c.path, c.status) for c in local.control_plane.server.log]
+
+
+def test_smoke_submit_completes_downloads_and_verifies(local: LocalAzureML, outputs_file: Path,
+                                                       tmp_path: Path) -> None:
+    code, summary = _jobs(local, outputs_file, tmp_path, "smoke", "--nodes", "2", "--allow-tcp")
+    job = summary["jobs"][0]
+    assert job["status"] == "Completed", job
+    # submit's own verdict wants NCCL lines; a CPU (gloo) run has none, so it is the only problem.
+    assert code == 1 and job["verify"]["problems"] == [
+        "no NCCL transport lines: set NCCL_DEBUG=INFO and use the nccl backend, "
+        "or pass --allow-socket for a CPU (gloo) run"]
+    logs = sorted(p.name for p in (Path(job["logs"]) / "artifacts" / "user_logs").iterdir())
+    assert logs == [f"std_log_process_{r}.txt" for r in range(4)]
+    report = verify(Path(job["logs"]), 4, size=SIZE, allow_socket=True)
+    assert report.ok, report.problems
+    assert report.world_size == 4 and report.processes_per_node == {"node 0": 2, "node 1": 2}
+    assert "rank=3 local_rank=1 node_rank=1 world_size=4" in _rank_log(job, 3)
+    calls = _calls(local)
+    ws = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/" \
+         "Microsoft.MachineLearningServices/workspaces/ws-llm-dev"
+    for method, path in [("POST", f"{ws}/codes/[^/]+/versions/1/startPendingUpload"),
+                         ("PUT", f"{ws}/codes/[^/]+/versions/1"), ("PUT", f"{ws}/jobs/{job['name']}"),
+                         ("GET", f"/history/v1.0{ws}/runs/{job['name']}/details"),
+                         ("POST", f"{ws}/datastores/workspaceartifactstore/listSecrets")]:
+        assert any(m == method and re.fullmatch(path, p) and s < 300 for m, p, s in calls), (method, path)
+    assert local.host is not None and local.host.tunnels > 0  # the artifact store was read through Azurite
+
+
+def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(local: LocalAzureML, outputs_file: Path,
+                                                                      tmp_path: Path) -> None:
+    assert local.control_plane is not None
+    # Reference: the same run, uninterrupted.
+    code, ref = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-reference",
+                      "--steps", str(STEPS))
+    ref_job = ref["jobs"][0]
+    assert ref_job["status"] == "Completed", ref_job
+    expected = FINGERPRINT.findall(_rank_log(ref_job, 0))
+    assert len(expected) == 1
+
+    # Interrupted: cancel through azure-ai-ml as soon as the first checkpoint is complete.
+    code, first = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume",
+                        "--steps", str(STEPS), "--no-wait")
+    name = first["jobs"][0]["name"]
+    assert code == 0 and name
+    ckpt = local.control_plane.store.datastore_path("workspaceblobstore", "ckpt/e2e-resume")
+    cancelled = _sdk(local, outputs_file, "cancel-when", name, str(ckpt / "step_00000100.pt.sha256"))
+    assert cancelled == {"status_at_cancel": "Running", "status": "Canceled"}
+    done = local.control_plane.store.job(_ws_id(), name)
+    assert done is not None and done.done.wait(60)
+    rank0 = (local.control_plane.store.root / "jobs" / name / "logs" / "user_logs" / "std_log_process_0.txt")
+    assert "interrupted by signal" in rank0.read_text()
+    assert not FINGERPRINT.search(rank0.read_text())
+
+    # Resubmitted with the same run name: resumes from the checkpoint and ends on the same weights.
+    code, second = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume",
+                         "--steps", str(STEPS))
+    job = second["jobs"][0]
+    assert job["status"] == "Completed" and job["name"] != name, job
+    log0 = _rank_log(job, 0)
+    resumed = re.search(r"resumed from \S+ at step (\d+)", log0)
+    assert resumed and 100 <= int(resumed.group(1)) < STEPS, log0[-2000:]
+    assert FINGERPRINT.findall(log0) == expected
+
+
+def test_failing_command_gives_exit_code_1(local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
+    assert local.control_plane is not None
+    empty = local.control_plane.store.datastore_path("workspaceblobstore", "e2e-empty-data")
+    empty.mkdir(parents=True, exist_ok=True)
+    code, summary = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-fail", "--steps", "5",
+                          "--data", "azureml://datastores/workspaceblobstore/paths/e2e-empty-data/")
+    job = summary["jobs"][0]
+    assert code == 1 and job["status"] == "Failed", job
+    assert "no *.bin token shards there" in _rank_log(job, 0)
+    assert _sdk(local, outputs_file, "status", job["name"]) == {"status": "Failed"}
+
+
+def test_unimplemented_call_is_a_501_naming_the_path(local: LocalAzureML, outputs_file: Path) -> None:
+    result = _sdk(local, outputs_file, "unimplemented")
+    assert result["type"] == "HttpResponseError" and result["status_code"] == 501
+    assert "localml does not implement GET /subscriptions/" in result["message"]
+    assert "/environments/localml-e2e-env/versions/1" in result["message"]
+    assert any(s == 501 and p.endswith("/environments/localml-e2e-env/versions/1")
+               for _, p, s in _calls(local))
+
+
+def _ws_id() -> str:
+    return ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/"
+            "Microsoft.MachineLearningServices/workspaces/ws-llm-dev")
