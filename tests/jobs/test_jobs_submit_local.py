@@ -72,3 +72,22 @@ def test_smoke_without_allow_socket_is_not_verified_on_a_cpu_run(local_azure_ml,
     job = summary["jobs"][0]
     assert job["status"] == "Completed" and job["verify"]["ok"] is False
     assert any("no NCCL transport lines" in p for p in job["verify"]["problems"])
+
+
+@pytest.mark.slow
+def test_no_wait_then_audit_sees_the_job_on_its_cluster(local_azure_ml, tmp_path):
+    code, summary, _ = submit(local_azure_ml, tmp_path, "smoke", "--cluster", "a100-lp", "--no-wait")
+    assert code == 0 and summary["jobs"][0]["status"] in ("NotStarted", "Queued", "Starting", "Running")
+    name = summary["jobs"][0]["name"]
+    p = subprocess.run(
+        [sys.executable, "-m", "jobs", "audit", "--outputs", str(FIXTURE), "--json"],
+        env=local_azure_ml.subprocess_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    clusters = {c["cluster"]: c for c in json.loads(p.stdout)["clusters"]}
+    assert p.returncode == 1  # h100-x4 and h100-one have no jobs
+    assert clusters["a100-lp"]["last_job"] == name and not clusters["a100-lp"]["unused"]
+    assert clusters["h100-x4"]["unused"] and clusters["h100-x4"]["vcpus_held"] == 384
