@@ -111,6 +111,11 @@ def plan(
             raise UsageError(
                 f"--size {size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5"
             ) from None
+        if vm.gpus is None:
+            raise UsageError(
+                f"--size {vm.name}: its GPU count is not known (not in the catalog, or unconfirmed there); "
+                "pass a catalog size such as Standard_ND96isr_H100_v5"
+            )
         if vm.gpus < 1:
             raise UsageError(f"--size {vm.name}: has no whole GPUs; pick a GPU size")
         p.size, p.gpus_per_node = vm.name, vm.gpus

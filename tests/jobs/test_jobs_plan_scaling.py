@@ -107,6 +107,10 @@ def test_partial_nodes_are_noted():
         ),
         (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--size", "Standard_Nope_v9"], "--size"),
         (
+            ["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--size", "Standard_NV12hs_v3"],
+            "--size Standard_NV12hs_v3: its GPU count is not known",
+        ),
+        (
             ["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--price-per-node-hour", "3"],
             "--price-per-node-hour needs --size",
         ),
