@@ -43,8 +43,6 @@ def register(router: Router, cp: ControlPlane) -> None:
     a("GET", WS + "/datastores", lambda r: _datastore_list(cp, r), "datastores list")
     a("GET", WS + "/datastores/{name}", lambda r: _datastore_get(cp, r), "datastore GET")
     a("POST", WS + "/datastores/{name}/listSecrets", lambda r: _datastore_secrets(r), "datastore listSecrets")
-    a("GET", WS + "/computes", lambda r: _compute_list(cp, r), "computes list")
-    a("GET", WS + "/computes/{name}", lambda r: _compute_get(cp, r), "compute GET")
 
 
 # --- workspace ---------------------------------------------------------------------------------
@@ -70,12 +68,14 @@ def _workspace(cp: ControlPlane, req: Request) -> Response:
 # --- code versions -------------------------------------------------------------------------------
 
 def _code_list(cp: ControlPlane, req: Request) -> Response:
+    """With ``hash``: every code version of the workspace with that content hash, whatever its name
+    (azure-ai-ml gives each anonymous upload a fresh name and reuses what this returns); else the
+    versions of ``name``."""
     ws_id, name = _ws_id(req), req.params["name"]
     wanted = req.query.get("hash")
     with cp.store.lock:
-        found = [c.body for (w, n, _), c in cp.store.codes.items()
-                 if w == ws_id.lower() and n == name
-                 and (wanted is None or _code_hash(c.body) == wanted)]
+        found = [c.body for (w, n, _), c in cp.store.codes.items() if w == ws_id.lower()
+                 and (_code_hash(c.body) == wanted if wanted is not None else n == name)]
     return Response(200, {"value": found})
 
 
@@ -189,27 +189,3 @@ def _datastore_secrets(req: Request) -> Response:
     if req.params["name"] not in DATASTORES:
         return error(404, "UserError", f"datastore {req.params['name']!r} not found")
     return Response(200, {"secretsType": "AccountKey", "key": ACCOUNT_KEY})
-
-
-# --- computes ----------------------------------------------------------------------------------
-
-def _compute(cp: ControlPlane, ws_id: str, name: str) -> dict[str, Any]:
-    return {"id": f"{ws_id}/computes/{name}", "name": name, "location": cp.region,
-            "type": "Microsoft.MachineLearningServices/workspaces/computes",
-            "properties": {"computeType": "AmlCompute", "computeLocation": cp.region,
-                           "provisioningState": "Succeeded", "description": "localml: runs on this machine",
-                           "properties": {"vmSize": "Standard_D2s_v3", "vmPriority": "Dedicated",
-                                          "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 4,
-                                                            "nodeIdleTimeBeforeScaleDown": "PT300S"},
-                                          "allocationState": "Steady", "currentNodeCount": 0,
-                                          "targetNodeCount": 0}}}
-
-
-def _compute_get(cp: ControlPlane, req: Request) -> Response:
-    return Response(200, _compute(cp, _ws_id(req), req.params["name"]))
-
-
-def _compute_list(cp: ControlPlane, req: Request) -> Response:
-    jobs = cp.store.jobs_in(_ws_id(req))
-    names = sorted({j.properties.get("computeId", "").rsplit("/", 1)[-1] for j in jobs} - {""})
-    return Response(200, {"value": [_compute(cp, _ws_id(req), n) for n in names]})

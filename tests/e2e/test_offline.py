@@ -86,6 +86,7 @@ def test_smoke_submit_completes_downloads_and_verifies(local: LocalAzureML, outp
 def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(local: LocalAzureML, outputs_file: Path,
                                                                       tmp_path: Path) -> None:
     assert local.control_plane is not None
+    uploads_before = _uploads(local)
     # Reference: the same run, uninterrupted.
     code, ref = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-reference",
                       "--steps", str(STEPS))
@@ -117,6 +118,8 @@ def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(local: Loc
     resumed = re.search(r"resumed from \S+ at step (\d+)", log0)
     assert resumed and 100 <= int(resumed.group(1)) < STEPS, log0[-2000:]
     assert FINGERPRINT.findall(log0) == expected
+    # Same code each time: azure-ai-ml found it by content hash after the first upload at most.
+    assert _uploads(local) - uploads_before <= 1
 
 
 def test_failing_command_gives_exit_code_1(local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
@@ -138,6 +141,10 @@ def test_unimplemented_call_is_a_501_naming_the_path(local: LocalAzureML, output
     assert "/environments/localml-e2e-env/versions/1" in result["message"]
     assert any(s == 501 and p.endswith("/environments/localml-e2e-env/versions/1")
                for _, p, s in _calls(local))
+
+
+def _uploads(local: LocalAzureML) -> int:
+    return sum(p.endswith("/startPendingUpload") for _, p, _ in _calls(local))
 
 
 def _ws_id() -> str:
