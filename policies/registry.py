@@ -22,6 +22,7 @@ from policies import (
     secure_defaults,
     ssh_decided_at_creation,
 )
+from vmsizes import all_sizes
 
 PACK_NAME = "azml-gpu"
 
@@ -45,6 +46,8 @@ POLICIES: list[Policy] = [
 
 def build_pack() -> PolicyPack:
     """Start the pack's gRPC Analyzer server (prints its port, then blocks): what the CLI runs."""
+    # Read the size catalog now, while the engine is still evaluating the program, not on the first Analyze.
+    all_sizes()
     return PolicyPack(
         name=PACK_NAME,
         policies=POLICIES,
