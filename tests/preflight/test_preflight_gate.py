@@ -294,3 +294,26 @@ def test_cluster_settings_the_program_cannot_declare_are_caught_over_grpc(pack: 
         ("idle-timer-parseable", "mandatory"),
     ]
     assert pack.analyze(compute) == []
+
+
+def test_report_groups_violations_by_level_plain_and_rich(pack: PolicyPack) -> None:
+    import io
+
+    from preflight.report import render
+
+    result = gate("warm-nodes", pack)
+    plain, rich = io.StringIO(), io.StringIO()
+    render(result, plain, rich_output=False)
+    render(result, rich, rich_output=True)
+    text = plain.getvalue()
+    assert "Policy gate for stack warm-nodes (retirement evaluated on 2026-11-30)" in text
+    assert (
+        "  h100-x2  Standard_ND96isr_H100_v5  8          2          eastus  dedicated  7200 s  Disabled"
+        in text
+    )
+    assert "ADVISORY (2)\n  min-nodes-zero " in text
+    assert "MANDATORY" not in text
+    assert text.endswith("PASS: no mandatory violation (2 advisory).\n")
+    fancy = rich.getvalue()
+    assert "ADVISORY (2)" in fancy and "h100-x2" in fancy and "┏" in fancy
+    assert "PASS: no mandatory violation (2 advisory)." in fancy
