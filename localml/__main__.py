@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
         return smoke()
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(name)s: %(message)s")
+    logging.getLogger("azure").setLevel(logging.WARNING)  # Azurite traffic of the control plane itself
     from localml.env import LocalAzureML
 
     with LocalAzureML() as local:

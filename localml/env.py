@@ -77,7 +77,7 @@ class LocalAzureML:
             "HTTPS_PROXY": self.host.proxy_url,
             "NO_PROXY": "127.0.0.1,localhost",
         }
-        log.info("localml: control plane %s, Azurite %s (account %s), host services %s",
+        log.info("control plane %s, Azurite %s (account %s), host services %s",
                  self.control_plane.base_url, self.azurite.blob_endpoint, ACCOUNT_NAME, self.host.proxy_url)
 
     def subprocess_env(self, base: dict[str, str] | None = None) -> dict[str, str]:

@@ -23,9 +23,6 @@ def register(router: Router, cp: ControlPlane) -> None:
     a = router.add
     a("GET", "/discovery", lambda r: Response(200, _discovery(cp)), "workspace discovery document")
     a("GET", HWS + "/runs/{run}/details", lambda r: _details(cp, r), "run history: run details")
-    a("GET", HWS + "/experimentids/{exp}/runs/{run}/details", lambda r: _details(cp, r),
-      "run history: run details (by experiment id)")
-    a("GET", HWS + "/runs/{run}", lambda r: _run(cp, r), "run history: run")
     a("POST", HWS + "/rundata", lambda r: _run_data(cp, r), "run history: run data")
 
 
@@ -69,11 +66,6 @@ def _details(cp: ControlPlane, req: Request) -> Response:
     names = cp.blobs.list_names(ARTIFACT_CONTAINER, prefix)
     body["logFiles"] = {n[len(prefix):]: cp.blobs.read_url(ARTIFACT_CONTAINER, n) for n in names}
     return Response(200, body)
-
-
-def _run(cp: ControlPlane, req: Request) -> Response:
-    job = _job(cp, req, req.params["run"])
-    return Response(200, _run_body(job)) if job else _not_found(req.params["run"])
 
 
 def _run_data(cp: ControlPlane, req: Request) -> Response:

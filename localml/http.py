@@ -51,18 +51,19 @@ def error(status: int, code: str, message: str) -> Response:
 
 class Router:
     def __init__(self) -> None:
-        self._routes: list[tuple[str, re.Pattern[str], Handler, str]] = []
+        self._routes: list[tuple[str, re.Pattern[str], Handler, str, str]] = []
 
     def add(self, method: str, pattern: str, handler: Handler, doc: str = "") -> None:
         """``pattern``: a path with ``{name}`` segments (one segment each), matched case-insensitively."""
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern.rstrip("/"))
-        self._routes.append((method, re.compile(f"^{regex}/?$", re.IGNORECASE), handler, doc or pattern))
+        self._routes.append((method, re.compile(f"^{regex}/?$", re.IGNORECASE), handler, pattern, doc))
 
-    def routes(self) -> list[tuple[str, str]]:
-        return [(m, doc) for m, _, _, doc in self._routes]
+    def routes(self) -> list[tuple[str, str, str]]:
+        """(method, path pattern, what it is) of every route, in order."""
+        return [(m, pattern, doc) for m, _, _, pattern, doc in self._routes]
 
     def dispatch(self, req: Request) -> Response:
-        for method, regex, handler, _ in self._routes:
+        for method, regex, handler, _, _ in self._routes:
             match = regex.match(req.path)
             if match and method == req.method:
                 req.params = match.groupdict()

@@ -150,3 +150,16 @@ def _uploads(local: LocalAzureML) -> int:
 def _ws_id() -> str:
     return ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/"
             "Microsoft.MachineLearningServices/workspaces/ws-llm-dev")
+
+
+def test_readme_lists_every_implemented_call() -> None:
+    """localml/README.md's table is the list of calls: it must name every route, and only those."""
+    from localml import arm, history
+    from localml.http import Router
+
+    router = Router()
+    arm.register(router, None)  # type: ignore[arg-type]  # handlers are not called here
+    history.register(router, None)  # type: ignore[arg-type]
+    readme = (ROOT / "localml" / "README.md").read_text()
+    rows = set(re.findall(r"^\| `(GET|PUT|POST|DELETE|PATCH)` \| `([^`]+)` \|", readme, re.MULTILINE))
+    assert rows == {(m, p.replace(arm.WS, "{WS}")) for m, p, _ in router.routes()}
