@@ -172,9 +172,14 @@ def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
 class AsyncCheckpointer:
     """Snapshot at a step boundary, write in a background thread, keep the newest `keep`.
 
-    `save` blocks only for the copy to CPU (and for the previous write, if it is still running: at most
-    one write is in flight). Only rank 0 writes; on other ranks `save` is a no-op, since DDP replicas
-    hold identical weights. A failed background write is raised by the next `save`, `wait` or `close`.
+    `save(state, step)` copies every tensor of `state` to CPU, then returns while a thread writes it; at
+    most one write is in flight (the next `save` waits for the previous one). With `overlap=True` the
+    copy itself also moves to the thread, so it runs during the next forward/backward, which read the
+    weights but do not change them: the caller must call `fence()` before anything modifies a tensor
+    of `state` in place (before `optimizer.step()`). train.py does this.
+
+    Only rank 0 writes; on other ranks `save` is a no-op, since DDP replicas hold identical weights.
+    A failed background write is raised by the next `save`, `fence`, `wait` or `close`.
     """
 
     def __init__(self, directory: str | os.PathLike[str], keep: int = 3, log: Log = _log) -> None:
@@ -183,6 +188,8 @@ class AsyncCheckpointer:
         self.log = log
         self.writer = not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
         self._thread: threading.Thread | None = None
+        self._copied = threading.Event()
+        self._copied.set()
         self._error: BaseException | None = None
         self.last_write_s = 0.0
         if self.writer:
@@ -190,30 +197,59 @@ class AsyncCheckpointer:
             for stale in self.dir.glob("step_*.tmp"):  # left by a write that was killed
                 stale.unlink(missing_ok=True)
 
-    def save(self, state: dict[str, Any], step: int, block: bool = False) -> float:
+    def save(self, state: dict[str, Any], step: int, block: bool = False, overlap: bool = False) -> float:
         """Checkpoint `state` as step `step`; returns the seconds the caller was blocked."""
         if not self.writer:
             return 0.0
         t0 = time.perf_counter()
         self.wait()
-        snapshot = to_cpu(state)
-        self._thread = threading.Thread(target=self._write, args=(snapshot, step), name="checkpoint-writer")
+        self._copied.clear()
+        # The copy must see every kernel queued so far on this thread's CUDA stream (the optimizer step).
+        stream = torch.cuda.current_stream() if torch.cuda.is_available() else None
+        if not overlap:
+            state = to_cpu(state)
+            self._copied.set()
+        self._thread = threading.Thread(target=self._run, args=(state, step, stream), name="ckpt-writer")
         self._thread.start()
         if block:
             self.wait()
         return time.perf_counter() - t0
 
-    def _write(self, snapshot: dict[str, Any], step: int) -> None:
+    def _run(self, state: dict[str, Any], step: int, stream: Any) -> None:
         try:
+            if not self._copied.is_set():
+                if stream is not None:  # copy on a side stream, so compute on the main stream goes on
+                    side = torch.cuda.Stream(device=stream.device)
+                    side.wait_stream(stream)
+                    with torch.cuda.stream(side):
+                        state = to_cpu(state)
+                    side.synchronize()
+                else:
+                    state = to_cpu(state)
+                self._copied.set()
             t0 = time.perf_counter()
-            path = self.dir / checkpoint_name(step)
-            atomic_save(snapshot, path)
+            atomic_save(state, self.dir / checkpoint_name(step))
             self.last_write_s = time.perf_counter() - t0
             for _, old in list_checkpoints(self.dir)[self.keep :]:
                 old.unlink(missing_ok=True)
                 old.with_name(old.name + ".sha256").unlink(missing_ok=True)
-        except BaseException as e:  # surfaced on the training thread by wait()
+        except BaseException as e:  # surfaced on the training thread by fence() or wait()
             self._error = e
+        finally:
+            self._copied.set()
+
+    def fence(self) -> float:
+        """Wait until the last `save(overlap=True)` has copied its tensors; returns the seconds waited."""
+        t0 = time.perf_counter()
+        self._copied.wait()
+        if self._error is not None:
+            self.wait()
+        return time.perf_counter() - t0
+
+    @property
+    def busy(self) -> bool:
+        """True while a background write is in flight."""
+        return self._thread is not None and self._thread.is_alive()
 
     def wait(self) -> None:
         if self._thread is not None:

@@ -281,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                 loss.backward()
                 loss_sum += loss.detach()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if ckpt:
+                ckpt.fence()  # a checkpoint copy that overlapped forward/backward has finished
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             done, steps_since = step + 1, steps_since + 1
@@ -311,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                     "data": {"seed": args.seed, "next_step": done},
                     "config": vars(cfg),
                 }
-                ckpt.save(state, done, block=stopping)
+                ckpt.save(state, done, block=stopping, overlap=True)
             if stopping:
                 where = (
                     f"checkpoint step {done} written to {args.ckpt}" if ckpt else "no --ckpt, nothing saved"
