@@ -62,7 +62,7 @@ class Azurite:
                 "--cert", str(self.certs.cert), "--key", str(self.certs.key)]
         env = {k: v for k, v in os.environ.items() if k != "AZURITE_ACCOUNTS"}
         self._proc = subprocess.Popen(argv, cwd=self.workdir, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
+                                      stderr=subprocess.STDOUT, text=True, env=env)
         ready = threading.Event()
         threading.Thread(target=self._pump, args=(ready,), daemon=True).start()
         deadline = time.monotonic() + self.start_timeout
