@@ -60,7 +60,16 @@ def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
 
 def test_torchrun_gives_the_same_fingerprint_as_the_launcher(reference, tmp_path):
     p = subprocess.run(
-        [PY, "-m", "torch.distributed.run", "--nproc-per-node", "2", str(SRC / "train.py"), *TRAIN_ARGS],
+        [
+            PY,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            str(SRC / "train.py"),
+            *TRAIN_ARGS,
+        ],
         cwd=tmp_path,
         env=base_env(),
         capture_output=True,
