@@ -33,7 +33,7 @@ def say(msg: str) -> None:
 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    say("$ " + " ".join(argv[1:] if argv[0] == sys.executable else argv))
+    say("$ " + " ".join(["python", *argv[1:]] if argv[0] == sys.executable else argv))
     return subprocess.run(argv, cwd=ROOT, env=env, timeout=timeout, stdout=subprocess.PIPE, text=True)
 
 
