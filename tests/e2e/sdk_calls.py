@@ -3,6 +3,7 @@
     python tests/e2e/sdk_calls.py OUTPUTS_FILE cancel-when JOB PATH   # wait for PATH, then begin_cancel
     python tests/e2e/sdk_calls.py OUTPUTS_FILE status JOB
     python tests/e2e/sdk_calls.py OUTPUTS_FILE unimplemented           # a call localml does not serve
+    python tests/e2e/sdk_calls.py OUTPUTS_FILE mpi CODE_DIR            # a job localml cannot run
 
 Each prints one JSON object. The MLClient is the jobs package's own (`jobs.azure_client.ml_client`).
 """
@@ -15,6 +16,12 @@ import time
 from pathlib import Path
 
 TERMINAL = {"Completed", "Failed", "Canceled"}
+
+
+def _report(exc: Exception) -> None:
+    """The error as azure-ai-ml raised it: type, HTTP status, message."""
+    print(json.dumps({"type": type(exc).__name__, "status_code": getattr(exc, "status_code", None),
+                      "message": str(exc)}))
 
 
 def main(argv: list[str]) -> int:
@@ -48,8 +55,20 @@ def main(argv: list[str]) -> int:
         try:
             ml.environments.get("localml-e2e-env", version="1")
         except HttpResponseError as exc:
-            result = {"type": type(exc).__name__, "status_code": exc.status_code, "message": str(exc)}
-            print(json.dumps(result))
+            _report(exc)
+            return 0
+        print(json.dumps({"type": None}))
+        return 1
+    if cmd == "mpi":
+        from azure.ai.ml import MpiDistribution, command
+
+        job = command(code=rest[0], command="python -c pass", environment="azureml:localml-e2e:1",
+                      instance_type="Standard_NC80adis_H100_v5", instance_count=1,
+                      distribution=MpiDistribution(process_count_per_instance=2))
+        try:
+            ml.jobs.create_or_update(job)
+        except HttpResponseError as exc:
+            _report(exc)
             return 0
         print(json.dumps({"type": None}))
         return 1

@@ -152,6 +152,37 @@ def _ws_id() -> str:
             "Microsoft.MachineLearningServices/workspaces/ws-llm-dev")
 
 
+def test_a_job_localml_cannot_run_is_refused_at_submission(local: LocalAzureML, outputs_file: Path,
+                                                           tmp_path: Path) -> None:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "noop.py").write_text("pass\n")
+    result = _sdk(local, outputs_file, "mpi", str(tmp_path / "code"))
+    assert result["type"] == "HttpResponseError" and result["status_code"] == 400
+    assert "localml runs PyTorch distribution only, not 'Mpi'" in result["message"]
+
+
+def test_host_services_refuse_what_they_do_not_serve(local: LocalAzureML) -> None:
+    import http.client
+
+    assert local.host is not None
+    port = local.host.server.port
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("CONNECT", "example.com:443")
+    assert conn.getresponse().status == 403  # the proxy tunnels only *.blob.core.localml.test:443
+    conn.close()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/msi/token?resource=https://x", headers={"X-IDENTITY-HEADER": "wrong"})
+    assert conn.getresponse().status == 401
+    conn.close()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    secret = local.host.identity_header
+    conn.request("GET", "/msi/token?resource=https://x", headers={"X-IDENTITY-HEADER": secret})
+    resp = conn.getresponse()
+    body = json.loads(resp.read())
+    assert resp.status == 200 and body["resource"] == "https://x" and int(body["expires_on"]) > 0
+    conn.close()
+
+
 def test_readme_lists_every_implemented_call() -> None:
     """localml/README.md's table is the list of calls: it must name every route, and only those."""
     from localml import arm, history
