@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         torch.save(state, root / "sync" / f"step_{i}.pt")
         sync_s.append(time.perf_counter() - t0)
+        (root / "sync" / f"step_{i}.pt").unlink()
         step()
         t0 = time.perf_counter()
         with open(root / "sync" / f"durable_{i}.pt", "wb") as f:
@@ -87,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             f.flush()
             os.fsync(f.fileno())
         durable_s.append(time.perf_counter() - t0)
+        (root / "sync" / f"durable_{i}.pt").unlink()
         step()
         fenced[0] = 0.0
         blocked = saver.save(state, i + 1, overlap=True)
@@ -101,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         overlapped.append(len(during))
         step()
     saver.close()
+    shutil.rmtree(root)
 
     med = statistics.median
     result = {
@@ -120,7 +124,6 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "torch": torch.__version__,
-        "dir": str(root),
     }
     result["meets_target"] = result["ratio"] <= TARGET
     if args.json:

@@ -197,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
+        torch.backends.cuda.matmul.allow_tf32 = True  # fp32 matmuls outside autocast
     if distributed:  # init_method defaults to env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
         dist.init_process_group(
             backend="nccl" if device.type == "cuda" else "gloo",
@@ -240,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         start = state["step"]
+        if state.get("total_steps", args.steps) != args.steps:
+            log(
+                f"warning: {path} belongs to a run of --steps {state['total_steps']}, this one has --steps "
+                f"{args.steps}: the learning-rate schedule differs from an uninterrupted run"
+            )
         if len(state["rng"]) == world:
             restore_rng(state["rng"][rank])
         else:
@@ -254,10 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     raw_model = model
-    if distributed:
-        model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
     if args.compile:
         model = torch.compile(model)
+    if distributed:
+        model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
     mlflow = None
     if master:
         try:  # Azure ML shows MLflow metrics; a job supplies the tracking settings through environment
@@ -310,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                     "optimizer": optimizer.state_dict(),
                     "step": done,
                     "rng": gather_rng_states(),
+                    "total_steps": args.steps,
                     "data": {"seed": args.seed, "next_step": done},
                     "config": vars(cfg),
                 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# One prepared GPU benchmark for jobs/src: train.py tokens/s per GPU and MFU for a ~1.1B-parameter GPT
+# (target MFU >= 45% in bf16), the smoke all-reduce busbw, and the CUDA checkpoint/resume path.
+# Results land under $OUT (default ./gpu-bench-out): results.json plus every log.
+#
+#   OUT=/tmp/out bash bench/gpu_train_smoke.sh            # on a machine with NVIDIA GPUs and CUDA torch
+#   PYTHON=.venv/bin/python BATCH=8 STEPS=40 bash bench/gpu_train_smoke.sh
+#
+# Method. All GPUs of the machine, one process each, under torchrun --standalone (train.py and smoke.py
+# read the same variables Azure ML sets). Model: n_layer 20, n_head 16, n_embd 2048, block 2048,
+# vocab 50304 (~1.11B parameters counting the tied embedding once, 1.007B in the blocks), bf16
+# autocast, fused AdamW, torch.compile, synthetic tokens. MFU = 6 x params x tokens/s / peak bf16 dense
+# FLOP/s of the detected GPU (train.py's table; attention FLOPs not counted, so it is conservative).
+# tokens/s and MFU are taken from the last log interval (the first includes compilation).
+# busbw follows nccl-tests (busbw = algbw x 2(n-1)/n): with one GPU it is 0 by definition, so on a
+# single-GPU machine the smoke run checks NCCL start-up and the world size, not a link.
+# Budget: about 5 minutes on one H100/H200 (compile ~1-2 min, 60 steps, smoke sweep, checkpoint run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+OUT=${OUT:-./gpu-bench-out}
+BATCH=${BATCH:-16}
+STEPS=${STEPS:-60}
+mkdir -p "$OUT"
+
+"$PY" - <<'EOF' > "$OUT/env.txt"
+import torch
+assert torch.cuda.is_available(), "no CUDA device visible to torch: this benchmark needs a GPU machine"
+print("torch", torch.__version__, "cuda", torch.version.cuda)
+for i in range(torch.cuda.device_count()):
+    print(i, torch.cuda.get_device_name(i))
+EOF
+cat "$OUT/env.txt"
+NGPU=$("$PY" -c "import torch; print(torch.cuda.device_count())")
+nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || true
+RUN=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$NGPU")
+
+echo "== smoke: $NGPU GPU(s), all-reduce sweep up to 1 GiB"
+NCCL_DEBUG=INFO "${RUN[@]}" jobs/src/smoke.py --expect-world-size "$NGPU" > "$OUT/smoke.log" 2>&1
+grep -E "^(world size|smoke peak busbw)" "$OUT/smoke.log"
+
+echo "== train: ~1.1B GPT, batch $BATCH x 2048 tokens per GPU, $STEPS steps, bf16, torch.compile"
+"${RUN[@]}" jobs/src/train.py --n-layer 20 --n-head 16 --n-embd 2048 --block-size 2048 --vocab-size 50304 \
+  --batch-size "$BATCH" --steps "$STEPS" --log-every 10 --warmup 10 --lr 3e-4 --compile \
+  > "$OUT/train.log" 2>&1
+grep -E "^(model|step|final)" "$OUT/train.log"
+
+echo "== checkpoint + resume on CUDA (side-stream snapshot, background write), small model"
+CKPT=$(mktemp -d)
+"${RUN[@]}" jobs/src/train.py --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 > "$OUT/ckpt_run1.log" 2>&1
+rm "$CKPT"/step_00000030.pt*   # as if the job had died after step 20's checkpoint
+"${RUN[@]}" jobs/src/train.py --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 > "$OUT/ckpt_run2.log" 2>&1
+grep -E "resumed from .* at step 20" "$OUT/ckpt_run2.log"
+rm -rf "$CKPT"
+
+"$PY" - "$OUT" "$NGPU" <<'EOF'
+import json, re, sys
+out, ngpu = sys.argv[1], int(sys.argv[2])
+smoke = open(f"{out}/smoke.log").read()
+train = open(f"{out}/train.log").read()
+steps = re.findall(r"^step (\d+)/\d+ \| loss ([\d.]+) \| ([\d.]+) ms/step \| tok/s/gpu ([\d,]+) \| mfu ([\d.]+%|n/a)$",
+                   train, re.M)
+last = steps[-1]
+model = re.search(r"^model ([\d.]+)M params .* peak (.*)$", train, re.M)
+mfu = None if last[4] == "n/a" else float(last[4].rstrip("%")) / 100
+transport = re.findall(r"Using network (\w+)", smoke)
+result = {
+    "gpus": ngpu,
+    "smoke_world_size": int(re.search(r"^world size (\d+)$", smoke, re.M).group(1)),
+    "smoke_peak_busbw_gbps": float(re.search(r"^smoke peak busbw: ([\d.]+) GB/s$", smoke, re.M).group(1)),
+    "nccl_network": sorted(set(transport)),
+    "train_params_m": float(model.group(1)),
+    "train_peak_source": model.group(2),
+    "train_step": int(last[0]),
+    "train_loss": float(last[1]),
+    "train_ms_per_step": float(last[2]),
+    "train_tokens_per_s_per_gpu": int(last[3].replace(",", "")),
+    "train_mfu": mfu,
+    "mfu_target": 0.45,
+    "mfu_meets_target": mfu is not None and mfu >= 0.45,
+    "checkpoint_resume_ok": True,
+}
+json.dump(result, open(f"{out}/results.json", "w"), indent=2)
+print(json.dumps(result, indent=2))
+EOF
