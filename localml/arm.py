@@ -29,7 +29,8 @@ def _ws_id(req: Request) -> str:
 
 def register(router: Router, cp: ControlPlane) -> None:
     a = router.add
-    a("GET", "/metadata/endpoints", lambda r: Response(200, cp.cloud_metadata()), "cloud metadata document")
+    a("GET", "/metadata/endpoints", lambda r: Response(200, cp.cloud_metadata()), "cloud metadata document",
+      public=True)
     a("GET", WS, lambda r: _workspace(cp, r), "workspace GET")
     a("GET", WS + "/codes/{name}/versions", lambda r: _code_list(cp, r), "code versions list (by hash)")
     a("GET", WS + "/codes/{name}/versions/{version}", lambda r: _code_get(cp, r), "code version GET")

@@ -65,6 +65,7 @@ class LocalAzureML:
         self.host = HostServices(STORAGE_SUFFIX, lambda: self.azurite.port if self.azurite else 0)
         self.host.server.start()
         self.control_plane = ControlPlane(self.root / "session", certs, blobs, self.region)
+        self.control_plane.router.authorize = self.host.check_bearer
         self.control_plane.start()
         self.environ = {
             "ARM_CLOUD_METADATA_URL": self.control_plane.metadata_url,

@@ -21,7 +21,8 @@ HWS = ("/history/v1.0/subscriptions/{sub}/resourceGroups/{rg}"
 
 def register(router: Router, cp: ControlPlane) -> None:
     a = router.add
-    a("GET", "/discovery", lambda r: Response(200, _discovery(cp)), "workspace discovery document")
+    a("GET", "/discovery", lambda r: Response(200, _discovery(cp)), "workspace discovery document",
+      public=True)
     a("GET", HWS + "/runs/{run}/details", lambda r: _details(cp, r), "run history: run details")
     a("POST", HWS + "/rundata", lambda r: _run_data(cp, r), "run history: run data")
 

@@ -34,6 +34,7 @@ class HostServices:
         self.server = RoutedServer(router, "host")
         self.server.extra_methods["CONNECT"] = self._connect
         self.tunnels = 0
+        self._issued: set[str] = set()
 
     @property
     def identity_endpoint(self) -> str:
@@ -50,9 +51,20 @@ class HostServices:
         if not resource:
             return error(400, "BadRequest", "resource is required")
         expires_on = int(time.time()) + 3600
-        return Response(200, {"access_token": f"localml.{secrets.token_urlsafe(24)}",
+        token = f"localml.{secrets.token_urlsafe(24)}"
+        self._issued.add(token)
+        return Response(200, {"access_token": token,
                                "expires_on": str(expires_on), "resource": resource, "token_type": "Bearer",
                                "client_id": "localml"})
+
+    def check_bearer(self, req: Request) -> str | None:
+        """For the control plane: a request must carry a token this identity endpoint issued."""
+        scheme, _, token = req.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return "no bearer token: authenticate with the managed identity (IDENTITY_ENDPOINT)"
+        if token not in self._issued:
+            return "bearer token not issued by this session's identity endpoint"
+        return None
 
     def _connect(self, handler: BaseHTTPRequestHandler) -> None:
         host, _, port = handler.path.rpartition(":")

@@ -52,20 +52,30 @@ def error(status: int, code: str, message: str) -> Response:
 class Router:
     def __init__(self) -> None:
         self._routes: list[tuple[str, re.Pattern[str], Handler, str, str]] = []
+        self._public: set[str] = set()
+        #: Checks a request to a non-public route: None when allowed, else why not (answered 401).
+        self.authorize: Callable[[Request], str | None] | None = None
 
-    def add(self, method: str, pattern: str, handler: Handler, doc: str = "") -> None:
-        """``pattern``: a path with ``{name}`` segments (one segment each), matched case-insensitively."""
+    def add(self, method: str, pattern: str, handler: Handler, doc: str = "", public: bool = False) -> None:
+        """``pattern``: a path with ``{name}`` segments (one segment each), matched case-insensitively.
+        ``public``: served without a bearer token (documents clients fetch before they have one)."""
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern.rstrip("/"))
         self._routes.append((method, re.compile(f"^{regex}/?$", re.IGNORECASE), handler, pattern, doc))
+        if public:
+            self._public.add(pattern)
 
     def routes(self) -> list[tuple[str, str, str]]:
         """(method, path pattern, what it is) of every route, in order."""
         return [(m, pattern, doc) for m, _, _, pattern, doc in self._routes]
 
     def dispatch(self, req: Request) -> Response:
-        for method, regex, handler, _, _ in self._routes:
+        for method, regex, handler, pattern, _ in self._routes:
             match = regex.match(req.path)
             if match and method == req.method:
+                if self.authorize is not None and pattern not in self._public:
+                    problem = self.authorize(req)
+                    if problem:
+                        return error(401, "AuthenticationFailed", problem)
                 req.params = match.groupdict()
                 return handler(req)
         return error(501, "NotImplemented",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -181,6 +182,15 @@ def test_host_services_refuse_what_they_do_not_serve(local: LocalAzureML) -> Non
     body = json.loads(resp.read())
     assert resp.status == 200 and body["resource"] == "https://x" and int(body["expires_on"]) > 0
     conn.close()
+    # The control plane wants a token from that endpoint (any other gets a 401).
+    assert local.control_plane is not None
+    context = ssl.create_default_context(cafile=local.environ["REQUESTS_CA_BUNDLE"])
+    for token, status in (("forged", 401), (body["access_token"], 200)):
+        conn = http.client.HTTPSConnection("127.0.0.1", local.control_plane.server.port, timeout=10,
+                                           context=context)
+        conn.request("GET", _ws_id(), headers={"Authorization": f"Bearer {token}"})
+        assert conn.getresponse().status == status
+        conn.close()
 
 
 def test_readme_lists_every_implemented_call() -> None:
