@@ -219,11 +219,12 @@ class AsyncCheckpointer:
         try:
             if not self._copied.is_set():
                 if stream is not None:  # copy on a side stream, so compute on the main stream goes on
-                    side = torch.cuda.Stream(device=stream.device)
-                    side.wait_stream(stream)
-                    with torch.cuda.stream(side):
-                        state = to_cpu(state)
-                    side.synchronize()
+                    with torch.cuda.device(stream.device):  # a new thread starts on device 0
+                        side = torch.cuda.Stream()
+                        side.wait_stream(stream)
+                        with torch.cuda.stream(side):
+                            state = to_cpu(state)
+                        side.synchronize()
                 else:
                     state = to_cpu(state)
                 self._copied.set()
@@ -283,7 +284,8 @@ def verify(path: Path) -> str | None:
     marker = path.with_name(path.name + ".sha256")
     if not marker.exists():
         return "no .sha256 completion marker (its write was interrupted)"
-    expected = marker.read_text().split()[0] if marker.read_text().strip() else ""
+    fields = marker.read_text().split()
+    expected = fields[0] if fields else ""
     if _sha256(path) != expected:
         return "sha256 mismatch (truncated or corrupt)"
     return None

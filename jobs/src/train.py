@@ -107,9 +107,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                 f"--data {args.data}: no *.bin token shards there; pass a folder of uint16 shards "
                 "or leave --data out for synthetic tokens"
             )
-        short = [s.name for s in shards if s.stat().st_size // 2 <= args.block_size]
+        short = [s.name for s in shards if s.stat().st_size // 2 < args.block_size + 2]
         if short:
-            p.error(f"--data: shards {short} hold fewer than --block-size + 1 ({args.block_size + 1}) tokens")
+            p.error(f"--data: shards {short} hold fewer than --block-size + 2 ({args.block_size + 2}) tokens")
     return args
 
 

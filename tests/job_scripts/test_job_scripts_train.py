@@ -11,6 +11,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -26,6 +27,9 @@ from jobscripts_util import (
     start_ranks,
     wait_for,
 )
+
+sys.path.insert(0, str(SRC))
+import checkpointing as ck  # noqa: E402
 
 STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
 
@@ -106,6 +110,8 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         )
         assert run.kill9() == -signal.SIGKILL
         kills.append("during a write")
+        for path in ckpt.glob("step_*.pt"):  # nothing that looks complete is damaged
+            assert ck.verify(path) in (None, "no .sha256 completion marker (its write was interrupted)")
         return any(p.name.endswith(".pt.tmp") for p in ckpt.iterdir())  # the write really was cut short
 
     kill_at_random_step("run1")
