@@ -6,9 +6,12 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview lint setup
+.PHONY: test preview smoke lint setup
 
-setup: $(VENV)/.installed $(PACK_VENV)/.installed
+# Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
+AZURITE := localml/node_modules/.installed
+
+setup: $(VENV)/.installed $(PACK_VENV)/.installed $(AZURITE)
 
 # Reinstall only when the pinned requirements change.
 $(VENV)/.installed: requirements.txt
@@ -24,11 +27,18 @@ $(PACK_VENV)/.installed: policies/requirements.txt
 	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r policies/requirements.txt
 	@touch $@
 
+$(AZURITE): localml/package.json localml/package-lock.json
+	npm ci --prefix localml --no-audit --no-fund --loglevel=error
+	@touch $@
+
 test: setup
 	$(PY) -m pytest
 
-preview: setup
+preview: $(VENV)/.installed $(PACK_VENV)/.installed
 	$(PY) -m preflight $(STACK)
+
+smoke: setup
+	$(PY) -m localml smoke
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
