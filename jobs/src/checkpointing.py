@@ -348,6 +348,7 @@ class StopRequest:
 
     Azure ML's cancel and a Spot eviction (30 s best effort, azure-notes §5) arrive as SIGTERM at best,
     so finish the step, checkpoint, and exit non-zero so the job is never recorded as completed.
+    The same signal a second time ends the process at once.
     """
 
     def __init__(self, signals: tuple[int, ...] = (signal.SIGTERM,)) -> None:
@@ -356,16 +357,26 @@ class StopRequest:
             signal.signal(s, self._handle)
 
     def _handle(self, signum: int, frame: Any) -> None:
-        self.signum = signum
+        if self.signum == signum:  # the same signal twice (Ctrl-C, Ctrl-C): stop now, the default way
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        if self.signum is None:  # a launcher forwarding SIGTERM after a Ctrl-C changes nothing
+            self.signum = signum
 
     @property
     def requested(self) -> bool:
         return self.signum is not None
 
     def agreed(self, device: torch.device) -> bool:
-        """True on every rank when any rank was asked to stop (a collective, once per step)."""
+        """True on every rank when any rank was asked to stop (a collective, once per step).
+
+        Ranks that got no signal adopt the signal number another rank got, so all report the same.
+        """
         if not (dist.is_available() and dist.is_initialized()):
             return self.requested
-        flag = torch.tensor([1.0 if self.requested else 0.0], device=device)
+        flag = torch.tensor([float(self.signum or 0)], device=device)
         dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        return bool(flag.item() > 0)
+        agreed = int(flag.item())
+        if agreed and self.signum is None:
+            self.signum = agreed
+        return agreed > 0

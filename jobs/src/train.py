@@ -23,6 +23,7 @@ import hashlib
 import inspect
 import math
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -49,7 +50,7 @@ PEAK_BF16_TFLOPS: list[tuple[str, float, str]] = [
     ("A10", 125.0, "NVIDIA A10 datasheet: BF16 125 TFLOPS dense (Azure NVads A10 v5)"),
     ("MI300X", 1307.4, "AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense (Azure ND MI300X v5)"),
 ]
-EXIT_INTERRUPTED = 143  # 128 + SIGTERM: what a process killed by SIGTERM reports, never 0
+EXIT_INTERRUPTED = 128  # + the signal number (143 for SIGTERM), as if killed by it: never 0
 EXIT_PEER_LOST = 1
 
 
@@ -232,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed + 1 + rank)  # this rank's dropout stream; checkpointed and restored
 
     # ---- resume from the newest complete checkpoint (all ranks load the one rank 0 verified)
-    stop = StopRequest()
+    stop = StopRequest((signal.SIGTERM, signal.SIGINT))  # SIGINT: Ctrl-C in `python -m jobs local`
     ckpt = AsyncCheckpointer(args.ckpt, keep=args.keep) if args.ckpt else None
     start = 0
     found = resume_state(args.ckpt) if args.ckpt else None
@@ -327,11 +328,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 print(
                     f"rank {rank}: interrupted by signal {stop.signum} after step {done}/{args.steps} "
-                    f"({where}); exiting {EXIT_INTERRUPTED}: the run did NOT complete, resubmit to resume",
+                    f"({where}); exiting {EXIT_INTERRUPTED + stop.signum}: the run did NOT complete, "
+                    "resubmit to resume",
                     file=sys.stderr,
                     flush=True,
                 )
-                return EXIT_INTERRUPTED
+                return EXIT_INTERRUPTED + (stop.signum or 15)
         if ckpt:
             ckpt.close()
     except CheckpointError as e:

@@ -160,7 +160,8 @@ def test_sigterm_to_one_rank_checkpoints_and_both_exit_nonzero(reference, tmp_pa
     logs = [(tmp_path / "logs" / f"rank{r}.txt").read_text() for r in (0, 1)]
     stopped = int(re.search(r"interrupted by signal 15 after step (\d+)/", logs[0] + logs[1]).group(1))
     for log in logs:
-        assert f"after step {stopped}/{STEPS}" in log and "the run did NOT complete" in log
+        assert f"interrupted by signal 15 after step {stopped}/{STEPS}" in log
+        assert "exiting 143: the run did NOT complete" in log
         assert "final parameters sha256" not in log and "Traceback" not in log
     assert [p.name for p in sorted(ckpt.glob("*.pt"))] == [f"step_{stopped:08d}.pt"]
     resumed = LocalRun(args, procs=2, logs=tmp_path / "resume")
@@ -221,3 +222,19 @@ def test_token_shards_are_read_and_out_of_vocab_ids_are_reported(tmp_path):
     )
     assert bad.returncode != 0 and "is >= --vocab-size 256" in bad.stderr and "Traceback" not in bad.stderr
     assert os.path.exists(data / "a.bin")
+
+
+def test_ctrl_c_on_jobs_local_checkpoints_and_reports_cancelled(tmp_path):
+    """SIGINT to the whole process group (a terminal's Ctrl-C): ranks checkpoint, the launcher says 130."""
+    ckpt = tmp_path / "ckpt"
+    run = LocalRun([*TRAIN_ARGS, "--steps", "100000", "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
+    run.wait_step(4)
+    os.killpg(run.proc.pid, signal.SIGINT)
+    rc, out, err = run.finish(timeout=60)
+    assert rc == 130, out + err
+    assert "[jobs local] cancelled" in err and "interrupted; logs in" in err
+    stopped = int(re.search(r"interrupted by signal 2 after step (\d+)/", out).group(1))
+    assert (ckpt / f"step_{stopped:08d}.pt.sha256").exists()
+    for rank in (0, 1):
+        log = (tmp_path / "user_logs" / f"std_log_process_{rank}.txt").read_text()
+        assert "exiting 130: the run did NOT complete" in log and "Traceback" not in log
