@@ -117,7 +117,7 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
     kill_at_random_step("run1")
     assert any(kill_mid_write(f"write{i}") for i in range(3)), "never killed during a checkpoint write"
     kill_at_random_step("run2")
-    kill_at_random_step("run3")
+    assert len(kills) >= 3
     complete = [p.name for p in ckpt.glob("*.pt") if (ckpt / f"{p.name}.sha256").exists()]
     assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
     final = LocalRun(args, procs=2, logs=tmp_path / "final")
