@@ -92,9 +92,12 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
     kills: list[str] = []
 
     def kill_at_random_step(name: str) -> None:
-        target = last_step_of(ckpt) + rnd.randint(2, 7)
+        before = last_complete(ckpt)
+        target = before + rnd.randint(2, 7)
         run = LocalRun(args, procs=2, logs=tmp_path / name)
         run.wait_step(target)
+        # Each run makes progress: at least one new complete checkpoint before the kill.
+        wait_for(lambda: last_complete(ckpt) > before, 60, "a new complete checkpoint")
         time.sleep(rnd.uniform(0.0, 0.05))
         assert run.kill9() == -signal.SIGKILL
         kills.append(f"after step {target}")
@@ -126,6 +129,16 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
     assert f"resumed from {ckpt / max(complete)}" in out
     assert fingerprint(out) == reference[0], f"kills: {kills}"
     assert not list(ckpt.glob("*.tmp"))
+
+
+def last_complete(ckpt) -> int:
+    """The newest checkpoint step whose .sha256 marker exists, 0 before the first."""
+    if not ckpt.exists():
+        return 0
+    steps = [
+        int(m.group(1)) for p in ckpt.iterdir() if (m := re.fullmatch(r"step_(\d+)\.pt\.sha256", p.name))
+    ]
+    return max(steps, default=0)
 
 
 def last_step_of(ckpt) -> int:
