@@ -72,6 +72,12 @@ def bandwidth(nbytes: int, seconds: float, world: int) -> tuple[float, float]:
     return algbw, algbw * 2 * (world - 1) / world
 
 
+def peer_failure(e: BaseException) -> bool:
+    """A collective failed because another rank died or stopped answering (gloo, NCCL, c10d)."""
+    markers = ("Connection reset", "Connection closed", "connection", "timed out", "Timeout", "NCCL", "gloo")
+    return isinstance(e, dist.DistError) or any(m in str(e) for m in markers)
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -174,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"smoke peak busbw: {peak:.2f} GB/s", flush=True)
         dist.barrier()
     except RuntimeError as e:
+        if not peer_failure(e):
+            raise
         print(
             f"smoke.py: error: rank {rank}: lost a peer: a collective failed "
             f"({str(e).splitlines()[0][:300]}); another rank died or hung "

@@ -183,16 +183,18 @@ def test_sigterm_to_one_rank_checkpoints_and_both_exit_nonzero(reference, tmp_pa
     assert fingerprint(out) == reference[0]
 
 
-def test_killing_one_rank_makes_the_survivor_fail_fast_saying_a_peer_was_lost(tmp_path):
+@pytest.mark.parametrize("killed", [1, 0])  # rank 0 also hosts the rendezvous store
+def test_killing_one_rank_makes_the_survivor_fail_fast_saying_a_peer_was_lost(tmp_path, killed):
+    survivor = 1 - killed
     procs = start_ranks("train.py", [*TRAIN_ARGS, "--steps", "100000"], 2, tmp_path)
     wait_for(lambda: last_step(tmp_path / "rank0.txt") >= 3, 120, "step 3")
-    procs[1].send_signal(signal.SIGKILL)
+    procs[killed].send_signal(signal.SIGKILL)
     t0 = time.monotonic()
-    code = procs[0].wait(timeout=30 + 30 + 10)  # collective timeout (0.5 min) + 30 s, plus slack for CI
+    code = procs[survivor].wait(timeout=30 + 30 + 10)  # collective timeout (0.5 min) + 30 s, plus slack
     elapsed = time.monotonic() - t0
-    log = (tmp_path / "rank0.txt").read_text()
+    log = (tmp_path / f"rank{survivor}.txt").read_text()
     assert code != 0 and elapsed < 60, (code, elapsed)
-    assert "rank 0: error: lost a peer" in log and "Traceback" not in log
+    assert f"rank {survivor}: error: lost a peer" in log and "Traceback" not in log, log
 
 
 def test_bad_flags_name_the_flag_without_a_traceback(tmp_path):
