@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,9 +34,14 @@ def _as_pulumi_config(path: Path) -> dict[str, str]:
 @pytest.fixture
 def program(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("PULUMI_CONFIG", raising=False)
+    loop = asyncio.new_event_loop()  # whatever earlier tests did with this thread's loop
+    asyncio.set_event_loop(loop)
     pulumi.runtime.set_mocks(_Mocks(), project="azml-gpu", stack="test", preview=False)
     yield
     pulumi.runtime.set_all_config({})
+    pulumi.runtime.settings.ROOT.set(None)  # set_mocks made a root Stack: leave none behind
+    asyncio.set_event_loop(None)
+    loop.close()
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
