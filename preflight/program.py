@@ -35,6 +35,7 @@ import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_in_stack
 
+from preflight.gctuning import postponed_full_collections
 from preflight.mocks import DEFAULT_SUBSCRIPTION_ID, AzureMocks, RecordingMonitor, Registration
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -185,6 +186,7 @@ _NO_STACK_YET = object()
 
 def _execute(program: Path, stack: str, project: str, flat: dict[str, str], monitor: RecordingMonitor,
              preview: bool) -> BaseException | None:
+    previous = _current_event_loop()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
@@ -201,7 +203,14 @@ def _execute(program: Path, stack: str, project: str, flat: dict[str, str], moni
         return exc
     finally:
         loop.close()
-        asyncio.set_event_loop(None)
+        asyncio.set_event_loop(previous)  # the caller's event loop state stays as it was
+
+
+def _current_event_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:  # none set in this thread
+        return None
 
 
 def run_program(
@@ -243,12 +252,13 @@ def run_program(
 
     mocks = AzureMocks(subscription_id=flat.get(SUBSCRIPTION_KEY) or DEFAULT_SUBSCRIPTION_ID)
     monitor = RecordingMonitor(mocks)
-    failure = contextvars.copy_context().run(
-        _execute, root / "__main__.py", stack, project, flat, monitor, preview
-    )
-    result.resources = [
-        _to_resource(reg, monitor.registered_outputs.get(reg.urn, {})) for reg in monitor.registrations
-    ]
+    with postponed_full_collections():  # also while the result is built from the (large) heap
+        failure = contextvars.copy_context().run(
+            _execute, root / "__main__.py", stack, project, flat, monitor, preview
+        )
+        result.resources = [
+            _to_resource(reg, monitor.registered_outputs.get(reg.urn, {})) for reg in monitor.registrations
+        ]
     result.invokes = list(mocks.calls)
     if failure is not None:
         result.error = str(failure)
