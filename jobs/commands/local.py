@@ -4,7 +4,8 @@
     python -m jobs local train --nodes 1 --procs-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
 
 Starts nodes x procs-per-node processes of jobs/src/<script>.py with Azure ML's PyTorch distribution
-variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt.
+variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt, the layout
+of an Azure ML job's logs (shared/reference/platform-notes.md, "Logs").
 Exit code: the job's (0 only when every rank exited 0); 2 for bad flags; 130 when interrupted here.
 """
 

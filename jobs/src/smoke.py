@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             print(f"world size {world}", flush=True)
         if args.expect_world_size is not None and world != args.expect_world_size:
-            if rank == 0:
+            if rank == 0:  # "If process_count_per_instance isn't specified, Azure Machine Learning will by
+                # default launch one process per node" (how-to-train-distributed-gpu.md, azure-notes §4)
                 print(
                     f"smoke.py: error: world size is {world} but --expect-world-size is "
                     f"{args.expect_world_size}. Set the job's distribution process_count_per_instance to the "
