@@ -6,7 +6,7 @@ import json
 import re
 import subprocess
 
-from jobscripts_util import PY, REPO, SRC, base_env
+from jobscripts_util import PY, REPO, SRC, base_env, start_ranks, wait_for
 
 RANK_LINE = re.compile(
     r"^smoke rank=(\d+) local_rank=(\d+) node_rank=(\d+) world_size=(\d+) host=(\S+) device=(\S+)$"
@@ -121,3 +121,12 @@ def test_smoke_rejects_a_bad_size_flag():
         timeout=60,
     )
     assert p.returncode == 2 and "--max-bytes" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_smoke_survivor_fails_fast_when_a_peer_dies(tmp_path):
+    procs = start_ranks("smoke.py", ["--iters", "100000", "--timeout-min", "0.5"], 2, tmp_path)
+    wait_for(lambda: "smoke all_reduce dtype" in (tmp_path / "rank0.txt").read_text(), 120, "the sweep")
+    procs[1].kill()
+    code = procs[0].wait(timeout=70)  # collective timeout (0.5 min) + 30 s, plus slack
+    log = (tmp_path / "rank0.txt").read_text()
+    assert code == 1 and "smoke.py: error: rank 0: lost a peer" in log and "Traceback" not in log
