@@ -205,23 +205,26 @@ class AsyncCheckpointer:
         self.wait()
         self._copied.clear()
         # The copy must see every kernel queued so far on this thread's CUDA stream (the optimizer step).
-        stream = torch.cuda.current_stream() if torch.cuda.is_available() else None
+        ready = None
+        if torch.cuda.is_available():
+            ready = torch.cuda.Event()
+            ready.record(torch.cuda.current_stream())
         if not overlap:
             state = to_cpu(state)
             self._copied.set()
-        self._thread = threading.Thread(target=self._run, args=(state, step, stream), name="ckpt-writer")
+        self._thread = threading.Thread(target=self._run, args=(state, step, ready), name="ckpt-writer")
         self._thread.start()
         if block:
             self.wait()
         return time.perf_counter() - t0
 
-    def _run(self, state: dict[str, Any], step: int, stream: Any) -> None:
+    def _run(self, state: dict[str, Any], step: int, ready: Any) -> None:
         try:
             if not self._copied.is_set():
-                if stream is not None:  # copy on a side stream, so compute on the main stream goes on
-                    with torch.cuda.device(stream.device):  # a new thread starts on device 0
+                if ready is not None:  # copy on a side stream, so compute on the main stream goes on
+                    with torch.cuda.device(ready.device):  # a new thread starts on device 0
                         side = torch.cuda.Stream()
-                        side.wait_stream(stream)
+                        side.wait_event(ready)
                         with torch.cuda.stream(side):
                             state = to_cpu(state)
                         side.synchronize()
