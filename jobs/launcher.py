@@ -12,7 +12,8 @@ grace_s=10.0) -> int` starts nodes x procs_per_node copies of `argv` and returns
   how-to-train-distributed-gpu.md): per node MASTER_ADDR (127.0.0.1 here), MASTER_PORT (a free port),
   WORLD_SIZE (nodes x procs_per_node), NODE_RANK; per process RANK and LOCAL_RANK.
 - Logs: each rank's stdout and stderr go to `<logs_dir>/user_logs/std_log_process_<rank>.txt`, Azure ML's
-  layout (platform-notes.md, "Logs"); `logs_dir=None` uses a new temporary folder. With `stream_rank0`,
+  layout (platform-notes.md, "Logs"), replacing any left there by an earlier run; `logs_dir=None` uses a
+  new temporary folder. With `stream_rank0`,
   rank 0's output is also copied to this process's stdout, as `az ml job stream` shows rank 0 only.
   Progress lines (start, ranks still running every 30 s, the outcome) go to stderr.
 - Failure: when a rank exits non-zero, the others get SIGTERM, then SIGKILL after `grace_s`; the return
@@ -112,6 +113,8 @@ def run(
         raise ValueError(f"nodes ({nodes}) and procs_per_node ({procs_per_node}) must be at least 1")
     logs_dir = Path(logs_dir) if logs_dir is not None else Path(tempfile.mkdtemp(prefix="jobs-local-"))
     (logs_dir / "user_logs").mkdir(parents=True, exist_ok=True)
+    for stale in (logs_dir / "user_logs").glob("std_log_process_*.txt"):  # a previous run's ranks
+        stale.unlink()
     world = nodes * procs_per_node
     node_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(world)}
     t0 = time.monotonic()

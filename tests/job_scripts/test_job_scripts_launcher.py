@@ -44,6 +44,8 @@ def test_each_rank_gets_exactly_azure_mls_variables_and_the_job_env(tmp_path):
 
 
 def test_rank0_is_streamed_and_logs_use_azure_mls_layout(tmp_path, capfd):
+    (tmp_path / "user_logs").mkdir()
+    (tmp_path / "user_logs" / "std_log_process_7.txt").write_text("from an earlier 8-rank run")
     code = launch([PY, "-c", "import os; print('hello from', os.environ['RANK'])"], 1, 2, tmp_path)
     assert code == 0
     out, err = capfd.readouterr()
