@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ED25519_KEY, good_raw
+from stackconfig_factory import ED25519_KEY, good_raw
 
 from stackconfig import ConfigError, load_stack_file, validate
 

@@ -8,8 +8,8 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import good_raw
 from pydantic import ValidationError
+from stackconfig_factory import good_raw
 
 from stackconfig import ClusterConfig, ConfigError, SshConfig, StackConfig, load_stack_file, validate
 
