@@ -6,19 +6,19 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup
+.PHONY: test preview smoke lint setup constraints
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
 
 setup: $(VENV)/.installed $(PACK_VENV)/.installed $(AZURITE)
 
-# Reinstall only when the pinned requirements change.
-$(VENV)/.installed: requirements.txt
+# Reinstall only when the pinned requirements (or the transitive constraints) change.
+$(VENV)/.installed: requirements.txt constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@# pip 23 (Python 3.11's bundled one) fails on this dependency graph (InconsistentCandidate on opentelemetry).
 	$(PY) -m pip install --quiet --disable-pip-version-check pip==26.3
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	@touch $@
 
 $(PACK_VENV)/.installed: policies/requirements.txt
@@ -42,3 +42,8 @@ smoke: setup
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
+
+# After changing requirements.txt: record every transitive version that was installed and tested.
+constraints: $(VENV)/.installed
+	{ sed -n '1,3p' constraints.txt; $(PY) -m pip freeze --exclude-editable | grep -v '^torch=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
