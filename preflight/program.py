@@ -142,7 +142,10 @@ def flatten_config(config: Mapping[str, Any], project: str = PROJECT) -> dict[st
 def read_stack_config(stack: str, root: Path = REPO_ROOT) -> dict[str, Any]:
     """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces. Raises OSError / ValueError."""
     path = root / f"Pulumi.{stack}.yaml"
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:  # a syntax error is bad input, reported like a missing `config:`
+        raise ValueError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
         raise ValueError(f"{path} has no 'config:' mapping")
     return dict(document.get("config") or {})
@@ -240,7 +243,7 @@ def run_program(
     if config is None:
         try:
             config = read_stack_config(stack, root)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
+        except (OSError, ValueError) as exc:
             result.problems = [
                 f"azml-gpu: cannot read the stack file for {stack!r} in {root}: {exc}; "
                 f"check the stack name (STACK means Pulumi.STACK.yaml)"

@@ -104,3 +104,12 @@ def test_bad_input_exits_2_without_traceback() -> None:
     assert "azml-gpu:clusters[0].max_instances: 0 is below 1" in invalid.stderr
     for run in (unknown, bad_date, invalid):
         assert "Traceback" not in run.stderr
+
+
+def test_a_stack_file_that_is_not_yaml_exits_2_without_traceback(tmp_path: Path) -> None:
+    broken = tmp_path / "Pulumi.broken.yaml"
+    broken.write_text("config:\n  azml-gpu:workspace: {name: [\n")
+    run = preflight("broken", "--config-file", str(broken), "--policy-config", str(ROOT / "policies/config/dev.json"))
+    assert run.returncode == 2
+    assert f"{broken} is not valid YAML" in run.stderr
+    assert "Traceback" not in run.stderr
