@@ -109,7 +109,8 @@ def test_bad_input_exits_2_without_traceback() -> None:
 def test_a_stack_file_that_is_not_yaml_exits_2_without_traceback(tmp_path: Path) -> None:
     broken = tmp_path / "Pulumi.broken.yaml"
     broken.write_text("config:\n  azml-gpu:workspace: {name: [\n")
-    run = preflight("broken", "--config-file", str(broken), "--policy-config", str(ROOT / "policies/config/dev.json"))
+    policy = ROOT / "policies" / "config" / "dev.json"
+    run = preflight("broken", "--config-file", str(broken), "--policy-config", str(policy))
     assert run.returncode == 2
     assert f"{broken} is not valid YAML" in run.stderr
     assert "Traceback" not in run.stderr
