@@ -15,6 +15,7 @@ left out "Azure Machine Learning will by default launch one process per node"
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,8 +227,10 @@ def smoke(
     processes: int | None = None,
     environment: str | None = None,
     allow_tcp: bool = False,
+    script_args: tuple[str, ...] = (),
 ) -> BuiltJob:
     """Two-node (capped by the cluster's max) NCCL smoke test: world size, per-rank lines, busbw sweep."""
+    _check_script_args(script_args, owned=_SMOKE_OWNED)
     if nodes is None:
         nodes = 2 if target.max_instances is None else max(1, min(2, target.max_instances))
         if nodes > 1 and not target.rdma_usable and not allow_tcp:
@@ -237,7 +240,7 @@ def smoke(
     world = nodes * procs
     job = _command(
         target,
-        command=f"python smoke.py --expect-world-size {world}",
+        command=_with_script_args(f"python smoke.py --expect-world-size {world}", script_args),
         nodes=nodes,
         processes=procs,
         environment=environment,
@@ -248,7 +251,31 @@ def smoke(
     return BuiltJob("smoke", "smoke", job, nodes, procs, target.size)
 
 
-def _train_command(steps: int | None, batch_size: int | None, log_every: int | None, data: bool) -> str:
+# Script flags the builders set themselves, and the jobs flag that sets each: a script argument after
+# `--` may not override them (a second --ckpt would break resume; a second --expect-world-size the check).
+_TRAIN_OWNED = {"--ckpt": "--run-name", "--data": "--data", "--steps": "--steps",
+                "--batch-size": "--batch-size", "--log-every": "--log-every"}
+_SMOKE_OWNED = {"--expect-world-size": "--nodes and --processes-per-node"}
+
+
+def _check_script_args(script_args: tuple[str, ...], owned: dict[str, str]) -> None:
+    for arg in script_args:
+        flag = arg.split("=", 1)[0]
+        if flag in owned:
+            raise UsageError(
+                f"script argument {arg!r}: the job sets {flag} itself; "
+                f"use {owned[flag]} (before `--`) instead"
+            )
+
+
+def _with_script_args(command: str, script_args: tuple[str, ...]) -> str:
+    return f"{command} {shlex.join(script_args)}" if script_args else command
+
+
+def _train_command(
+    steps: int | None, batch_size: int | None, log_every: int | None, data: bool, script_args: tuple[str, ...]
+) -> str:
+    _check_script_args(script_args, owned=_TRAIN_OWNED)
     parts = ["python train.py", "--ckpt ${{outputs.ckpt}}"]
     if data:
         parts.append("--data ${{inputs.data}}")
@@ -258,7 +285,7 @@ def _train_command(steps: int | None, batch_size: int | None, log_every: int | N
         parts.append(f"--batch-size {batch_size}")
     if log_every is not None:
         parts.append(f"--log-every {log_every}")
-    return " ".join(parts)
+    return _with_script_args(" ".join(parts), script_args)
 
 
 def _positive(flag: str, value: int | None) -> None:
@@ -278,6 +305,7 @@ def train(
     log_every: int | None = None,
     environment: str | None = None,
     allow_tcp: bool = False,
+    script_args: tuple[str, ...] = (),
 ) -> BuiltJob:
     """The training job. Its checkpoint output is fixed by run name (rw_mount), so a resubmit resumes."""
     if not run_name or not _RUN_NAME.match(run_name):
@@ -303,7 +331,7 @@ def train(
     tags = _tags("train", target, nodes, procs) | {"azml-gpu.run-name": run_name}
     job = _command(
         target,
-        command=_train_command(steps, batch_size, log_every, data is not None),
+        command=_train_command(steps, batch_size, log_every, data is not None, script_args),
         nodes=nodes,
         processes=procs,
         environment=environment,
@@ -326,6 +354,7 @@ def scaling(
     log_every: int | None = None,
     environment: str | None = None,
     allow_tcp: bool = False,
+    script_args: tuple[str, ...] = (),
 ) -> list[BuiltJob]:
     """The training benchmark at 1 and at 2 nodes, same per-GPU batch (seed: "run the same job on one node
     and on two with identical per-GPU batch size, and compare samples per second")."""
@@ -342,7 +371,7 @@ def scaling(
         outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount")}
         job = _command(
             target,
-            command=_train_command(steps, batch_size, log_every, bool(data)),
+            command=_train_command(steps, batch_size, log_every, bool(data), script_args),
             nodes=nodes,
             processes=procs,
             environment=environment,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sys
 
 import jobs.commands
 
@@ -22,6 +23,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first `--` belongs to the job's script. argparse cannot give a trailing
+    # positional list to a command that also has a leading positional (`submit train ... -- --n-layer 20`),
+    # so it is split off here and handed to the commands that declare `script_args`.
+    tail: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
+    if tail:
+        if not hasattr(args, "script_args"):
+            parser.error(f"{args.command} takes no script arguments after `--` (got {' '.join(tail)})")
+        args.script_args = tail
     return int(args.func(args) or 0)

@@ -59,6 +59,13 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     t.add_argument("--steps", type=int)
     t.add_argument("--batch-size", type=int, help="per-GPU batch size (equal in both scaling jobs)")
     t.add_argument("--log-every", type=int)
+    p.add_argument(
+        "script_args",
+        nargs="*",
+        metavar="-- SCRIPT_ARGS",
+        help="after `--`: more flags for the script (train.py model size such as --n-layer 20 "
+        "--n-embd 2048; smoke.py --max-bytes 4G); see docs/job-scripts.md",
+    )
 
 
 def build(args: argparse.Namespace) -> list[BuiltJob]:
@@ -74,6 +81,7 @@ def build(args: argparse.Namespace) -> list[BuiltJob]:
         "processes": args.processes_per_node,
         "environment": args.environment,
         "allow_tcp": args.allow_tcp,
+        "script_args": tuple(args.script_args),
     }
     if args.kind == "smoke":
         for flag, value in (

@@ -198,3 +198,38 @@ def test_missing_outputs_file_is_a_usage_error(tmp_path, capsys):
     )
     assert code == 2
     assert "--outputs" in capsys.readouterr().err
+
+
+def test_script_arguments_after_the_double_dash_reach_the_command(tmp_path):
+    target = tmp_path / "train.yml"
+    argv = ["render", "train", "--cluster", "h100-x4", "--run-name", "big", "--steps", "500",
+            "--outputs", FIXTURE, "--out", str(target), "--", "--n-layer", "20", "--n-embd", "2048"]
+    assert main(argv) == 0
+    body = rest_body(target)
+    assert body["command"] == (
+        "python train.py --ckpt ${{outputs.ckpt}} --steps 500 --n-layer 20 --n-embd 2048"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "script_arg", "message"),
+    [
+        ("train", "--ckpt=/mnt/x", "the job sets --ckpt itself; use --run-name (before `--`) instead"),
+        ("train", "--steps", "the job sets --steps itself; use --steps (before `--`) instead"),
+        ("smoke", "--expect-world-size", "use --nodes and --processes-per-node (before `--`) instead"),
+    ],
+)
+def test_script_arguments_cannot_override_what_the_job_sets(tmp_path, capsys, kind, script_arg, message):
+    argv = ["render", kind, "--cluster", "h100-x4", "--outputs", FIXTURE, "--out", str(tmp_path / "j.yml")]
+    if kind == "train":
+        argv += ["--run-name", "r1"]
+    assert main([*argv, "--", script_arg, "4"]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "j.yml").exists()
+
+
+def test_commands_without_a_script_refuse_script_arguments(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["plan", "--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--", "x"])
+    assert exited.value.code == 2
+    assert "plan takes no script arguments after `--` (got x)" in capsys.readouterr().err
