@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from datetime import date
 from fractions import Fraction
 from pathlib import Path
@@ -15,6 +16,10 @@ from vmsizes.catalog import CatalogError, _entry
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared/reference/azure-gpu-sizes.yaml"
 DATA = Path(__file__).resolve().parents[2] / "vmsizes/data/sizes.yaml"
+# A contributor's checkout may lack ../shared; CI always has it, so there a missing reference is a failure,
+# never a silent skip of the drift check.
+if os.environ.get("CI") and not REFERENCE.exists():
+    raise RuntimeError(f"CI: reference catalog {REFERENCE} is missing; CI keeps ../shared beside the repo")
 needs_reference = pytest.mark.skipif(
     not REFERENCE.exists(),
     reason=f"reference catalog {REFERENCE} not present (CI keeps ../shared beside the repo)",
