@@ -43,8 +43,10 @@ def parser() -> argparse.ArgumentParser:
         help="write the stack outputs the program exports (JSON) to F",
     )
     p.add_argument(
-        "--config-file", type=Path, metavar="F", help="a Pulumi.<stack>.yaml to use instead of the "
-        "repository's"
+        "--config-file",
+        type=Path,
+        metavar="F",
+        help="read the stack config from exactly F (any name) instead of the repository's Pulumi.STACK.yaml",
     )
     p.add_argument(
         "--policy-config",
@@ -72,13 +74,12 @@ def _fail(args: argparse.Namespace, problems: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from preflight.gate import evaluate
-    from preflight.program import read_stack_config
+    from preflight.program import read_config_file
 
     config = None
     if args.config_file is not None:
         try:
-            config = read_stack_config(args.config_file.name.removeprefix("Pulumi.").removesuffix(".yaml"),
-                                       args.config_file.parent)
+            config = read_config_file(args.config_file)
         except (OSError, ValueError) as e:
             return _fail(args, [f"--config-file: cannot read {args.config_file}: {e}"])
     result = evaluate(

@@ -141,7 +141,12 @@ def flatten_config(config: Mapping[str, Any], project: str = PROJECT) -> dict[st
 
 def read_stack_config(stack: str, root: Path = REPO_ROOT) -> dict[str, Any]:
     """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces. Raises OSError / ValueError."""
-    path = root / f"Pulumi.{stack}.yaml"
+    return read_config_file(root / f"Pulumi.{stack}.yaml")
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The `config:` block of the stack file at exactly `path` (any name), all namespaces.
+    Raises OSError (unreadable) / ValueError (not YAML, or no `config:` mapping), naming `path`."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:  # a syntax error is bad input, reported like a missing `config:`

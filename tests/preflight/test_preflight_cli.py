@@ -114,3 +114,27 @@ def test_a_stack_file_that_is_not_yaml_exits_2_without_traceback(tmp_path: Path)
     assert run.returncode == 2
     assert f"{broken} is not valid YAML" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_config_file_reads_exactly_the_named_file(tmp_path: Path) -> None:
+    custom = tmp_path / "custom.yaml"
+    custom.write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    # A decoy beside it with the name the stack-name convention would give: never read.
+    (tmp_path / "Pulumi.custom.yaml").write_text("config:\n  azml-gpu:workspace: {name: [\n")
+    policy = ROOT / "policies" / "config" / "dev.json"
+    run = preflight("dev", "--json", "--config-file", str(custom), "--policy-config", str(policy))
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    document = json.loads(run.stdout)
+    assert [c["name"] for c in document["summary"]["clusters"]] == ["t4-dev"]
+
+
+def test_config_file_with_a_yaml_error_is_named_even_beside_a_valid_decoy(tmp_path: Path) -> None:
+    custom = tmp_path / "custom.yaml"
+    custom.write_text("config:\n  azml-gpu:workspace: {name: [\n")
+    (tmp_path / "Pulumi.custom.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    policy = ROOT / "policies" / "config" / "dev.json"
+    run = preflight("dev", "--config-file", str(custom), "--policy-config", str(policy))
+    assert run.returncode == 2
+    assert f"--config-file: cannot read {custom}: {custom} is not valid YAML" in run.stderr
+    assert "Traceback" not in run.stderr
