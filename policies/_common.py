@@ -15,10 +15,13 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
+import isodate
 from pulumi_policy.proxy import UnknownValueError
+
+from vmsizes.retirement import normalize_region
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"
@@ -58,9 +61,25 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def norm_region(region: str | None) -> str | None:
-    """ARM accepts "East US" and "eastus" alike; compare the short lower-case form."""
-    return region.replace(" ", "").lower() if isinstance(region, str) else None
+def norm_region(region: Any) -> str | None:
+    """ARM accepts "East US" and "eastus" alike; compare the short lower-case form
+    (vmsizes.retirement.normalize_region). None for anything that is not a string."""
+    return normalize_region(region) if isinstance(region, str) else None
+
+
+def parse_seconds(value: Any) -> int | None:
+    """Seconds of an ISO-8601 duration with a fixed length (days, hours, minutes, seconds), as ARM sends the
+    idle timer (`nodeIdleTimeBeforeScaleDown`, a .NET TimeSpan); None for anything else (not a string, not a
+    duration, or years/months, which have no fixed length)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = isodate.parse_duration(value)
+    except (isodate.ISO8601Error, ValueError):
+        return None
+    if not isinstance(parsed, timedelta):
+        return None
+    return int(parsed.total_seconds())
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,8 @@ duration cannot be deployed as intended, so it is mandatory (idle-timer-parseabl
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-import isodate
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -22,25 +20,12 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from policies._common import ReportViolation, aml_cluster
+from policies._common import ReportViolation, aml_cluster, parse_seconds
 
 NAME = "idle-timer-bounds"
 COMPANION = "idle-timer-parseable"
 DEFAULT_MIN_SECONDS = 120
 DEFAULT_MAX_SECONDS = 1800
-
-
-def parse_seconds(value: Any) -> int | None:
-    """Seconds of an ISO-8601 duration with a fixed length (days, hours, minutes, seconds); None otherwise."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = isodate.parse_duration(value)
-    except (isodate.ISO8601Error, ValueError):
-        return None
-    if not isinstance(parsed, timedelta):  # years/months: no fixed length, and not a .NET TimeSpan
-        return None
-    return int(parsed.total_seconds())
 
 
 def unparseable(value: Any) -> list[str]:

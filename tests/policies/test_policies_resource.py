@@ -30,6 +30,8 @@ from policies import (
     secure_defaults,
     ssh_decided_at_creation,
 )
+from policies._common import norm_region, parse_seconds
+from vmsizes.retirement import normalize_region
 
 P = "properties__properties__"
 SCALE = P + "scaleSettings__"
@@ -543,3 +545,17 @@ def test_cluster_policies_ignore_other_compute_types(validate: Any) -> None:
         }
     )
     assert run_resource(validate, resource_args(COMPUTE, props, {})) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("PT5M", 300), ("PT30S", 30), ("P1DT1H", 90000), ("P1M", None), ("P1Y", None), ("half an hour", None),
+     ("", None), (300, None), (None, None)],
+)
+def test_parse_seconds_reads_fixed_length_iso_durations_only(value: Any, seconds: int | None) -> None:
+    assert parse_seconds(value) == seconds
+
+
+def test_norm_region_is_the_catalog_normaliser_and_none_safe() -> None:
+    assert norm_region("US Gov Virginia") == normalize_region("US Gov Virginia") == "usgovvirginia"
+    assert (norm_region(None), norm_region(42)) == (None, None)
