@@ -15,7 +15,7 @@ not give (or whose family the catalog does not know) is reported by quota-reserv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pulumi_policy import (
@@ -26,8 +26,7 @@ from pulumi_policy import (
 )
 
 from policies._common import Cluster, Handoff, ReportViolation, clusters_of, norm_region
-from vmsizes import UnknownSize
-from vmsizes.quota import ClusterDemand, Pool, QuotaReport, reserve
+from vmsizes.quota import Pool, QuotaReport, reserve_each
 
 NAME = "quota-reservation"
 COMPANION = "quota-reservation-unknown"
@@ -67,22 +66,24 @@ def _who(report: QuotaReport, pool: Pool) -> str:
     return ", ".join(parts) + (" reserves" if len(parts) == 1 else " reserve")
 
 
+def reservation(clusters: Iterable[Cluster]) -> tuple[QuotaReport, list[tuple[str, str]]]:
+    """vmsizes.quota.reserve_each over the clusters whose size, max_nodes and region are set, with
+    (cluster name, why) for each of those that cannot be reserved. The policy and the gate's plan use it."""
+    return reserve_each(
+        (c.name, c.size, c.region, c.tier, c.max_nodes)
+        for c in clusters
+        if c.size and c.max_nodes is not None and c.region
+    )
+
+
 def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(mandatory, advisory) messages for the clusters' reservations against the configured quotas."""
-    demands, advisory = [], []
-    for c in clusters:
-        if not c.size or c.max_nodes is None or not c.region:
-            continue
-        try:
-            demands.append(ClusterDemand(c.name, c.size, c.region, c.tier, c.max_nodes))
-            reserve([demands[-1]])
-        except (UnknownSize, ValueError) as e:
-            demands.pop()
-            advisory.append(
-                f"cluster {c.name}: cannot compute its quota reservation ({e}). Fix: use a size from the "
-                f"catalog (vmsizes/data/sizes.yaml)."
-            )
-    report = reserve(demands)
+    report, rejected = reservation(clusters)
+    advisory = [
+        f"cluster {name}: cannot compute its quota reservation ({why}). Fix: use a size from the "
+        f"catalog (vmsizes/data/sizes.yaml)."
+        for name, why in rejected
+    ]
     mandatory = []
     for pool in report.pools:
         quota = configured_quota(quotas, pool)

@@ -22,6 +22,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from policies._common import Cluster, aml_cluster, parse_seconds
+from policies.quota_reservation import configured_quota, reservation
 from preflight.analyzer import (
     PackError,
     PolicyConfigError,
@@ -39,7 +41,6 @@ from preflight.program import (
     run_program,
 )
 
-COMPUTE = "azure-native:machinelearningservices:Compute"
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2
 
 Progress = Callable[[str], None]
@@ -117,68 +118,47 @@ def _resources(program: ProgramResult) -> list[Resource]:
     ]
 
 
-def _seconds(duration: Any) -> int | None:
-    import isodate
-
-    try:
-        return int(isodate.parse_duration(duration).total_seconds())
-    except Exception:  # noqa: BLE001 - shown as given; the idle-timer-parseable policy reports it
-        return None
+def _clusters(resources: list[Resource]) -> list[Cluster]:
+    """The AmlCompute clusters, read by the policies' own reader (policies._common.aml_cluster)."""
+    found = (aml_cluster(r.type, r.inputs, r.name, r.urn) for r in resources)
+    return [c for c in found if c is not None]
 
 
-def _cluster_rows(resources: list[Resource]) -> list[dict[str, Any]]:
+def _cluster_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
     import vmsizes
 
     rows = []
-    for r in resources:
-        props = r.inputs.get("properties") or {}
-        if r.type != COMPUTE or props.get("computeType") != "AmlCompute":
-            continue
-        inner = props.get("properties") or {}
-        scale = inner.get("scaleSettings") or {}
-        size = inner.get("vmSize")
+    for c in clusters:
         try:
-            described = vmsizes.describe(size)
+            described = vmsizes.describe(c.size)  # type: ignore[arg-type]  # None, non-str: TypeError
             gpus, vcpus, family = described.gpus, described.vcpus, described.quota_family
         except (vmsizes.UnknownSize, TypeError):
             gpus = vcpus = family = None
-        idle = scale.get("nodeIdleTimeBeforeScaleDown")
         rows.append(
             {
-                "name": r.inputs.get("computeName") or r.name,
-                "urn": r.urn,
-                "size": size,
+                "name": c.name,
+                "urn": c.urn,
+                "size": c.size,
                 "gpus_per_node": gpus,
                 "vcpus_per_node": vcpus,
                 "quota_family": family,
-                "min_nodes": int(scale.get("minNodeCount") or 0),
-                "max_nodes": int(scale.get("maxNodeCount") or 0),
-                "region": props.get("computeLocation") or r.inputs.get("location"),
-                "tier": "low_priority" if inner.get("vmPriority") == "LowPriority" else "dedicated",
-                "idle": idle,
-                "idle_seconds": _seconds(idle),
-                "ssh": inner.get("remoteLoginPortPublicAccess") or "NotSpecified",
+                "min_nodes": c.min_nodes or 0,
+                "max_nodes": c.max_nodes or 0,
+                "region": c.region,
+                "tier": c.tier,
+                "idle": c.idle,
+                # None: shown as given; the idle-timer-parseable policy reports it
+                "idle_seconds": parse_seconds(c.idle),
+                "ssh": c.remote_login or "NotSpecified",
             }
         )
     return rows
 
 
-def _quota_rows(clusters: list[dict[str, Any]], quotas: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Pools via vmsizes.quota.reserve (the single implementation), each with its configured quota."""
-    from policies.quota_reservation import configured_quota
-    from vmsizes import UnknownSize
-    from vmsizes.quota import ClusterDemand, reserve
-
-    demands = []
-    for c in clusters:
-        try:
-            demand = ClusterDemand(c["name"], c["size"], c["region"], c["tier"], c["max_nodes"])
-            reserve([demand])
-        except (UnknownSize, ValueError, TypeError):
-            continue
-        demands.append(demand)
+def _quota_rows(clusters: list[Cluster], quotas: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pools the quota-reservation policy checks (its reservation), each with its configured quota."""
     rows = []
-    for pool in reserve(demands).pools:
+    for pool in reservation(clusters)[0].pools:
         quota = configured_quota(quotas, pool)
         status = "unknown" if quota is None else ("over" if pool.vcpus > quota else "ok")
         rows.append(
@@ -278,9 +258,10 @@ def evaluate(
         result.violations.extend(pack.analyze_stack(result.resources))
         result.engine_log = [m for _, m, _ in pack.engine.messages]
 
-        result.clusters = _cluster_rows(result.resources)
+        clusters = _clusters(result.resources)
+        result.clusters = _cluster_rows(clusters)
         quotas = result.policy_config.get("quota-reservation", {}).get("quotas", {})
-        result.quota = _quota_rows(result.clusters, quotas)
+        result.quota = _quota_rows(clusters, quotas)
         return result
     except PackError as e:
         result.errors = [str(e)]

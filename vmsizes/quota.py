@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from vmsizes.catalog import describe
+from vmsizes.errors import UnknownSize
 from vmsizes.retirement import normalize_region
 
 Tier = Literal["dedicated", "low_priority"]
+# (name, size, region, tier, max_instances) as read from a stack, not yet checked: reserve_each's input.
+Claim = tuple[str, Any, Any, Any, Any]
 PoolKind = Literal["family", "regional-total", "low-priority"]
 TIERS: tuple[str, ...] = ("dedicated", "low_priority")
 _KIND_ORDER = {"family": 0, "regional-total": 1, "low-priority": 2}
@@ -163,6 +166,23 @@ def reserve(demands: Iterable[ClusterDemand]) -> QuotaReport:
         ],
         reservations=tuple(reservations),
     )
+
+
+def reserve_each(claims: Iterable[Claim]) -> tuple[QuotaReport, list[tuple[str, str]]]:
+    """The reservation of every claim that makes a valid demand, and (cluster name, why) for each one that
+    does not (unknown size, bad tier, count or region), in claim order. One bad cluster never hides the
+    others' reservations."""
+    demands: list[ClusterDemand] = []
+    rejected: list[tuple[str, str]] = []
+    for name, size, region, tier, max_instances in claims:
+        try:
+            demand = ClusterDemand(name, size, region, tier, max_instances)
+            reserve([demand])
+        except (UnknownSize, ValueError, TypeError) as e:
+            rejected.append((name, str(e)))
+            continue
+        demands.append(demand)
+    return reserve(demands), rejected
 
 
 def _fold(family: str | None) -> str | None:

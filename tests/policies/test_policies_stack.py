@@ -30,6 +30,7 @@ from policies import (
     no_resource_group_locks,
     quota_reservation,
 )
+from vmsizes import UnknownSize
 
 P = "properties__properties__"
 WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace())
@@ -255,6 +256,8 @@ UNKNOWN = (
     "quotas.eastus.{} (from `az vm list-usage -l eastus`) to the quota-reservation config."
 )
 
+NOT_A_SIZE = UnknownSize("gpu-large", "it must start with 'Standard_'")
+
 QUOTA_CASES = [
     ("pass: the prod plan fits", [H100_X4, H100_WUS3, A100_SPOT], QUOTAS, [], []),
     (
@@ -319,6 +322,19 @@ QUOTA_CASES = [
             "nodes. Fix: "
             "find the family with `az vm list-skus -l eastus --size Standard_ND200isr_X_v9`, add it to "
             "vmsizes/data/sizes.yaml and its quota to the quota-reservation config."
+        ],
+    ),
+    (
+        "advisory: a size that is not a VM size, the others still checked",
+        [H100_X4, compute("typo", **{P + "vmSize": "gpu-large"})],
+        {"quotas": {"eastus": {"standardNDSH100v5Family": 300, "total": 500}}},
+        [
+            f"eastus standardNDSH100v5Family: h100-x4 (4 x 96 {H100}) reserves 384 vCPUs, quota is 300"
+            + OVER.format(84)
+        ],
+        [
+            f"cluster typo: cannot compute its quota reservation ({NOT_A_SIZE}). Fix: use a size from the "
+            "catalog (vmsizes/data/sizes.yaml)."
         ],
     ),
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from preflight.analyzer import PolicyPack, Resource
-from preflight.gate import GateResult, _resources, evaluate
+from preflight.gate import GateResult, _cluster_rows, _clusters, _quota_rows, _resources, evaluate
 from preflight.program import read_stack_config, run_program
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stacks"
@@ -317,3 +317,49 @@ def test_report_groups_violations_by_level_plain_and_rich(pack: PolicyPack) -> N
     fancy = rich.getvalue()
     assert "ADVISORY (2)" in fancy and "h100-x2" in fancy and "┏" in fancy
     assert "PASS: no mandatory violation (2 advisory)." in fancy
+
+
+def test_plan_rows_read_clusters_as_the_policies_do() -> None:
+    """The gate's cluster and quota rows come from policies._common.aml_cluster and the quota-reservation
+    policy's reservation: priority in any case, region in any spelling, the idle timer by the one parser."""
+    compute = "azure-native:machinelearningservices:Compute"
+    inputs = {
+        "computeName": "spot-a100",
+        "location": "East US",
+        "properties": {
+            "computeType": "AmlCompute",
+            "properties": {
+                "vmSize": "Standard_NC24ads_A100_v4",
+                "vmPriority": "lowpriority",
+                "scaleSettings": {
+                    "minNodeCount": 0.0,
+                    "maxNodeCount": 3.0,
+                    "nodeIdleTimeBeforeScaleDown": "P1M",
+                },
+            },
+        },
+    }
+    workspace = Resource(
+        "azure-native:machinelearningservices:Workspace", "ws", "urn:ws", {"location": "eastus"}
+    )
+    clusters = _clusters([workspace, Resource(compute, "spot", "urn:spot", inputs)])
+    (row,) = _cluster_rows(clusters)
+    assert row == {
+        "name": "spot-a100",
+        "urn": "urn:spot",
+        "size": "Standard_NC24ads_A100_v4",
+        "gpus_per_node": 1,
+        "vcpus_per_node": 24,
+        "quota_family": "StandardNCADSA100v4Family",
+        "min_nodes": 0,
+        "max_nodes": 3,
+        "region": "eastus",
+        "tier": "low_priority",
+        "idle": "P1M",
+        "idle_seconds": None,
+        "ssh": "NotSpecified",
+    }
+    assert [(q["region"], q["kind"], q["reserved_vcpus"], q["quota"], q["status"], q["clusters"])
+            for q in _quota_rows(clusters, {"East US": {"lowPriority": 48}})] == [
+        ("eastus", "low-priority", 72, 48, "over", ["spot-a100"])
+    ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vmsizes.quota import ClusterDemand, Pool, reserve
+from vmsizes.quota import ClusterDemand, Pool, reserve, reserve_each
 
 H100 = "Standard_ND96isr_H100_v5"
 
@@ -137,3 +137,24 @@ def test_unknown_size_in_a_demand_raises_unknown_size() -> None:
 
     with pytest.raises(UnknownSize, match="'ND96'"):
         reserve([ClusterDemand("c", "ND96", "eastus", "dedicated", 1)])
+
+
+def test_reserve_each_reserves_the_valid_claims_and_names_the_rest() -> None:
+    report, rejected = reserve_each(
+        [
+            ("h100-x4", H100, "East US", "dedicated", 4),
+            ("typo", "gpu-large", "eastus", "dedicated", 2),
+            ("odd-tier", H100, "eastus", "spot", 1),
+            ("no-region", H100, None, "dedicated", 1),
+            ("no-size", None, "eastus", "dedicated", 1),
+            ("h100-x1", H100, "eastus", "dedicated", 1),
+        ]
+    )
+    assert _pools(report) == {
+        ("eastus", "family", "standardNDSH100v5Family", 480, ("h100-x4", "h100-x1")),
+        ("eastus", "regional-total", None, 480, ("h100-x4", "h100-x1")),
+    }
+    assert [name for name, _ in rejected] == ["typo", "odd-tier", "no-region", "no-size"]
+    assert rejected[0][1].startswith("'gpu-large' is not an Azure VM size name")
+    assert rejected[1][1] == "cluster 'odd-tier': tier 'spot' is not one of dedicated, low_priority"
+    assert reserve_each([]) == (reserve([]), [])
