@@ -38,17 +38,22 @@ class ClusterAudit:
 
 
 def compute_name(compute: Any) -> str | None:
-    """A job's compute as a cluster name: jobs carry the name or the ARM id `.../computes/<name>`."""
+    """A job's compute as a lower-case cluster name: jobs carry the name or the ARM id `.../computes/<name>`.
+
+    ARM resource names are case-insensitive (a job may say `H100-X4` for the cluster `h100-x4`), so
+    names are compared in lower case on both sides.
+    """
     if not compute:
         return None
     text = str(compute)
-    return (
+    name = (
         text.rstrip("/").rsplit("/", 1)[-1] if "/computes/" in text.lower() else text.removeprefix("azureml:")
     )
+    return name.lower() or None
 
 
 def last_jobs(jobs: Any) -> dict[str, tuple[str, dt.datetime]]:
-    """cluster name -> (newest job name, its creation time), from `ml.jobs.list()`."""
+    """lower-case cluster name -> (newest job name, its creation time), from `ml.jobs.list()`."""
     newest: dict[str, tuple[str, dt.datetime]] = {}
     for job in jobs:
         name = compute_name(getattr(job, "compute", None))
@@ -71,7 +76,7 @@ def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED
     result = []
     for c in sorted(outputs.clusters.values(), key=lambda c: c.name):
         r = reserve([ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances)]).reservations[0]
-        last = newest.get(c.name.lower()) or newest.get(c.name)
+        last = newest.get(c.name.lower())
         idle = (now - last[1]).total_seconds() / 86400 if last else None
         if last is None:
             unused, reason = True, "no job found on this cluster"

@@ -128,3 +128,28 @@ def test_audit_flags_clusters_unused_for_30_days():
     assert rows["a100-lp"].unused and "40 days ago" in rows["a100-lp"].reason
     assert rows["h100-one"].unused and rows["h100-one"].reason.startswith("no job found")
     assert "release 96 vCPUs" in rows["h100-one"].reason
+
+
+def test_audit_matches_compute_names_case_insensitively():
+    # ARM names are case-insensitive: a job may name the cluster `H100-X4` or carry an ARM id in any casing.
+    now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    jobs = [
+        _job("upper", "H100-X4", now - dt.timedelta(days=1)),
+        _job(
+            "arm-id",
+            "/subscriptions/S/resourceGroups/RG/providers/Microsoft.MachineLearningServices/"
+            "workspaces/WS-LLM/Computes/H100-One",
+            now - dt.timedelta(days=3),
+        ),
+    ]
+    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    assert rows["h100-x4"].last_job == "upper" and not rows["h100-x4"].unused
+    assert rows["h100-one"].last_job == "arm-id" and not rows["h100-one"].unused
+    assert rows["a100-lp"].unused
+
+    # and a stack cluster named in upper case matches a job that names it in lower case
+    upper = OUTPUTS.model_copy(
+        update={"clusters": {"H100-X4": OUTPUTS.clusters["h100-x4"].model_copy(update={"name": "H100-X4"})}}
+    )
+    (row,) = audit.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
+    assert row.cluster == "H100-X4" and row.last_job == "lower" and not row.unused
