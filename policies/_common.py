@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from typing import Any
 
 import isodate
+from pulumi_policy import ResourceValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from vmsizes.retirement import normalize_region
@@ -38,6 +39,8 @@ LOCK_TYPES = (LOCK_AT_RESOURCE, LOCK_BY_SCOPE, LOCK_AT_RESOURCE_GROUP, LOCK_AT_S
 DATE_ENV = "AZML_GPU_POLICY_DATE"
 
 ReportViolation = Callable[..., None]
+# (cluster, the policy's config) -> the messages to report on that cluster
+ClusterMessages = Callable[["Cluster", Mapping[str, Any]], Iterable[str]]
 
 
 def get(props: Mapping[str, Any] | None, *path: str, default: Any = None) -> Any:
@@ -136,6 +139,20 @@ def aml_cluster(resource_type: str, props: Mapping[str, Any], name: str, urn: st
         node_public_ip=public_ip is not False,
         disable_local_auth=get(props, "properties", "disableLocalAuth"),
     )
+
+
+def cluster_validator(messages: ClusterMessages) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
+    """A ResourceValidationPolicy `validate`: reports `messages(cluster, config)` on each AmlCompute cluster
+    (no property path) and ignores every other resource."""
+
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
+        if cluster is None:
+            return
+        for message in messages(cluster, args.get_config()):
+            report_violation(message, None)
+
+    return validate
 
 
 def clusters_of(resources: Iterable[Any]) -> list[Cluster]:

@@ -11,16 +11,16 @@ duration cannot be deployed as intended, so it is mandatory (idle-timer-parseabl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
-    ResourceValidationArgs,
     ResourceValidationPolicy,
 )
 
-from policies._common import ReportViolation, aml_cluster, parse_seconds
+from policies._common import Cluster, cluster_validator, parse_seconds
 
 NAME = "idle-timer-bounds"
 COMPANION = "idle-timer-parseable"
@@ -67,23 +67,14 @@ def out_of_bounds(value: Any, min_seconds: int, max_seconds: int) -> list[str]:
     return []
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    if cluster is None:
-        return
-    config = args.get_config()
+def _bounds_messages(cluster: Cluster, config: Mapping[str, Any]) -> list[str]:
     low = int(config.get("min_seconds", DEFAULT_MIN_SECONDS))
     high = int(config.get("max_seconds", DEFAULT_MAX_SECONDS))
-    for message in out_of_bounds(cluster.idle, low, high):
-        report_violation(message, None)
+    return out_of_bounds(cluster.idle, low, high)
 
 
-def validate_companion(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    if cluster is None:
-        return
-    for message in unparseable(cluster.idle):
-        report_violation(message, None)
+validate = cluster_validator(_bounds_messages)
+validate_companion = cluster_validator(lambda cluster, _config: unparseable(cluster.idle))
 
 
 POLICY = ResourceValidationPolicy(

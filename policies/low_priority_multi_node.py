@@ -7,9 +7,9 @@ jobs that need every node at once, because losing one node stops all of them".
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
-from policies._common import Cluster, ReportViolation, aml_cluster
+from policies._common import Cluster, cluster_validator
 
 NAME = "low-priority-multi-node"
 
@@ -28,12 +28,7 @@ def messages(cluster: Cluster) -> list[str]:
     ]
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    if cluster is None:
-        return
-    for message in messages(cluster):
-        report_violation(message, None)
+validate = cluster_validator(lambda cluster, _config: messages(cluster))
 
 
 POLICY = ResourceValidationPolicy(

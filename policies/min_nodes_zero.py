@@ -9,11 +9,10 @@ from __future__ import annotations
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
-    ResourceValidationArgs,
     ResourceValidationPolicy,
 )
 
-from policies._common import Cluster, ReportViolation, aml_cluster
+from policies._common import Cluster, cluster_validator
 
 NAME = "min-nodes-zero"
 
@@ -28,12 +27,7 @@ def messages(cluster: Cluster, allow: list[str]) -> list[str]:
     ]
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    if cluster is None:
-        return
-    for message in messages(cluster, list(args.get_config().get("allow", []))):
-        report_violation(message, None)
+validate = cluster_validator(lambda cluster, config: messages(cluster, list(config.get("allow", []))))
 
 
 POLICY = ResourceValidationPolicy(

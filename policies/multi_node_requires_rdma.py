@@ -8,9 +8,9 @@ Ethernet ... adding nodes can make training slower, not faster"). The catalog's 
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
-from policies._common import ReportViolation, aml_cluster
+from policies._common import cluster_validator
 from vmsizes import UnknownSize, describe
 
 NAME = "multi-node-requires-rdma"
@@ -48,12 +48,7 @@ def messages(size: str | None, max_nodes: int | None) -> list[str]:
     ]
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    if cluster is None:
-        return
-    for message in messages(cluster.size, cluster.max_nodes):
-        report_violation(message, None)
+validate = cluster_validator(lambda cluster, _config: messages(cluster.size, cluster.max_nodes))
 
 
 POLICY = ResourceValidationPolicy(

@@ -9,9 +9,9 @@ NotSpecified when the field is omitted).
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
-from policies._common import Cluster, ReportViolation, aml_cluster
+from policies._common import Cluster, cluster_validator
 
 NAME = "ssh-decided-at-creation"
 
@@ -42,12 +42,7 @@ def messages(cluster: Cluster) -> list[str]:
     return found
 
 
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    if cluster is None:
-        return
-    for message in messages(cluster):
-        report_violation(message, None)
+validate = cluster_validator(lambda cluster, _config: messages(cluster))
 
 
 POLICY = ResourceValidationPolicy(
