@@ -293,6 +293,14 @@ def _positive(flag: str, value: int | None) -> None:
         raise UsageError(f"{flag} {value}: must be at least 1")
 
 
+def _check_data(data: str | None) -> None:
+    """`--data` is optional, but given it must name something: an empty value is not "no data"."""
+    if data is not None and not data.strip():
+        raise UsageError(
+            "--data: empty; pass a data asset (azureml:NAME:VERSION) or an azureml:// folder URI"
+        )
+
+
 def train(
     target: Target,
     *,
@@ -320,13 +328,8 @@ def train(
     procs = _processes(target, processes)
     check_shape(target, nodes, procs, allow_tcp)
     ckpt_uri = CHECKPOINT_URI.format(run_name=run_name)
-    inputs = {}
-    if data is not None:
-        if not data.strip():
-            raise UsageError(
-                "--data: empty; pass a data asset (azureml:NAME:VERSION) or an azureml:// folder URI"
-            )
-        inputs["data"] = Input(type="uri_folder", path=data)
+    _check_data(data)
+    inputs = {"data": Input(type="uri_folder", path=data)} if data is not None else {}
     outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount", path=ckpt_uri)}
     tags = _tags("train", target, nodes, procs) | {"azml-gpu.run-name": run_name}
     job = _command(
@@ -360,18 +363,19 @@ def scaling(
     and on two with identical per-GPU batch size, and compare samples per second")."""
     for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
         _positive(flag, value)
+    _check_data(data)
     from azure.ai.ml import Input, Output
 
     procs = _processes(target, processes)
     check_shape(target, 2, procs, allow_tcp, subject="scaling (its second job runs 2 nodes)")
     built = []
     for nodes in (1, 2):
-        inputs = {"data": Input(type="uri_folder", path=data)} if data else {}
+        inputs = {"data": Input(type="uri_folder", path=data)} if data is not None else {}
         # Job-scoped checkpoint folder: a benchmark must not resume from another run.
         outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount")}
         job = _command(
             target,
-            command=_train_command(steps, batch_size, log_every, bool(data), script_args),
+            command=_train_command(steps, batch_size, log_every, data is not None, script_args),
             nodes=nodes,
             processes=procs,
             environment=environment,

@@ -167,6 +167,9 @@ def test_scaling_writes_one_and_two_node_jobs_with_equal_per_gpu_batch(tmp_path,
             ["scaling", "--cluster", "a100-lp"],
             "scaling (its second job runs 2 nodes) on Standard_NC24ads_A100_v4",
         ),
+        (["train", "--cluster", "h100-x4", "--run-name", "x", "--data", ""], "--data: empty"),
+        (["scaling", "--cluster", "h100-x4", "--data", ""], "--data: empty"),
+        (["scaling", "--cluster", "h100-x4", "--data", "  "], "--data: empty"),
     ],
 )
 def test_refused_shapes_exit_2_naming_the_flag(tmp_path, capsys, argv, message):
