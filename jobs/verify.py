@@ -7,8 +7,11 @@ shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency
 - world size: the `world size N` line against the expected N; the number of rank logs against N;
 - processes per node, from the smoke script's per-rank lines (node_rank / host);
 - transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;
-- peak all-reduce busbw (nccl-tests definition, GB/s) against the size's per-GPU link speed from the
-  catalog (`VmSize.per_gpu_link_gbps`, Gb/s; ND H100 v5: 3200 Gb/s / 8 GPUs = 400 Gb/s = 50 GB/s).
+- peak all-reduce busbw against the size's per-GPU link speed from the catalog
+  (`VmSize.per_gpu_link_gbps`; ND H100 v5: 3200 Gb/s / 8 GPUs = 400 Gb/s = 50 GB/s).
+
+Units: smoke.py logs busbw in GB/s (gigabytes, the nccl-tests unit); the report holds every rate in
+Gb/s (gigabits, the link-rate unit), so `busbw_gbps` and `link_gbps_per_gpu` compare directly.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ _PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
 #: GPU), so even a single GPU's link rate is a generous floor; TCP fallback lands far below it.
 BUSBW_FLOOR = 0.5
 
+BITS_PER_BYTE = 8
+
 CAUSE_PROCESS_COUNT = (
     "process_count_per_instance unset or too small: Azure ML starts one process per node "
     "when it is missing, so one GPU per node works and the others sit idle"
@@ -48,14 +53,14 @@ class Report:
     rank_logs: int
     transport: str
     transport_by_rank: dict[int, str]
-    busbw_gbps: float | None
+    busbw_gbps: float | None  # Gb/s (bits), like link_gbps_per_gpu; smoke.py logs GB/s
     ok: bool
     problems: list[str] = field(default_factory=list)
     processes_per_node: dict[str, int] = field(default_factory=dict)
     nodes: int | None = None
     attempt: int = 0
     size: str | None = None
-    link_gbps_per_gpu: float | None = None
+    link_gbps_per_gpu: float | None = None  # Gb/s (bits)
     likely_causes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -127,7 +132,7 @@ def verify(
         rank_logs=len(logs),
         transport=transport,
         transport_by_rank=by_rank,
-        busbw_gbps=max(busbws) if busbws else None,
+        busbw_gbps=max(busbws) * BITS_PER_BYTE if busbws else None,
         ok=False,
         processes_per_node=dict(sorted(per_node.items())),
         nodes=len(per_node) or None,
@@ -202,11 +207,10 @@ def verify(
 
     link = report.link_gbps_per_gpu
     if report.busbw_gbps is not None and link:
-        link_gbytes = link / 8  # Gb/s -> GB/s
-        share = report.busbw_gbps / link_gbytes
+        share = report.busbw_gbps / link  # both Gb/s
         text = (
-            f"peak busbw {report.busbw_gbps:.1f} GB/s = {share:.0%} of one GPU's link "
-            f"({link:.0f} Gb/s = {link_gbytes:.0f} GB/s)"
+            f"peak busbw {_rate(report.busbw_gbps)} = {share:.0%} of one GPU's {link:.0f} Gb/s link "
+            f"({link / BITS_PER_BYTE:.1f} GB/s)"
         )
         if multi_node and share < BUSBW_FLOOR and not allow_socket:
             problems.append(text + f", below {BUSBW_FLOOR:.0%}")
@@ -217,6 +221,11 @@ def verify(
 
     report.ok = not problems
     return report
+
+
+def _rate(gbps: float) -> str:
+    """A rate in Gb/s, with its GB/s (the nccl-tests unit) alongside: `392 Gb/s (49.0 GB/s)`."""
+    return f"{gbps:.0f} Gb/s ({gbps / BITS_PER_BYTE:.1f} GB/s)"
 
 
 def render_text(r: Report) -> str:
@@ -230,7 +239,7 @@ def render_text(r: Report) -> str:
         lines.append("processes per node: " + ", ".join(f"{k}: {v}" for k, v in r.processes_per_node.items()))
     lines.append(f"NCCL transport: {r.transport}")
     if r.busbw_gbps is not None:
-        lines.append(f"peak busbw: {r.busbw_gbps:.2f} GB/s")
+        lines.append(f"peak busbw: {_rate(r.busbw_gbps)}")
     lines += [f"problem: {p}" for p in r.problems]
     lines += [f"likely cause: {c}" for c in r.likely_causes]
     lines += [f"note: {n}" for n in r.notes]

@@ -84,8 +84,18 @@ def test_infiniband_two_nodes_of_eight_passes(tmp_path):
     assert (r.world_size, r.rank_logs, r.transport) == (16, 16, "IB")
     assert set(r.transport_by_rank.values()) == {"IB"} and len(r.transport_by_rank) == 16
     assert r.processes_per_node == {"node 0": 8, "node 1": 8}
-    assert r.busbw_gbps == 180.0
+    assert r.busbw_gbps == 1440.0  # smoke.py's 180 GB/s, in Gb/s like the link rate
     assert r.link_gbps_per_gpu == 400
+    assert any("1440 Gb/s (180.0 GB/s) = 360% of one GPU's 400 Gb/s link (50.0 GB/s)" in n for n in r.notes)
+
+
+@pytest.mark.parametrize(("peak_gbytes", "ok"), [(26.0, True), (24.0, False)])
+def test_busbw_floor_compares_bits_with_bits(tmp_path, peak_gbytes, ok):
+    # 26 GB/s = 208 Gb/s = 52% of ND H100 v5's 400 Gb/s per GPU; 24 GB/s = 192 Gb/s = 48%, below the floor.
+    r = verify(write_job(tmp_path, 2, 8, peak=peak_gbytes), 16, size=H100)
+    assert r.busbw_gbps == peak_gbytes * 8
+    assert r.ok is ok, r.problems
+    assert ok or any("below 50%" in p for p in r.problems)
 
 
 def test_socket_only_logs_fail_with_the_cause(tmp_path):
@@ -178,6 +188,9 @@ def test_cli_json_shape_and_exit_codes(tmp_path, capsys):
         "problems",
     } <= out.keys()
     assert out["transport_by_rank"]["15"] == "IB"
+    assert (out["busbw_gbps"], out["link_gbps_per_gpu"]) == (1440.0, 400.0)  # both Gb/s
+    main(["verify", str(tmp_path / "good"), "--expect-world-size", "16", "--size", H100])
+    assert "peak busbw: 1440 Gb/s (180.0 GB/s)" in capsys.readouterr().out
     write_job(tmp_path / "bad", 2, 8, transport=nccl_socket)
     assert main(["verify", str(tmp_path / "bad"), "--expect-world-size", "16"]) == 1
     assert "NOT OK" in capsys.readouterr().out
