@@ -114,9 +114,18 @@ def submit(
             except Exception as exc:
                 failures += 1
                 if failures >= STATUS_RETRIES:
-                    out.exit_code, out.error = EXIT_STATUS, f"status query failed: {_err(exc)}"
+                    out.exit_code, out.status = EXIT_STATUS, status
+                    out.error = (
+                        f"status query failed {failures} times in a row ({_err(exc)}); job {out.name} was "
+                        f"last seen {status} and may still be running: check "
+                        + (out.studio_url or f"`az ml job show --name {out.name}`")
+                    )
                     out.elapsed_s = time.monotonic() - start
                     return out
+                console.log(
+                    f"{built.label} {out.name}: status query failed ({failures} of {STATUS_RETRIES} "
+                    f"tries), retrying: {_err(exc)}"
+                )
                 continue
             if new != status:
                 console.log(

@@ -53,9 +53,15 @@ class RoutedTransport(HttpTransport):
         return RestRequestsTransportResponse(request=request, internal_response=raw)
 
 
-def ml_client(transport: RoutedTransport) -> Any:
+def ml_client(transport: RoutedTransport, **kwargs: Any) -> Any:
+    """A real MLClient over `transport`; kwargs go to azure-core's pipeline (e.g. `retry_total=0`)."""
     from azure.ai.ml import MLClient
 
     return MLClient(
-        StaticCredential(), "00000000-0000-0000-0000-000000000000", "rg-train", "ws-llm", transport=transport
+        StaticCredential(),
+        "00000000-0000-0000-0000-000000000000",
+        "rg-train",
+        "ws-llm",
+        transport=transport,
+        **kwargs,
     )
