@@ -1,4 +1,16 @@
-"""Size names through the catalog (`vmsizes`): canonical casing, or a clear error naming the nearest size."""
+"""Size names through the catalog (`vmsizes`): canonical casing, or a clear error naming the nearest size.
+
+A cluster size must be a GPU size whose GPU count is known, because the stack outputs carry
+`gpus_per_node` (jobs start one process per GPU): a catalog entry with at least one whole GPU, or a
+constrained-vCPU name whose catalog base size has one (it keeps the base's GPUs). Rejected:
+- sizes outside the catalog: the naming convention gives the family and vCPUs but not the GPU count, and
+  it accepts names of families that do not exist (`Standard_Bogus99`);
+- CPU/HPC sizes (HB, HC, HX: no GPU);
+- partial-GPU sizes (NVv4, NVadsA10 v5, NVadsV710 v5, NGadsV620: 1/8 to 1/2 of a GPU), which are meant for
+  virtual desktops, not AmlCompute training clusters;
+- catalog entries whose GPU count the catalog does not know.
+The policy pack still judges inferred sizes: it reads stacks that this validation did not check.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +18,48 @@ import difflib
 
 import vmsizes
 
+_EXAMPLE = "Standard_NC24ads_A100_v4"
+
+
+def _gpu_sizes() -> dict[str, str]:
+    """Lower-case name -> catalog name of every size a cluster may use (a whole GPU or more)."""
+    return {size.name.lower(): size.name for size in vmsizes.all_sizes() if (size.gpus or 0) >= 1}
+
+
+def _nearest(name: str) -> str | None:
+    names = _gpu_sizes()
+    close = difflib.get_close_matches(name.lower(), list(names), n=1, cutoff=0.5)
+    return names[close[0]] if close else None
+
+
+def _why_not(size: vmsizes.VmSize) -> str | None:
+    """Why a described size can't be a GPU cluster's size, or None when it can."""
+    if size.gpus is not None and size.gpus >= 1:
+        return None
+    if size.inferred and size.gpus is None:
+        return "is not in the size catalog, so its GPU count is unknown"
+    if size.gpu_fraction:
+        return f"has a fraction of a GPU ({size.gpu_fraction}), not a whole GPU per node"
+    if size.gpus == 0:
+        return "has no GPU (a CPU/HPC size)"
+    return "is in the size catalog without a GPU count, so its GPU count is unknown"
+
 
 def canonical_size(name: str) -> str:
-    """The catalog's casing of `name` (or the name as given when it is inferred from the naming convention).
+    """The catalog's casing of `name`, for a size with a known GPU count of at least 1.
 
-    Raises ValueError("<what>; <fix>") when the name is neither in the catalog nor parseable.
+    Raises ValueError("<what>; <fix>") otherwise (unparseable, not in the catalog, no or partial GPU).
     """
     try:
-        return vmsizes.describe(name).name
+        size = vmsizes.describe(name)
     except vmsizes.UnknownSize:
-        pass
-    names = {size.name.lower(): size.name for size in vmsizes.all_sizes()}
-    close = difflib.get_close_matches(name.lower(), list(names), n=1, cutoff=0.5)
-    fix = (
-        f"did you mean {names[close[0]]}?"
-        if close
-        else "use an Azure VM size name such as Standard_NC24ads_A100_v4"
+        close = _nearest(name)
+        fix = f"did you mean {close}?" if close else f"use a catalog size such as {_EXAMPLE}"
+        raise ValueError(f"'{name}' is neither in the size catalog nor a valid Azure size name; {fix}") from None
+    why = _why_not(size)
+    if why is None:
+        return size.name
+    raise ValueError(
+        f"'{name}' {why}; a cluster needs a GPU size from the size catalog (vmsizes/data/sizes.yaml), "
+        f"such as {_nearest(name) or _EXAMPLE}"
     )
-    return_msg = f"'{name}' is neither in the size catalog nor a valid Azure size name; {fix}"
-    raise ValueError(return_msg)

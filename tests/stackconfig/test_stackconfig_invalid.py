@@ -84,6 +84,58 @@ CASES: list[tuple[str, Mutate, str, str]] = [
         "clusters[0].size",
         "neither in the size catalog nor a valid Azure size name",
     ),
+    (
+        "size-cpu-general-purpose",
+        lambda r: c0(r).update(size="Standard_D4s_v5"),
+        "clusters[0].size",
+        "'Standard_D4s_v5' is not in the size catalog, so its GPU count is unknown; a cluster needs a GPU "
+        "size from the size catalog",
+    ),
+    (
+        "size-made-up-gpu",
+        lambda r: c0(r).update(size="Standard_ND999isr_H900_v9"),
+        "clusters[0].size",
+        "so its GPU count is unknown; a cluster needs a GPU size from the size catalog "
+        "(vmsizes/data/sizes.yaml), such as Standard_ND96isr_H200_v5",
+    ),
+    (
+        "size-typo-suffix",
+        lambda r: c0(r).update(size="Standard_NC4as_T4_v3x"),
+        "clusters[0].size",
+        "GPU count is unknown; a cluster needs a GPU size from the size catalog (vmsizes/data/sizes.yaml), "
+        "such as Standard_NC4as_T4_v3",
+    ),
+    (
+        "size-not-a-family",
+        lambda r: c0(r).update(size="Standard_Bogus99"),
+        "clusters[0].size",
+        "'Standard_Bogus99' is not in the size catalog, so its GPU count is unknown",
+    ),
+    (
+        "size-hpc-no-gpu",
+        lambda r: c0(r).update(size="Standard_HB120rs_v3"),
+        "clusters[0].size",
+        "'Standard_HB120rs_v3' has no GPU (a CPU/HPC size)",
+    ),
+    (
+        "size-hpc-constrained-no-gpu",
+        lambda r: c0(r).update(size="Standard_HB120-16rs_v3"),
+        "clusters[0].size",
+        "has no GPU (a CPU/HPC size)",
+    ),
+    (
+        "size-partial-gpu",
+        lambda r: c0(r).update(size="Standard_NV18ads_A10_v5"),
+        "clusters[0].size",
+        "has a fraction of a GPU (1/2), not a whole GPU per node; a cluster needs a GPU size from the size "
+        "catalog (vmsizes/data/sizes.yaml), such as Standard_NV72ads_A10_v5",
+    ),
+    (
+        "size-catalog-gpu-count-unknown",
+        lambda r: c0(r).update(size="Standard_NV12hs_v3"),
+        "clusters[0].size",
+        "is in the size catalog without a GPU count, so its GPU count is unknown",
+    ),
     ("min-negative", lambda r: c0(r).update(min_instances=-1), "clusters[0].min_instances", "-1 is below 0"),
     (
         "max-zero",

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from stackconfig_factory import good_raw
 
 from stackconfig import ClusterConfig, ConfigError, SshConfig, StackConfig, load_stack_file, validate
+from stackconfig.outputs import stack_outputs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,10 +74,13 @@ def test_defaults_are_filled() -> None:
     assert (config.locks.storage, config.locks.workspace) == (True, False)
 
 
-def test_a_size_outside_the_catalog_that_follows_the_convention_is_kept_as_given() -> None:
+def test_a_catalog_size_in_any_case_gets_the_catalog_casing_and_a_known_gpu_count() -> None:
     raw = good_raw()
-    raw["clusters"][0]["size"] = "Standard_ND96isr_H100_v9"
-    assert validate(raw).clusters[0].size == "Standard_ND96isr_H100_v9"
+    raw["clusters"][0]["size"] = "standard_nd96isr_h100_v5"
+    config = validate(raw)
+    assert config.clusters[0].size == "Standard_ND96isr_H100_v5"
+    outputs = stack_outputs(config, "00000000-0000-0000-0000-000000000000")
+    assert outputs.clusters["h100-x4"].gpus_per_node == 8
 
 
 def test_node_public_ip_false_with_a_subnet_is_valid() -> None:
