@@ -55,7 +55,9 @@ def canonical_size(name: str) -> str:
     except vmsizes.UnknownSize:
         close = _nearest(name)
         fix = f"did you mean {close}?" if close else f"use a catalog size such as {_EXAMPLE}"
-        raise ValueError(f"'{name}' is neither in the size catalog nor a valid Azure size name; {fix}") from None
+        raise ValueError(
+            f"'{name}' is neither in the size catalog nor a valid Azure size name; {fix}"
+        ) from None
     why = _why_not(size)
     if why is None:
         return size.name
