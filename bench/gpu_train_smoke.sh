@@ -67,7 +67,7 @@ transport = re.findall(r"Using network (\w+)", smoke)
 result = {
     "gpus": ngpu,
     "smoke_world_size": int(re.search(r"^world size (\d+)$", smoke, re.M).group(1)),
-    "smoke_peak_busbw_gbps": float(re.search(r"^smoke peak busbw: ([\d.]+) GB/s$", smoke, re.M).group(1)),
+    "smoke_peak_busbw_gbytes_per_s": float(re.search(r"^smoke peak busbw: ([\d.]+) GB/s$", smoke, re.M).group(1)),
     "nccl_network": sorted(set(transport)),
     "train_params_m": float(model.group(1)),
     "train_peak_source": model.group(2),
