@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -42,6 +43,43 @@ TRAIN_ARGS = [
     "--timeout-min",
     "0.5",
 ]
+
+
+# Every process the helpers below start, with whether it leads its own process group (a launcher whose
+# ranks share its group). conftest.py's fixtures kill what a test leaves running: reap_started().
+STARTED: list[tuple[subprocess.Popen, bool]] = []
+
+
+def track(proc: subprocess.Popen, group: bool = False) -> subprocess.Popen:
+    STARTED.append((proc, group))
+    return proc
+
+
+def reap(proc: subprocess.Popen, group: bool) -> None:
+    """SIGKILL `proc` (and its whole process group if it leads one) if it is still running; wait for it.
+
+    The group is signalled even when its leader has exited (ranks may outlive a launcher), but only while
+    the leader has not been waited for: until then its pid, hence the group id, cannot be anyone else's.
+    """
+    if group and proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    elif proc.poll() is None:
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def reap_started():
+    """Kill, on exit, what was started inside the block and is still running (used by conftest.py)."""
+    mark = len(STARTED)
+    try:
+        yield
+    finally:
+        started, STARTED[mark:] = STARTED[mark:], []
+        for proc, group in started:
+            reap(proc, group)
 
 
 def base_env() -> dict[str, str]:
@@ -87,11 +125,22 @@ def start_ranks(script: str, args: list[str], world: int, logs: Path) -> list[su
             "LOCAL_RANK": str(rank),
         }
         out = open(logs / f"rank{rank}.txt", "wb")  # noqa: SIM115 (child owns it)
-        procs.append(
-            subprocess.Popen([PY, str(SRC / script), *args], env=env, stdout=out, stderr=subprocess.STDOUT)
-        )
+        proc = subprocess.Popen([PY, str(SRC / script), *args], env=env, stdout=out, stderr=subprocess.STDOUT)
+        procs.append(track(proc))
         out.close()
     return procs
+
+
+def run_group(cmd: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess[str]:
+    """subprocess.run for a command that starts ranks (`jobs local`, torchrun): in its own session and
+    tracked, so a timeout, which subprocess.run answers by killing only the direct child, takes the ranks too.
+    """
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+    )
+    track(proc, group=True)
+    out, err = proc.communicate(timeout=timeout)  # on timeout the test's reaper kills the group
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def wait_for(predicate, timeout: float, what: str, poll: float = 0.02) -> None:
@@ -132,6 +181,7 @@ class LocalRun:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        track(self.proc, group=True)
         self.lines: queue.Queue[str] = queue.Queue()
         self.out: list[str] = []
         self.err: list[str] = []

@@ -24,6 +24,7 @@ from jobscripts_util import (
     base_env,
     fingerprint,
     last_step,
+    run_group,
     start_ranks,
     wait_for,
 )
@@ -63,7 +64,7 @@ def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
 
 
 def test_torchrun_gives_the_same_fingerprint_as_the_launcher(reference, tmp_path):
-    p = subprocess.run(
+    p = run_group(
         [
             PY,
             "-m",
@@ -74,11 +75,9 @@ def test_torchrun_gives_the_same_fingerprint_as_the_launcher(reference, tmp_path
             str(SRC / "train.py"),
             *TRAIN_ARGS,
         ],
+        timeout=180,
         cwd=tmp_path,
         env=base_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
     )
     assert p.returncode == 0, p.stdout + p.stderr
     assert fingerprint(p.stdout) == reference[0]
