@@ -26,6 +26,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from peerloss import is_peer_loss
 
 EXIT_WRONG_WORLD = 3
 EXIT_BAD_SUM = 4
@@ -70,12 +71,6 @@ def bandwidth(nbytes: int, seconds: float, world: int) -> tuple[float, float]:
     """nccl-tests all_reduce: algbw = bytes/s in GB/s (1e9), busbw = algbw * 2(n-1)/n."""
     algbw = nbytes / seconds / 1e9
     return algbw, algbw * 2 * (world - 1) / world
-
-
-def peer_failure(e: BaseException) -> bool:
-    """A collective failed because another rank died or stopped answering (gloo, NCCL, c10d)."""
-    markers = ("Connection reset", "Connection closed", "connection", "timed out", "Timeout", "NCCL", "gloo")
-    return isinstance(e, dist.DistError) or any(m in str(e) for m in markers)
 
 
 def sync(device: torch.device) -> None:
@@ -181,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"smoke peak busbw: {peak:.2f} GB/s", flush=True)
         dist.barrier()
     except RuntimeError as e:
-        if not peer_failure(e):
+        if not is_peer_loss(e):
             raise
         print(
             f"smoke.py: error: rank {rank}: lost a peer: a collective failed "

@@ -34,6 +34,7 @@ import torch.distributed as dist
 from checkpointing import AsyncCheckpointer, CheckpointError, StopRequest, gather_rng_states, resume_state
 from checkpointing import set_rng_state as restore_rng
 from model import GPT, GPTConfig
+from peerloss import is_peer_loss
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 # Peak dense BF16 tensor throughput per GPU, TFLOP/s (datasheets quote "with sparsity": dense is half).
@@ -179,12 +180,6 @@ def lr_at(step: int, args: argparse.Namespace) -> float:
         return args.lr * (step + 1) / args.warmup
     progress = (step - args.warmup) / max(1, args.steps - args.warmup)
     return args.lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
-
-
-def peer_failure(e: BaseException) -> bool:
-    """A collective failed because another rank died or stopped answering (gloo, NCCL, c10d)."""
-    markers = ("Connection reset", "Connection closed", "connection", "timed out", "Timeout", "NCCL", "gloo")
-    return isinstance(e, dist.DistError) or any(m in str(e) for m in markers)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rank {rank}: error: {e}", file=sys.stderr, flush=True)
         return 1
     except RuntimeError as e:
-        if not (distributed and peer_failure(e)):
+        if not (distributed and is_peer_loss(e)):
             raise
         print(
             f"rank {rank}: error: lost a peer: a collective failed ({str(e).splitlines()[0][:300]}); "

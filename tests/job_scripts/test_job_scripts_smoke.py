@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 
-from jobscripts_util import PY, REPO, SRC, base_env, start_ranks, wait_for
+from jobscripts_util import PY, REPO, SRC, base_env, run_group, start_ranks, wait_for
 
 RANK_LINE = re.compile(
     r"^smoke rank=(\d+) local_rank=(\d+) node_rank=(\d+) world_size=(\d+) host=(\S+) device=(\S+)$"
@@ -18,14 +19,7 @@ SMALL_SWEEP = ["--min-bytes", "4K", "--max-bytes", "256K", "--factor", "4", "--i
 
 
 def local(args: list[str], tmp_path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PY, "-m", "jobs", "local", *args],
-        cwd=REPO,
-        env=base_env(),
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
+    return run_group([PY, "-m", "jobs", "local", *args], timeout=150, cwd=REPO, env=base_env())
 
 
 def test_two_nodes_of_two_report_world_size_four_and_busbw(tmp_path):
@@ -130,3 +124,14 @@ def test_smoke_survivor_fails_fast_when_a_peer_dies(tmp_path):
     code = procs[0].wait(timeout=70)  # collective timeout (0.5 min) + 30 s, plus slack
     log = (tmp_path / "rank0.txt").read_text()
     assert code == 1 and "smoke.py: error: rank 0: lost a peer" in log and "Traceback" not in log
+
+
+def test_smoke_survivor_fails_fast_when_a_peer_hangs(tmp_path):
+    """A stopped rank (SIGSTOP: alive, sockets open, silent) trips gloo's collective timeout, a peer loss."""
+    procs = start_ranks("smoke.py", ["--iters", "100000", "--timeout-min", "0.1"], 2, tmp_path)
+    wait_for(lambda: "smoke all_reduce dtype" in (tmp_path / "rank0.txt").read_text(), 120, "the sweep")
+    procs[1].send_signal(signal.SIGSTOP)  # the reaper's SIGKILL ends it after the test
+    code = procs[0].wait(timeout=6 + 30)
+    log = (tmp_path / "rank0.txt").read_text()
+    assert code == 1 and "smoke.py: error: rank 0: lost a peer" in log and "Timed out waiting" in log, log
+    assert "Traceback" not in log
