@@ -37,7 +37,7 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.Com
     return subprocess.run(argv, cwd=ROOT, env=env, timeout=timeout, stdout=subprocess.PIPE, text=True)
 
 
-def main(work: Path | None = None, timeout: float = 600.0) -> int:
+def main(work: Path | None = None, timeout: float = 600.0, as_json: bool = False) -> int:
     t0 = time.monotonic()
     work = work or Path(tempfile.mkdtemp(prefix="localml-smoke-"))
     outputs_file, logs = work / "dev-outputs.json", work / "job-logs"
@@ -45,16 +45,41 @@ def main(work: Path | None = None, timeout: float = 600.0) -> int:
     with LocalAzureML() as local:
         env = local.subprocess_env()
         assert local.control_plane is not None
-        say(f"control plane {local.control_plane.base_url}; SDKs pointed at it by "
-            + ", ".join(sorted(local.environ)))
+        say(
+            f"control plane {local.control_plane.base_url}; SDKs pointed at it by "
+            + ", ".join(sorted(local.environ))
+        )
         r = _run([sys.executable, "-m", "preflight", "dev", "--outputs-file", str(outputs_file)], env, 300)
         if r.returncode != 0 or not outputs_file.exists():
             say(f"FAILED: could not write the dev stack outputs (exit {r.returncode})")
             return 1
-        r = _run([sys.executable, "-m", "jobs", "submit", "smoke", "--outputs", str(outputs_file),
-                  "--serverless", "--size", SIZE, "--nodes", str(NODES), "--processes-per-node", str(PROCS),
-                  "--allow-tcp", "--allow-socket", "--logs", str(logs), "--poll-seconds", "1", "--json"],
-                 env, timeout)
+        r = _run(
+            [
+                sys.executable,
+                "-m",
+                "jobs",
+                "submit",
+                "smoke",
+                "--outputs",
+                str(outputs_file),
+                "--serverless",
+                "--size",
+                SIZE,
+                "--nodes",
+                str(NODES),
+                "--processes-per-node",
+                str(PROCS),
+                "--allow-tcp",
+                "--allow-socket",
+                "--logs",
+                str(logs),
+                "--poll-seconds",
+                "1",
+                "--json",
+            ],
+            env,
+            timeout,
+        )
         try:
             job = json.loads(r.stdout)["jobs"][0]
         except (ValueError, KeyError, IndexError):
@@ -64,11 +89,28 @@ def main(work: Path | None = None, timeout: float = 600.0) -> int:
     say(f"job {job['name']}: {job['status']} (submit exit {r.returncode}), logs {job['logs']}")
     report = job.get("verify") or {}
     if report:
-        say(f"verify: {'OK' if report['ok'] else 'NOT OK'}, world size {report['world_size']} "
+        say(
+            f"verify: {'OK' if report['ok'] else 'NOT OK'}, world size {report['world_size']} "
             f"(expected {NODES * PROCS}), processes per node {report['processes_per_node']}, "
-            f"transport {report['transport']}")
+            f"transport {report['transport']}"
+        )
         for line in report.get("notes", []) + report.get("problems", []):
             say(f"  {line}")
     verdict = "OK" if r.returncode == 0 else f"FAILED ({job.get('error') or job['status']})"
-    say(f"{verdict}; {calls} control-plane calls; {time.monotonic() - t0:.0f} s; everything stopped")
+    seconds = time.monotonic() - t0
+    say(f"{verdict}; {calls} control-plane calls; {seconds:.0f} s; everything stopped")
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "ok": r.returncode == 0,
+                    "exit_code": r.returncode,
+                    "job": job,
+                    "control_plane_calls": calls,
+                    "seconds": round(seconds, 1),
+                    "work": str(work),
+                },
+                indent=2,
+            )
+        )
     return r.returncode
