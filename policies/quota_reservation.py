@@ -8,14 +8,17 @@ implementation.
 
 Config (the subscription's quotas, e.g. from `az vm list-usage -l eastus`):
     {"quotas": {"eastus": {"standardNDSH100v5Family": 384, "total": 500, "lowPriority": 100}}}
-Region keys in any spelling ("East US" == "eastus"); family names compared case-insensitively; "total" is the
-regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota the config does
-not give (or whose family the catalog does not know) is reported by quota-reservation-unknown (advisory).
+Region keys in any spelling ("East US" == "eastus"); family names compared ignoring case and spaces;
+"total" is the regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota
+the config does not give (or whose family the catalog does not know) is reported by quota-reservation-unknown
+(advisory). A family key that is no catalog quota family is a mandatory problem (config_problems): it would
+match no pool and so turn the check into advisories. The gate also rejects unknown region keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pulumi_policy import (
@@ -26,12 +29,56 @@ from pulumi_policy import (
 )
 
 from policies._common import Cluster, Handoff, ReportViolation, clusters_of, norm_region
+from vmsizes import all_sizes
 from vmsizes.quota import Pool, QuotaReport, reserve_each
 
 NAME = "quota-reservation"
 COMPANION = "quota-reservation-unknown"
 _handoff = Handoff()
 _KEY = "stack"
+POOL_KEYS = ("total", "lowPriority")
+
+
+def _fold(key: str) -> str:
+    """How quota keys compare: case and spaces ignored ("Standard NCASv3_T4 Family")."""
+    return key.replace(" ", "").casefold()
+
+
+def config_problems(
+    quotas: Mapping[str, Any], region_problem: Callable[[str], str | None] | None = None
+) -> list[str]:
+    """Problems with the `quotas` config, each "quotas.<region>[.<key>]: <what>; <fix>".
+
+    A key that is no catalog quota family (nor total or lowPriority) matches no pool, so the pool it was
+    meant for would silently get only the quota-reservation-unknown advisory. `region_problem` (the gate
+    passes stackconfig's region check; the pack has no region list) says why a region key is unknown.
+    """
+    if not isinstance(quotas, Mapping):
+        return []
+    known = {_fold(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
+    known |= {_fold(k): k for k in POOL_KEYS}
+    problems = []
+    for region, pools in quotas.items():
+        why = region_problem(str(region)) if region_problem is not None else None
+        if why:
+            what, _, fix = why.partition("; ")
+            problems.append(f"quotas.{region}: {what}, so it checks no cluster's quota; {fix}")
+        if not isinstance(pools, Mapping):
+            continue
+        for key in pools:
+            if _fold(str(key)) in known:
+                continue
+            close = difflib.get_close_matches(_fold(str(key)), list(known), n=1, cutoff=0.6)
+            fix = (
+                f"did you mean {known[close[0]]}?"
+                if close
+                else "use a quota_family of vmsizes/data/sizes.yaml, total or lowPriority"
+            )
+            problems.append(
+                f"quotas.{region}.{key}: not a quota family the size catalog knows, nor total or "
+                f"lowPriority, so it checks no cluster's quota; {fix}"
+            )
+    return problems
 
 
 def configured_quota(quotas: Mapping[str, Any], pool: Pool) -> int | None:
@@ -47,7 +94,7 @@ def configured_quota(quotas: Mapping[str, Any], pool: Pool) -> int | None:
         return None
     else:
         key = pool.family
-    value = next((v for k, v in region.items() if k.casefold() == key.casefold()), None)
+    value = next((v for k, v in region.items() if _fold(k) == _fold(key)), None)
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -117,8 +164,11 @@ def _config_key(pool: Pool) -> str:
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    mandatory, advisory = findings(clusters_of(args.resources), args.get_config().get("quotas", {}))
+    quotas = args.get_config().get("quotas", {})
+    mandatory, advisory = findings(clusters_of(args.resources), quotas)
     _handoff.put(_KEY, advisory)
+    for problem in config_problems(quotas):
+        report_violation(f"policy config {NAME}.{problem} (in the --policy-pack-config file)", None)
     for message in mandatory:
         report_violation(message, None)
 

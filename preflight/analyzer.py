@@ -32,6 +32,9 @@ import jsonschema
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, engine_pb2_grpc
 
+from policies import quota_reservation
+from stackconfig.regions import region_problem
+
 ROOT = Path(__file__).resolve().parent.parent
 PACK_DIR = ROOT / "policies"
 PACK_PYTHON = PACK_DIR / ".venv" / "bin" / "python"
@@ -66,8 +69,12 @@ class Violation:
     description: str
 
     def as_json(self) -> dict[str, str]:
-        return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message":
-        self.message}
+        return {
+            "policy": self.policy,
+            "enforcement": self.enforcement,
+            "urn": self.urn,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -123,9 +130,10 @@ def _violations(response: analyzer_pb2.AnalyzeResponse, urn: str = "") -> list[V
         message = d.message
         prefix = d.description + "\n"
         if message.startswith(prefix):  # pulumi_policy sends "<description>\n<message>"
-            message = message[len(prefix):]
-        found.append(Violation(d.policyName, LEVEL_NAMES[d.enforcementLevel], d.urn or urn, message,
-        d.description))
+            message = message[len(prefix) :]
+        found.append(
+            Violation(d.policyName, LEVEL_NAMES[d.enforcementLevel], d.urn or urn, message, d.description)
+        )
     return found
 
 
@@ -278,17 +286,26 @@ class PolicyPack:
         self._call(
             self.stub.ConfigureStack,
             analyzer_pb2.AnalyzerStackConfigureRequest(
-                stack=self.stack, project=self.project, organization="organization", dry_run=True,
-                config={k: json.dumps(v) if not isinstance(v, str) else v for k, v in
-            self.stack_config.items()}, ),
+                stack=self.stack,
+                project=self.project,
+                organization="organization",
+                dry_run=True,
+                config={
+                    k: json.dumps(v) if not isinstance(v, str) else v for k, v in self.stack_config.items()
+                },
+            ),
         )
         return {name: {"enforcementLevel": level, **props} for name, (level, props) in effective.items()}
 
     def analyze(self, r: Resource) -> list[Violation]:
         assert self.stub is not None
         request = analyzer_pb2.AnalyzeRequest(
-            type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, options=_options(r.options,
-        r.parent) )
+            type=r.type,
+            properties=_struct(r.inputs),
+            urn=r.urn,
+            name=r.name,
+            options=_options(r.options, r.parent),
+        )
         return _violations(self._call(self.stub.Analyze, request), r.urn)
 
     def analyze_stack(self, resources: Iterable[Resource]) -> list[Violation]:
@@ -296,8 +313,13 @@ class PolicyPack:
         request = analyzer_pb2.AnalyzeStackRequest()
         for r in resources:
             item = request.resources.add(
-                type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name,
-                options=_options(r.options, r.parent), parent=r.parent, dependencies=list(r.dependencies),
+                type=r.type,
+                properties=_struct(r.inputs),
+                urn=r.urn,
+                name=r.name,
+                options=_options(r.options, r.parent),
+                parent=r.parent,
+                dependencies=list(r.dependencies),
             )
             for key, urns in r.property_dependencies.items():
                 item.propertyDependencies[key].urns.extend(urns)
@@ -352,9 +374,19 @@ def resolve_config(
                     hint = f"known: {', '.join(sorted(known))}" if known else "it takes no properties"
                     problems.append(f"{name}.{key}: unknown property; {hint}")
             full = {"type": "object", "properties": known, "required": schema.get("required", [])}
-            for err in jsonschema.Draft7Validator(full).iter_errors(props):
-                path = ".".join(str(p) for p in err.absolute_path)
-                problems.append(f"{name}{'.' + path if path else ''}: {err.message}")
+            schema_problems = [
+                f"{name}{'.' + '.'.join(str(p) for p in err.absolute_path) if err.absolute_path else ''}: "
+                f"{err.message}"
+                for err in jsonschema.Draft7Validator(full).iter_errors(props)
+            ]
+            problems.extend(schema_problems)
+            if name == quota_reservation.NAME and not schema_problems:
+                # Stricter than the CLI, as for unknown properties: a misspelt region or quota family
+                # matches no pool, which would turn the mandatory check into advisories.
+                problems.extend(
+                    f"{name}.{p}"
+                    for p in quota_reservation.config_problems(props.get("quotas", {}), region_problem)
+                )
         else:
             problems.append(f"{name}: expected an enforcement level or an object, got {type(raw).__name__}")
         # Schema defaults are filled in, as the CLI does for the config it sends.

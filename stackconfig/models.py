@@ -35,9 +35,7 @@ def _region(value: str) -> str:
     canonical = regions.canonical_region(value)
     if canonical is not None:
         return canonical
-    near = regions.nearest_region(value)
-    fix = f"did you mean {near}?" if near else "use a region name such as eastus (az account list-locations)"
-    raise ValueError(f"'{value}' is not a known Azure region; {fix}")
+    raise ValueError(regions.region_problem(value))
 
 
 class ResourceGroupConfig(_Strict):

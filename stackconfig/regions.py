@@ -85,3 +85,12 @@ def nearest_region(value: str) -> str | None:
     folded = value.replace(" ", "").lower()
     close = difflib.get_close_matches(folded, list(REGIONS), n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def region_problem(value: str) -> str | None:
+    """None for a known region, else "'<value>' is not a known Azure region; <fix>" (nearest name)."""
+    if canonical_region(value) is not None:
+        return None
+    near = nearest_region(value)
+    fix = f"did you mean {near}?" if near else "use a region name such as eastus (az account list-locations)"
+    return f"'{value}' is not a known Azure region; {fix}"

@@ -285,6 +285,41 @@ QUOTA_CASES = [
         [],
     ),
     (
+        "fail: family key with spaces and other case matches its pool",
+        [H100_X4],
+        {"quotas": {"eastus": {"Standard NDSH100v5 Family": 300, "total": 500}}},
+        [
+            f"eastus standardNDSH100v5Family: h100-x4 (4 x 96 {H100}) reserves 384 vCPUs, quota is 300"
+            + OVER.format(84)
+        ],
+        [],
+    ),
+    (
+        "fail: a misspelt family key is a mandatory config problem, not only an advisory",
+        [H100_X4],
+        {"quotas": {"eastus": {"standardNDSH100v5Famly": 384, "total": 500}}},
+        [
+            "policy config quota-reservation.quotas.eastus.standardNDSH100v5Famly: not a quota family the "
+            "size catalog knows, nor total or lowPriority, so it checks no cluster's quota; did you mean "
+            "standardNDSH100v5Family? (in the --policy-pack-config file)"
+        ],
+        [
+            f"eastus standardNDSH100v5Family: h100-x4 (4 x 96 {H100}) reserves 384 vCPUs"
+            + UNKNOWN.format("standardNDSH100v5Family")
+        ],
+    ),
+    (
+        "fail: a key that resembles no family lists what is accepted",
+        [H100_X4],
+        {"quotas": {"eastus": {"standardNDSH100v5Family": 384, "total": 500, "gpus": 8}}},
+        [
+            "policy config quota-reservation.quotas.eastus.gpus: not a quota family the size catalog knows, "
+            "nor total or lowPriority, so it checks no cluster's quota; use a quota_family of "
+            "vmsizes/data/sizes.yaml, total or lowPriority (in the --policy-pack-config file)"
+        ],
+        [],
+    ),
+    (
         "fail: low-priority pool over",
         [A100_SPOT],
         {"quotas": {"eastus": {"lowPriority": 12}}},

@@ -182,6 +182,43 @@ def test_invalid_policy_config_lists_every_problem(pack: PolicyPack) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("quotas", "expected"),
+    [
+        (
+            {"eastuss": {"standardNDSH100v5Family": 384, "total": 500}},
+            [
+                "policy config: quota-reservation.quotas.eastuss: 'eastuss' is not a known Azure region, so "
+                "it checks no cluster's quota; did you mean eastus?"
+            ],
+        ),
+        (
+            {"eastus": {"standardNDSH100v5Famly": 384, "Total": 500, "lowPriority": 100}},
+            [
+                "policy config: quota-reservation.quotas.eastus.standardNDSH100v5Famly: not a quota family "
+                "the size catalog knows, nor total or lowPriority, so it checks no cluster's quota; did you "
+                "mean standardNDSH100v5Family?"
+            ],
+        ),
+        ({"East US": {"standard ndsh100v5 family": 384, "TOTAL": 500, "lowpriority": 100}}, []),
+    ],
+    ids=["region-typo", "family-typo", "any-spelling-ok"],
+)
+def test_quota_config_typos_are_config_errors(pack: PolicyPack, quotas: dict, expected: list[str]) -> None:
+    """A misspelt region or quota family matches no pool: exit 2 rather than advisories and exit 0."""
+    result = evaluate(
+        "clean",
+        config=read_stack_config("clean", FIXTURES / "clean"),
+        policy_config={"quota-reservation": {"quotas": quotas}},
+        pack=pack,
+    )
+    assert result.errors == expected
+    if expected:
+        assert (result.exit_code, result.violations) == (2, [])
+    else:  # the keys reach their pools: the family row is checked against 384
+        assert ("standardNDSH100v5Family", 384) in [(q["label"], q["quota"]) for q in result.quota]
+
+
 def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
     """GetAnalyzerInfo: the registry's policies, in order, with their enforcement levels and config
     schemas."""
