@@ -42,7 +42,8 @@ def size_arg(text: str) -> int:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="smoke.py", description=__doc__.split("\n")[0])
+    # allow_abbrev=False: `--expect 8` must not silently become --expect-world-size (the job sets it).
+    p = argparse.ArgumentParser(prog="smoke.py", description=__doc__.split("\n")[0], allow_abbrev=False)
     p.add_argument("--expect-world-size", type=int, help="exit non-zero unless WORLD_SIZE equals this")
     p.add_argument(
         "--timeout-min", type=float, default=10.0, help="collective timeout in minutes (default 10)"

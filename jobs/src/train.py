@@ -56,7 +56,8 @@ EXIT_PEER_LOST = 1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n")[0])
+    # allow_abbrev=False: `--ste 5` must not silently become --steps (the jobs package sets --steps itself).
+    p = argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n")[0], allow_abbrev=False)
     p.add_argument("--data", help="folder of *.bin uint16 token shards (default: synthetic tokens)")
     p.add_argument("--steps", type=int, default=50, help="optimizer steps in total (a resume counts from 0)")
     p.add_argument("--batch-size", type=int, default=4, help="sequences per GPU per micro-step")
@@ -102,6 +103,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--timeout-min must be positive (got {args.timeout_min})")
     if args.peak_tflops is not None and args.peak_tflops <= 0:
         p.error(f"--peak-tflops must be positive (got {args.peak_tflops})")
+    if args.ckpt is not None and Path(args.ckpt).exists() and not Path(args.ckpt).is_dir():
+        p.error(f"--ckpt {args.ckpt}: exists and is not a folder; pass a folder (the job's output mount)")
     if args.data is not None:
         shards = sorted(Path(args.data).glob("*.bin")) if Path(args.data).is_dir() else []
         if not shards:

@@ -197,9 +197,13 @@ def test_killing_one_rank_makes_the_survivor_fail_fast_saying_a_peer_was_lost(tm
 
 
 def test_bad_flags_name_the_flag_without_a_traceback(tmp_path):
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("")
     for flags, needle in (
         (["--data", str(tmp_path / "none")], "--data"),
         (["--n-embd", "65", "--n-head", "2"], "--n-embd 65 must be a multiple of --n-head 2"),
+        (["--ckpt", str(a_file)], f"--ckpt {a_file}: exists and is not a folder"),
+        (["--ste", "5"], "unrecognized arguments: --ste 5"),  # no abbreviations: --steps is the job's
     ):
         p = subprocess.run(
             [PY, str(SRC / "train.py"), *flags], env=base_env(), capture_output=True, text=True, timeout=60
