@@ -6,7 +6,9 @@ quota is per (region, VM family) plus a regional total; low-priority quota is on
 families (how-to-manage-quotas.md). The arithmetic is vmsizes.quota.reserve, the project's single
 implementation.
 
-Config (the subscription's quotas, e.g. from `az vm list-usage -l eastus`):
+Config (the subscription's Azure ML compute quotas, written by `python -m jobs quota --stack STACK --write
+policies/config/STACK.json` from the Azure ML usages API; not `az vm list-usage`, which shows the Compute
+provider's VM core quota: Azure ML compute has its own quota, azure-notes.md 3.5):
     {"quotas": {"eastus": {"standardNDSH100v5Family": 384, "total": 500, "lowPriority": 100}}}
 Region keys in any spelling ("East US" == "eastus"); family names compared ignoring case and spaces;
 "total" is the regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota
@@ -146,8 +148,8 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
             advisory.append(
                 f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, but the policy config gives no "
                 f"quota for this pool, so nothing checks that jobs can get nodes. Fix: add "
-                f"quotas.{pool.region}.{_config_key(pool)} (from `az vm list-usage -l {pool.region}`) to the "
-                f"quota-reservation config."
+                f"quotas.{pool.region}.{_config_key(pool)} to the quota-reservation config: `python -m jobs "
+                f"quota --stack STACK --write policies/config/STACK.json` writes the Azure ML quotas."
             )
         elif pool.vcpus > quota:
             mandatory.append(

@@ -253,7 +253,8 @@ OVER = (
 UNKNOWN = (
     ", but the policy config gives no quota for this pool, so nothing checks that jobs can get nodes. Fix: "
     "add "
-    "quotas.eastus.{} (from `az vm list-usage -l eastus`) to the quota-reservation config."
+    "quotas.eastus.{} to the quota-reservation config: `python -m jobs quota --stack STACK --write "
+    "policies/config/STACK.json` writes the Azure ML quotas."
 )
 
 NOT_A_SIZE = UnknownSize("gpu-large", "it must start with 'Standard_'")
