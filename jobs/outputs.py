@@ -45,8 +45,15 @@ def from_file(path: str | Path) -> StackOutputs:
             f"--outputs {path}: no such file; pass the JSON written by "
             "`pulumi stack output --json > FILE` or use --stack NAME"
         ) from None
+    except IsADirectoryError:
+        raise UsageError(f"--outputs {path}: is a folder; pass the JSON file itself") from None
     except OSError as exc:
         raise UsageError(f"--outputs {path}: cannot read it ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--outputs {path}: not UTF-8 text (byte {exc.start}); re-export it with "
+            "`pulumi stack output --json > FILE` (in PowerShell add `| Out-File -Encoding utf8`)"
+        ) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -141,18 +141,42 @@ def policy_quotas(rows: list[UsageRow]) -> dict[str, dict[str, int]]:
     return out
 
 
-def write_policy_config(path: Path, rows: list[UsageRow]) -> dict:
-    """Merge the limits into a `--policy-pack-config` file under quota-reservation.quotas; other keys stay."""
-    data: dict = {}
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                f"--write {path}: not JSON ({exc.msg} at line {exc.lineno}); fix or remove it"
-            ) from None
-        if not isinstance(data, dict):
-            raise UsageError(f"--write {path}: expected a JSON object of policy names")
+def read_policy_config(path: Path) -> dict:
+    """The `--write` target's current content ({} when it does not exist yet), or a UsageError.
+
+    Called before the live query, so a target that cannot be read, parsed or written costs no Azure call.
+    """
+    from jobs.paths import check_out_file
+
+    check_out_file(path, "--write", example="prod.json")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UsageError(f"--write {path}: cannot read it ({exc.strerror}); pick another file") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--write {path}: not UTF-8 text (byte {exc.start}); pass a JSON policy config "
+            "(policies/config/<stack>.json) or a new file"
+        ) from None
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--write {path}: not JSON ({exc.msg} at line {exc.lineno}); fix or remove it"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--write {path}: expected a JSON object of policy names")
+    return data
+
+
+def write_policy_config(path: Path, rows: list[UsageRow], data: dict | None = None) -> dict:
+    """Merge the limits into a `--policy-pack-config` file under quota-reservation.quotas; other keys stay.
+
+    `data` is the file's content from `read_policy_config` (read here when not given).
+    """
+    data = dict(read_policy_config(path) if data is None else data)
     entry = data.get(POLICY)
     if isinstance(entry, str):  # an enforcement level alone
         entry = {"enforcementLevel": entry}
@@ -162,8 +186,11 @@ def write_policy_config(path: Path, rows: list[UsageRow]) -> dict:
         quotas[region] = {**dict(quotas.get(region) or {}), **values}
     entry["quotas"] = quotas
     data[POLICY] = entry
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--write {path}: cannot write it ({exc.strerror}); pick another file") from None
     return data
 
 

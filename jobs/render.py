@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from jobs.builders import SRC_DIR, BuiltJob
+from jobs.errors import UsageError
 
 #: JSON schema of a command job, as in the azureml-examples YAML files.
 SCHEMA = "https://azuremlschemas.azureedge.net/latest/commandJob.schema.json"
@@ -32,8 +33,13 @@ def to_yaml(built: BuiltJob, out: Path) -> str:
 
 
 def write(built: BuiltJob, out: Path) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_yaml(built, out), encoding="utf-8")
+    """Write the YAML, creating missing parent folders (check them first with `paths.check_out_file`)."""
+    text = to_yaml(built, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write it ({exc.strerror}); pick another path") from None
     return out
 
 

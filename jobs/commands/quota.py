@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--regions: empty; pass e.g. --regions eastus,westus3")
     else:
         regions = sorted({c.region for c in outs.clusters.values()}) or [outs.workspace_region]
+    # Check the --write target before the live query: a folder, non-UTF-8 or unwritable file is exit 2.
+    config = quota.read_policy_config(Path(args.write)) if args.write else None
     ml = ml_client(outs)
     from rich.console import Console
 
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return 4
     quota.attach_stack(rows, outs)
     if args.write:
-        quota.write_policy_config(Path(args.write), rows)
+        quota.write_policy_config(Path(args.write), rows, config)
     over = [r for r in rows if r.stack_vcpus is not None and r.stack_vcpus > r.limit]
     if args.json:
         print(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from jobs.errors import guarded
@@ -20,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--out",
         required=True,
         metavar="FILE.yml",
-        help="where to write; scaling writes FILE-1node.yml and FILE-2node.yml",
+        help="where to write (missing parent folders are created); "
+        "scaling writes FILE-1node.yml and FILE-2node.yml",
     )
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=run)
@@ -30,10 +32,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jobs import render
     from jobs.jobargs import build
+    from jobs.paths import check_out_file
 
+    out = Path(args.out)
+    check_out_file(out, "--out")  # a folder, or a path below a file: refused before building anything
     built = build(args)
+    paths = render.out_paths(out, built)
+    created: list[Path] = []
+    for path in paths:
+        created += [d for d in check_out_file(path, "--out") if d not in created]
     written = []
-    for b, path in zip(built, render.out_paths(Path(args.out), built), strict=True):
+    for b, path in zip(built, paths, strict=True):
         render.write(b, path)
         written.append(
             {
@@ -45,8 +54,10 @@ def run(args: argparse.Namespace) -> int:
                 **b.extra,
             }
         )
+    for d in created:
+        print(f"note: created folder {d}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"jobs": written}, indent=2))
+        print(json.dumps({"jobs": written, "created_folders": [str(d) for d in created]}, indent=2))
     else:
         for w in written:
             print(

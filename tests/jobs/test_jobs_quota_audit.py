@@ -153,3 +153,29 @@ def test_audit_matches_compute_names_case_insensitively():
     )
     (row,) = audit.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
     assert row.cluster == "H100-X4" and row.last_job == "lower" and not row.unused
+
+
+def _no_azure(monkeypatch):
+    import jobs.azure_client
+
+    def refuse(*a, **k):
+        raise AssertionError("the live query ran before --write was checked")
+
+    monkeypatch.setattr(jobs.azure_client, "ml_client", refuse)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.mkdir(), "is a folder; pass a file path, e.g. --write"),
+        (lambda p: p.write_bytes(b"\xff\xfe{}"), "not UTF-8 text"),
+        (lambda p: p.write_text("[1]"), "expected a JSON object"),
+    ],
+)
+def test_quota_write_target_is_checked_before_the_live_query(tmp_path, monkeypatch, capsys, make, message):
+    _no_azure(monkeypatch)
+    target = tmp_path / "prod.json"
+    make(target)
+    argv = ["quota", "--outputs", str(FIXTURES / "outputs-prod.json"), "--write", str(target)]
+    assert main(argv) == 2
+    assert f"--write {target}: {message}" in capsys.readouterr().err

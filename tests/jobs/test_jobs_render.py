@@ -236,3 +236,31 @@ def test_commands_without_a_script_refuse_script_arguments(capsys):
         main(["plan", "--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--", "x"])
     assert exited.value.code == 2
     assert "plan takes no script arguments after `--` (got x)" in capsys.readouterr().err
+
+
+def test_out_that_is_a_folder_or_below_a_file_exits_2(tmp_path, capsys):
+    base = ["render", "smoke", "--cluster", "h100-x4", "--outputs", FIXTURE, "--out"]
+    assert main([*base, str(tmp_path)]) == 2
+    assert f"--out {tmp_path}: is a folder; pass a file path" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("x")
+    assert main([*base, str(tmp_path / "afile" / "job.yml")]) == 2
+    assert "afile is a file, not a folder" in capsys.readouterr().err
+
+
+def test_out_creates_missing_folders_and_says_so(tmp_path, capsys):
+    target = tmp_path / "new" / "sub" / "job.yml"
+    argv = ["render", "smoke", "--cluster", "h100-x4", "--outputs", FIXTURE, "--out", str(target), "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert target.is_file()
+    assert f"note: created folder {tmp_path / 'new'}" in captured.err
+    created = [str(tmp_path / "new"), str(tmp_path / "new" / "sub")]
+    assert json.loads(captured.out)["created_folders"] == created
+
+
+def test_outputs_file_that_is_not_utf8_exits_2(tmp_path, capsys):
+    bad = tmp_path / "outputs.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    out = str(tmp_path / "j.yml")
+    assert main(["render", "smoke", "--cluster", "h100-x4", "--outputs", str(bad), "--out", out]) == 2
+    assert f"--outputs {bad}: not UTF-8 text" in capsys.readouterr().err
