@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from datetime import date
 from pathlib import Path
@@ -23,8 +24,15 @@ def _date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD, e.g. 2027-01-31") from None
 
 
+def _json_error(problem: str) -> dict:
+    return {"stack": None, "errors": [problem], "summary": {"exit_code": EXIT_INVALID}}
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    from stackconfig.cli import JsonErrorParser
+
+    p = JsonErrorParser(
+        json_error=_json_error,
         prog="python -m preflight",
         description="Evaluate the stack program under Pulumi mocks and run the CrossGuard policy pack over "
         "its gRPC analyzer protocol, as `pulumi preview --policy-pack policies` would.",
@@ -32,9 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "stack", metavar="STACK", help="stack name: reads Pulumi.STACK.yaml and policies/config/STACK.json"
     )
-    p.add_argument(
-        "--json", action="store_true", help="print the result as JSON (schema: docs/preflight.md)"
-    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON (schema: docs/preflight.md)")
     p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="evaluate VM retirement on this day")
     p.add_argument(
         "--outputs-file",
@@ -71,21 +77,51 @@ def _fail(args: argparse.Namespace, problems: list[str]) -> int:
     return EXIT_INVALID
 
 
+def _outputs_file_problems(path: Path) -> list[str]:
+    """Checked before the (long) evaluation, so a bad --outputs-file fails at once."""
+    parent = path.parent
+    if path.is_dir():
+        return [f"--outputs-file: {path} is a directory; give a file path, e.g. {path / 'outputs.json'}"]
+    if not parent.is_dir():
+        return [
+            f"--outputs-file: the folder {parent} does not exist; create it or write to an existing folder"
+        ]
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return [f"--outputs-file: the folder {parent} is not writable; choose a folder you can write to"]
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from preflight.gate import evaluate
     from preflight.program import read_config_file
 
+    problems = _outputs_file_problems(args.outputs_file) if args.outputs_file is not None else []
     config = None
     if args.config_file is not None:
         try:
             config = read_config_file(args.config_file)
-        except (OSError, ValueError) as e:
-            return _fail(args, [f"--config-file: cannot read {args.config_file}: {e}"])
+        except OSError as e:
+            problems.append(
+                f"--config-file: cannot read {args.config_file}: {e.strerror or e}; give the path of a "
+                "Pulumi stack file"
+            )
+        except ValueError as e:  # not UTF-8, not YAML, no config: (one line naming the file and the fix)
+            problems.append(f"--config-file: {e}")
+    policy_config = None
+    if args.policy_config is not None:
+        from preflight.analyzer import PolicyConfigError, load_policy_config
+
+        try:
+            policy_config = load_policy_config(args.policy_config)
+        except PolicyConfigError as e:
+            problems.extend(f"--policy-config: {p}" for p in e.problems)
+    if problems:
+        return _fail(args, problems)
     result = evaluate(
         args.stack,
         config=config,
-        policy_config_path=args.policy_config,
+        policy_config=policy_config,
         on=args.date,
         progress=_progress,
     )

@@ -402,14 +402,24 @@ def resolve_config(
 
 def load_policy_config(path: Path) -> dict[str, Any]:
     """Read a --policy-pack-config file; PolicyConfigError with the file name on bad JSON."""
+    from stackconfig.loader import read_text
+
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path))
     except FileNotFoundError:
         problem = f"{path}: no such policy config file; create it (see docs/policies.md)"
         raise PolicyConfigError([problem]) from None
-    except json.JSONDecodeError as e:
-        problem = f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
+    except IsADirectoryError:
+        problem = f"{path} is a directory; give the policy config JSON file, e.g. policies/config/STACK.json"
         raise PolicyConfigError([problem]) from None
+    except OSError as e:
+        problem = f"cannot read {path}: {e.strerror or e}; check the file's path and permissions"
+        raise PolicyConfigError([problem]) from None
+    except json.JSONDecodeError as e:
+        problem = f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}; fix the JSON syntax"
+        raise PolicyConfigError([problem]) from None
+    except ValueError as e:  # not UTF-8 (the message names the file and the fix)
+        raise PolicyConfigError([str(e)]) from None
     if not isinstance(data, dict):
         raise PolicyConfigError([f"{path}: the policy config must be a JSON object keyed by policy name"])
     return data

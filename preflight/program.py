@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_in_stack
 
@@ -147,12 +146,11 @@ def read_stack_config(stack: str, root: Path = REPO_ROOT) -> dict[str, Any]:
 def read_config_file(path: Path) -> dict[str, Any]:
     """The `config:` block of the stack file at exactly `path` (any name), all namespaces.
     Raises OSError (unreadable) / ValueError (not YAML, or no `config:` mapping), naming `path`."""
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:  # a syntax error is bad input, reported like a missing `config:`
-        raise ValueError(f"{path} is not valid YAML: {exc}") from None
+    from stackconfig.loader import read_yaml
+
+    document = read_yaml(path)  # one line naming path: not UTF-8, or the YAML error's line and column
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
-        raise ValueError(f"{path} has no 'config:' mapping")
+        raise ValueError(f"{path} has no 'config:' mapping; put the settings under config: (docs/config.md)")
     return dict(document.get("config") or {})
 
 
@@ -192,8 +190,9 @@ def _to_resource(reg: Registration, outputs: Mapping[str, Any]) -> Resource:
 _NO_STACK_YET = object()
 
 
-def _execute(program: Path, stack: str, project: str, flat: dict[str, str], monitor: RecordingMonitor,
-             preview: bool) -> BaseException | None:
+def _execute(
+    program: Path, stack: str, project: str, flat: dict[str, str], monitor: RecordingMonitor, preview: bool
+) -> BaseException | None:
     previous = _current_event_loop()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -248,11 +247,15 @@ def run_program(
     if config is None:
         try:
             config = read_stack_config(stack, root)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             result.problems = [
                 f"azml-gpu: cannot read the stack file for {stack!r} in {root}: {exc}; "
                 f"check the stack name (STACK means Pulumi.STACK.yaml)"
             ]
+            result.error = result.problems[0]
+            return result
+        except ValueError as exc:  # not UTF-8, not YAML, no config: mapping (the message names the file)
+            result.problems = [f"azml-gpu: {exc}"]
             result.error = result.problems[0]
             return result
     flat = flatten_config(config, project)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from stackconfig.errors import ConfigError
 from stackconfig.loader import load_stack_file, stack_file
@@ -12,8 +14,32 @@ from stackconfig.loader import load_stack_file, stack_file
 EXIT_INVALID = 2
 
 
+class JsonErrorParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors honour --json: with --json among the arguments, the error is
+    printed to stdout as the CLI's JSON error document (`json_error(problem)`), still with exit 2; without it,
+    argparse's usage text and message go to stderr as usual. The problem names the argument and the fix."""
+
+    def __init__(self, *args: Any, json_error: Callable[[str], dict[str, Any]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._json_error = json_error
+        self._argv: list[str] = []
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        if "--json" in self._argv:
+            problem = f"{message}; see {self.prog} --help"
+            print(json.dumps(self._json_error(problem), indent=2))
+            print(f"{self.prog}: error: {problem}", file=sys.stderr)
+            self.exit(EXIT_INVALID)
+        super().error(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = JsonErrorParser(
+        json_error=lambda problem: {"ok": False, "file": None, "problems": [problem]},
         prog="python -m stackconfig",
         description="Validate the azml-gpu: config of a Pulumi stack file and report every problem at once.",
     )

@@ -56,11 +56,35 @@ def namespace_config(config: dict[Any, Any]) -> tuple[dict[str, Any], list[str]]
     return raw, problems
 
 
+def read_text(path: Path) -> str:
+    """The UTF-8 text of `path`. Raises OSError (unreadable) or ValueError (not UTF-8), one line naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start]
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte 0x{byte:02x} at offset {exc.start}); save it as UTF-8"
+        ) from None
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in `path`. Raises OSError (unreadable) or ValueError (not UTF-8, not YAML) with one
+    line: `<path> is not valid YAML at line L, column C: <problem>; fix the YAML syntax`."""
+    text = read_text(path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        reason = getattr(exc, "problem", None) or "invalid YAML"
+        raise ValueError(f"{path} is not valid YAML{where}: {reason}; fix the YAML syntax") from None
+
+
 def load_stack_file(path: str | Path) -> StackConfig:
     """Validate the `azml-gpu:` keys of a Pulumi stack file. Raises ConfigError (also for unreadable files)"""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        document = read_yaml(path)
     except OSError as exc:
         raise ConfigError(
             [
@@ -71,15 +95,8 @@ def load_stack_file(path: str | Path) -> StackConfig:
                 )
             ]
         ) from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        reason = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(
-            [problem("", f"{path} is not valid YAML{where}: {reason}; fix the YAML syntax")]
-        ) from None
+    except ValueError as exc:
+        raise ConfigError([problem("", str(exc))]) from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
         raise ConfigError(
             [

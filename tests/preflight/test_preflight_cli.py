@@ -136,5 +136,66 @@ def test_config_file_with_a_yaml_error_is_named_even_beside_a_valid_decoy(tmp_pa
     policy = ROOT / "policies" / "config" / "dev.json"
     run = preflight("dev", "--config-file", str(custom), "--policy-config", str(policy))
     assert run.returncode == 2
-    assert f"--config-file: cannot read {custom}: {custom} is not valid YAML" in run.stderr
+    # one line, with the position and the fix (not PyYAML's multi-line dump)
+    assert (
+        f"  - --config-file: {custom} is not valid YAML at line 3, column 1: expected the node content, but "
+        "found '<stream end>'; fix the YAML syntax\n"
+    ) in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_unreadable_files_name_their_flag_and_exit_2_before_evaluating(tmp_path: Path) -> None:
+    not_utf8 = tmp_path / "policy.json"
+    not_utf8.write_bytes(b'{"quota-reservation": "\xff"}')
+    stack_not_utf8 = tmp_path / "stack.yaml"
+    stack_not_utf8.write_bytes(b"config:\n  azml-gpu:workspace: \xfe\n")
+    cases = [
+        (
+            ("prod", "--policy-config", str(ROOT)),
+            f"--policy-config: {ROOT} is a directory; give the policy config JSON file, e.g. "
+            "policies/config/STACK.json",
+        ),
+        (
+            ("prod", "--policy-config", str(not_utf8)),
+            f"--policy-config: {not_utf8} is not UTF-8 text (byte 0xff at offset 23); save it as UTF-8",
+        ),
+        (
+            ("prod", "--config-file", str(stack_not_utf8)),
+            f"--config-file: {stack_not_utf8} is not UTF-8 text (byte 0xfe at offset 30); save it as UTF-8",
+        ),
+        (
+            ("prod", "--config-file", str(tmp_path)),
+            f"--config-file: cannot read {tmp_path}: Is a directory; give the path of a Pulumi stack file",
+        ),
+        (
+            ("prod", "--outputs-file", str(tmp_path / "missing" / "x.json")),
+            f"--outputs-file: the folder {tmp_path / 'missing'} does not exist; create it or write to an "
+            "existing folder",
+        ),
+        (
+            ("prod", "--outputs-file", str(tmp_path)),
+            f"--outputs-file: {tmp_path} is a directory; give a file path, e.g. {tmp_path / 'outputs.json'}",
+        ),
+    ]
+    for args, message in cases:
+        run = preflight(*args, "--json")
+        assert run.returncode == 2, (args, run.stderr)
+        assert "Traceback" not in run.stderr
+        assert json.loads(run.stdout) == {"stack": "prod", "errors": [message], "summary": {"exit_code": 2}}
+        # up front: the program was never evaluated
+        assert "evaluating __main__.py" not in run.stderr
+
+
+def test_usage_errors_with_json_print_the_json_error_document() -> None:
+    run = preflight("dev", "--date", "tomorrow", "--json")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert json.loads(run.stdout) == {
+        "stack": None,
+        "errors": [
+            "argument --date: 'tomorrow' is not a date; use YYYY-MM-DD, e.g. 2027-01-31; see python -m "
+            "preflight --help"
+        ],
+        "summary": {"exit_code": 2},
+    }
+    plain = preflight("dev", "--date", "tomorrow")
+    assert plain.returncode == 2 and plain.stdout == "" and plain.stderr.startswith("usage: ")

@@ -72,3 +72,52 @@ def test_invalid_yaml_in_a_real_process_has_no_traceback(tmp_path: Path) -> None
     )
     assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr
     assert "is not valid YAML" in run.stderr
+
+
+def test_a_file_that_is_not_utf8_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_bytes(b"config:\n  azml-gpu:workspace: {name: \xff}\n")
+    assert main([str(path), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out) == {
+        "ok": False,
+        "file": str(path),
+        "problems": [f"azml-gpu: {path} is not UTF-8 text (byte 0xff at offset 37); save it as UTF-8"],
+    }
+
+
+def test_invalid_yaml_is_one_line_with_the_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text("config:\n  azml-gpu:clusters: [\n")
+    assert main([str(path), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        f"azml-gpu: {path} is not valid YAML at line 3, column 1: expected the node content, but found "
+        "'<stream end>'; fix the YAML syntax"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        (["dev", "--bogus", "--json"], "unrecognized arguments: --bogus; see python -m stackconfig --help"),
+        (["--json"], "the following arguments are required: STACK_OR_FILE; see python -m stackconfig --help"),
+    ],
+)
+def test_usage_errors_with_json_print_the_json_error_document(
+    capsys: pytest.CaptureFixture[str], argv: list[str], problem: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"ok": False, "file": None, "problems": [problem]}
+    assert "usage:" not in out
+
+
+def test_usage_errors_without_json_keep_argparse_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["dev", "--bogus"])
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: python -m stackconfig")
