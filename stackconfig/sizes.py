@@ -15,6 +15,7 @@ The policy pack still judges inferred sizes: it reads stacks that this validatio
 from __future__ import annotations
 
 import difflib
+from datetime import date
 
 import vmsizes
 
@@ -22,8 +23,13 @@ _EXAMPLE = "Standard_NC24ads_A100_v4"
 
 
 def _gpu_sizes() -> dict[str, str]:
-    """Lower-case name -> catalog name of every size a cluster may use (a whole GPU or more)."""
-    return {size.name.lower(): size.name for size in vmsizes.all_sizes() if (size.gpus or 0) >= 1}
+    """Lower-case name -> catalog name of every size worth suggesting: a whole GPU or more, not retired."""
+    today = date.today()
+    return {
+        size.name.lower(): size.name
+        for size in vmsizes.all_sizes()
+        if (size.gpus or 0) >= 1 and not vmsizes.retired(size, today)
+    }
 
 
 def _nearest(name: str) -> str | None:

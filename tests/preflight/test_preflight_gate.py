@@ -147,7 +147,7 @@ def test_invalid_stack_config_lists_every_problem(pack: PolicyPack) -> None:
             "own name",
             "azml-gpu:clusters[1].size: 'Standard_Bogus' is neither in the size catalog nor a valid Azure "
             "size name; "
-            "did you mean Standard_ND6s?",
+            "did you mean Standard_ND40rs_v2?",
         ]
     )
     assert result.violations == []

@@ -112,6 +112,13 @@ CASES: list[tuple[str, Mutate, str, str]] = [
         "'Standard_Bogus99' is not in the size catalog, so its GPU count is unknown",
     ),
     (
+        "size-suggestion-is-not-retired",
+        lambda r: c0(r).update(size="Standard_ND6s_x"),
+        "clusters[0].size",
+        # Standard_ND6s (retired 2023) is closer by spelling; a retired size is never suggested
+        "such as Standard_ND96asr_v4",
+    ),
+    (
         "size-hpc-no-gpu",
         lambda r: c0(r).update(size="Standard_HB120rs_v3"),
         "clusters[0].size",
