@@ -42,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
 
         from jobs import outputs
         from jobs.azure_client import ml_client
+        from jobs.paths import check_out_dir
 
+        check_out_dir(Path(args.logs), "--logs")
         ml = ml_client(outputs.load(args.stack, args.outputs))
         dirs = []
         for name in args.jobs:

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--logs",
         metavar="DIR",
         default="job-logs",
-        help="download all ranks' logs to DIR/<job name> (default ./job-logs)",
+        help="download all ranks' logs to DIR/<job name> (default ./job-logs; created if missing)",
     )
     p.add_argument(
         "--allow-socket",
@@ -55,12 +55,15 @@ def run(args: argparse.Namespace) -> int:
     from jobs import outputs
     from jobs.azure_client import ml_client
     from jobs.jobargs import build
+    from jobs.paths import check_out_dir
     from jobs.submit import submit
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
     if args.poll_seconds <= 0:
         raise UsageError(f"--poll-seconds {args.poll_seconds}: must be above 0")
+    # Before anything is created: a --logs that is a file (or below one) would fail only after the job ran.
+    check_out_dir(Path(args.logs), "--logs")
     built = build(args)
     ml = ml_client(outputs.load(args.stack, args.outputs))
     console = Console(stderr=True)

@@ -218,3 +218,14 @@ def test_submit_exit_4_when_the_status_query_keeps_failing(tmp_path, monkeypatch
     assert run_submit(service, monkeypatch, tmp_path, "--json") == 4
     (job,) = json.loads(capsys.readouterr().out)["jobs"]
     assert job["exit_code"] == 4 and job["status"] == "Queued" and job["logs"] is None
+
+
+def test_submit_logs_that_is_a_file_exits_2_before_creating_the_job(tmp_path, monkeypatch, capsys):
+    service = JobService("Completed")
+    afile = tmp_path / "logs.txt"
+    afile.write_text("not a folder")
+    assert run_submit(service, monkeypatch, tmp_path, "--logs", str(afile)) == 2
+    captured = capsys.readouterr()
+    assert f"--logs {afile}: is a file, not a folder" in captured.err
+    assert service.transport.requests == []  # nothing was sent: no job created
+    assert "Traceback" not in captured.err
