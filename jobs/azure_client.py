@@ -29,22 +29,67 @@ azure-core transport (`azure/core/pipeline/transport/_requests_basic.py` uses `r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from azure.ai.ml import MLClient
 
     from stackconfig.outputs import StackOutputs
 
+NO_CREDENTIALS = (
+    "no Azure credentials: run az login, or set AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_FEDERATED_TOKEN_FILE "
+    "(see docs/jobs.md)"
+)
+
+#: ARM's scope in the public cloud, if the client does not say which it uses.
+_ARM_SCOPE = "https://management.azure.com/.default"
+
+
+class NoCredentials(Exception):
+    """DefaultAzureCredential found no credential; the message is `NO_CREDENTIALS`, one line."""
+
+    def __init__(self) -> None:
+        super().__init__(NO_CREDENTIALS)
+
+
+def quiet_sdk_logs() -> None:
+    """Silence the SDK log lines that are noise on a command line, and only those.
+
+    - `azure.identity`: DefaultAzureCredential logs every credential it tried, several lines, at WARNING
+      when the chain fails (`_credentials/chain.py`); `ml_client` turns that failure into one line instead.
+    """
+    logging.getLogger("azure.identity").setLevel(logging.CRITICAL)
+
+
+def check_credential(credential: Any, scopes: list[str] | tuple[str, ...]) -> None:
+    """Get one token now, so a missing credential is one clear error before any call (or job) is made.
+
+    The token is cached by the credential, so the client's first request reuses it.
+    """
+    from azure.core.exceptions import ClientAuthenticationError
+
+    try:
+        credential.get_token(*scopes)
+    except ClientAuthenticationError:
+        raise NoCredentials() from None
+
 
 def ml_client(outputs: StackOutputs) -> MLClient:
-    """An MLClient for the workspace the stack deployed."""
+    """An MLClient for the workspace the stack deployed; raises `NoCredentials` when there are none."""
     from azure.ai.ml import MLClient
     from azure.identity import DefaultAzureCredential
 
-    return MLClient(
-        DefaultAzureCredential(),
+    quiet_sdk_logs()
+    credential = DefaultAzureCredential()
+    client = MLClient(
+        credential,
         subscription_id=outputs.subscription_id,
         resource_group_name=outputs.resource_group,
         workspace_name=outputs.workspace_name,
     )
+    # MLClient puts the cloud's ARM scope (`resourceManager` + /.default) in the kwargs it hands to
+    # its service clients (`_azure_environments._get_cloud_information_from_metadata`).
+    scopes = (getattr(client, "_kwargs", None) or {}).get("credential_scopes") or [_ARM_SCOPE]
+    check_credential(credential, scopes)
+    return client

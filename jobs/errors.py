@@ -8,6 +8,7 @@ returns 2, with no traceback.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -31,3 +32,13 @@ def guarded(func: Callable[[Any], int]) -> Callable[[Any], int]:
             return EXIT_USAGE
 
     return wrapper
+
+
+def fail(message: str, code: int, as_json: bool, **fields: Any) -> int:
+    """A failure that is not bad input (no credentials, a query Azure refused): `error: <message>` on
+    stderr and, under --json, `{"ok": false, "error": <message>, "exit_code": code, **fields}` on stdout.
+    Returns `code`."""
+    print(f"error: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"ok": False, "error": message, "exit_code": code, **fields}, indent=2))
+    return code

@@ -9,7 +9,7 @@ import datetime as dt
 import json
 import sys
 
-from jobs.errors import UsageError, guarded
+from jobs.errors import UsageError, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 @guarded
 def run(args: argparse.Namespace) -> int:
     from jobs import audit, outputs
-    from jobs.azure_client import ml_client
+    from jobs.azure_client import NoCredentials, ml_client
 
     if args.days < 1:
         raise UsageError(f"--days {args.days}: use 1 or more")
@@ -35,8 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     try:
+        ml = ml_client(outs)
+    except NoCredentials as exc:
+        return fail(str(exc), 4, args.json, clusters=[], unused=[], days=args.days)
+    try:
         with Console(stderr=True).status(f"listing jobs in workspace {outs.workspace_name}"):
-            jobs = audit.fetch_jobs(ml_client(outs))
+            jobs = audit.fetch_jobs(ml)
     except Exception as exc:
         print(
             f"error: job list query failed: {type(exc).__name__}: "

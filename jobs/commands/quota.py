@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from jobs.errors import UsageError, guarded
+from jobs.errors import UsageError, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 @guarded
 def run(args: argparse.Namespace) -> int:
     from jobs import outputs, quota
-    from jobs.azure_client import ml_client
+    from jobs.azure_client import NoCredentials, ml_client
 
     outs = outputs.load(args.stack, args.outputs)
     if args.regions is not None:
@@ -45,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
         regions = sorted({c.region for c in outs.clusters.values()}) or [outs.workspace_region]
     # Check the --write target before the live query: a folder, non-UTF-8 or unwritable file is exit 2.
     config = quota.read_policy_config(Path(args.write)) if args.write else None
-    ml = ml_client(outs)
+    try:
+        ml = ml_client(outs)
+    except NoCredentials as exc:
+        return fail(str(exc), 4, args.json, regions=regions, usages=[], over=[], written=None)
     from rich.console import Console
 
     try:

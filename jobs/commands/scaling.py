@@ -41,11 +41,14 @@ def run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         from jobs import outputs
-        from jobs.azure_client import ml_client
+        from jobs.azure_client import NoCredentials, ml_client
         from jobs.paths import check_out_dir
 
         check_out_dir(Path(args.logs), "--logs")
-        ml = ml_client(outputs.load(args.stack, args.outputs))
+        try:
+            ml = ml_client(outputs.load(args.stack, args.outputs))
+        except NoCredentials as exc:
+            raise UsageError(str(exc)) from None
         dirs = []
         for name in args.jobs:
             dest = Path(args.logs) / name

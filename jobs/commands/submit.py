@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from jobs.errors import UsageError, guarded
+from jobs.errors import UsageError, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from jobs import outputs
-    from jobs.azure_client import ml_client
+    from jobs.azure_client import NoCredentials, ml_client
     from jobs.jobargs import build
     from jobs.paths import check_out_dir
-    from jobs.submit import submit
+    from jobs.submit import EXIT_CREATE, submit
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
@@ -65,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
     # Before anything is created: a --logs that is a file (or below one) would fail only after the job ran.
     check_out_dir(Path(args.logs), "--logs")
     built = build(args)
-    ml = ml_client(outputs.load(args.stack, args.outputs))
+    try:
+        ml = ml_client(outputs.load(args.stack, args.outputs))
+    except NoCredentials as exc:  # before anything is created: exit 3, create failed
+        return fail(str(exc), EXIT_CREATE, args.json, jobs=[])
     console = Console(stderr=True)
     results = []
     for b in built:

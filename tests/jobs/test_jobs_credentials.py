@@ -1,0 +1,59 @@
+"""No Azure credentials: the real DefaultAzureCredential, limited by AZURE_TOKEN_CREDENTIALS (read by
+azure-identity's `_credentials/default.py`) to EnvironmentCredential with no AZURE_* variables set, so the
+chain fails at once and offline. Each command prints one line on stderr and its documented exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.azure_client import NO_CREDENTIALS
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = str(Path(__file__).parent / "fixtures" / "outputs-prod.json")
+
+
+def run_jobs(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AZURE_", "AZUREML_", "ARM_", "IDENTITY_", "MSI_", "IMDS_"))
+    }
+    env["AZURE_TOKEN_CREDENTIALS"] = "EnvironmentCredential"
+    env["PYTHONPATH"] = str(ROOT)  # run from tmp_path, so a job-logs folder would land there
+    return subprocess.run(
+        [sys.executable, "-m", "jobs", *argv],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["submit", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4"], 3),
+        (["audit", "--outputs", FIXTURE], 4),
+        (["quota", "--outputs", FIXTURE, "--regions", "eastus"], 4),
+        (["scaling", "--jobs", "job-a", "job-b", "--outputs", FIXTURE], 2),
+    ],
+)
+def test_no_credentials_is_one_line_and_the_documented_exit_code(tmp_path, argv, code):
+    p = run_jobs(tmp_path, *argv)
+    assert p.returncode == code, p.stderr
+    assert p.stderr == f"error: {NO_CREDENTIALS}\n"  # no credential-chain dump, no traceback
+    assert not (tmp_path / "job-logs").exists() or not any((tmp_path / "job-logs").iterdir())
+
+
+def test_no_credentials_json_on_stdout(tmp_path):
+    p = run_jobs(tmp_path, "audit", "--outputs", FIXTURE, "--json")
+    assert p.returncode == 4
+    body = json.loads(p.stdout)
+    assert body["ok"] is False and body["error"] == NO_CREDENTIALS and body["exit_code"] == 4
