@@ -2,7 +2,7 @@
 
 Every command's `func` is wrapped by `guarded`: a `UsageError` (bad flag, missing file, unknown cluster,
 a job the SDK would accept but Azure ML would run wrongly) prints `error: <message>` on stderr and
-returns 2, with no traceback.
+returns 2, with no traceback; under `--json` stdout also gets `{"ok": false, "error", "exit_code": 2}`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def guarded(func: Callable[[Any], int]) -> Callable[[Any], int]:
         try:
             return int(func(args) or 0)
         except UsageError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            # --json promises JSON on stdout, also on failure.
+            return fail(str(exc), EXIT_USAGE, bool(getattr(args, "json", False)))
 
     return wrapper
 

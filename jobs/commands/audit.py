@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 
 from jobs.errors import UsageError, fail, guarded
 
@@ -42,12 +41,15 @@ def run(args: argparse.Namespace) -> int:
         with Console(stderr=True).status(f"listing jobs in workspace {outs.workspace_name}"):
             jobs = audit.fetch_jobs(ml)
     except Exception as exc:
-        print(
-            f"error: job list query failed: {type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else ''}",
-            file=sys.stderr,
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        return fail(
+            f"job list query failed: {type(exc).__name__}: {detail}",
+            4,
+            args.json,
+            clusters=[],
+            unused=[],
+            days=args.days,
         )
-        return 4
     rows = audit.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days)
     if args.json:
         print(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from jobs.errors import UsageError, fail, guarded
@@ -55,12 +54,16 @@ def run(args: argparse.Namespace) -> int:
         with Console(stderr=True).status(f"reading Azure ML usage in {', '.join(regions)}"):
             rows = quota.fetch(ml, regions)
     except Exception as exc:
-        print(
-            f"error: usage query failed: {type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else ''}",
-            file=sys.stderr,
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        return fail(
+            f"usage query failed: {type(exc).__name__}: {detail}",
+            4,
+            args.json,
+            regions=regions,
+            usages=[],
+            over=[],
+            written=None,
         )
-        return 4
     quota.attach_stack(rows, outs)
     if args.write:
         quota.write_policy_config(Path(args.write), rows, config)

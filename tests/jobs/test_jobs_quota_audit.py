@@ -179,3 +179,33 @@ def test_quota_write_target_is_checked_before_the_live_query(tmp_path, monkeypat
     argv = ["quota", "--outputs", str(FIXTURES / "outputs-prod.json"), "--write", str(target)]
     assert main(argv) == 2
     assert f"--write {target}: {message}" in capsys.readouterr().err
+
+
+def _refused(method: str, url: str):
+    return 403, {"error": {"code": "AuthorizationFailed", "message": "no access to the workspace"}}
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [(["quota", "--regions", "eastus"], "usage query failed"), (["audit"], "job list query failed")],
+)
+def test_failed_query_exits_4_with_json_on_stdout(monkeypatch, capsys, argv, what):
+    import jobs.azure_client
+
+    transport = RoutedTransport(_refused)
+    monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
+    assert main([*argv, "--outputs", str(FIXTURES / "outputs-prod.json"), "--json"]) == 4
+    captured = capsys.readouterr()
+    body = json.loads(captured.out)
+    assert body["ok"] is False and body["exit_code"] == 4
+    assert body["error"].startswith(what) and "AuthorizationFailed" in body["error"]
+    assert captured.err.startswith(f"error: {what}") and len(captured.err.splitlines()) == 1
+    assert transport.requests  # the query was really sent
+
+
+def test_bad_input_under_json_is_json_too(capsys):
+    argv = ["quota", "--outputs", str(FIXTURES / "outputs-prod.json"), "--regions", " , ", "--json"]
+    assert main(argv) == 2
+    body = json.loads(capsys.readouterr().out)
+    message = "--regions: empty; pass e.g. --regions eastus,westus3"
+    assert body == {"ok": False, "error": message, "exit_code": 2}
