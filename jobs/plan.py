@@ -59,6 +59,12 @@ def young_daly(checkpoint_seconds: float, mtbf_hours: float) -> Checkpointing:
     if mtbf_hours <= 0:
         raise UsageError(f"--mtbf-hours {mtbf_hours}: must be above 0 (mean hours between failures)")
     mtbf_s = mtbf_hours * 3600.0
+    if checkpoint_seconds >= mtbf_s:
+        raise UsageError(
+            f"--checkpoint-seconds {checkpoint_seconds:g} is not below --mtbf-hours {mtbf_hours:g} "
+            f"({mtbf_s:g} s): a failure would come before one checkpoint is written, so no interval "
+            "makes progress; make checkpoints faster (smaller, async, local disk) or check both values"
+        )
     tau = math.sqrt(2.0 * checkpoint_seconds * mtbf_s)
     waste = checkpoint_seconds / tau + tau / (2.0 * mtbf_s)
     return Checkpointing(checkpoint_seconds, mtbf_hours, tau, max(0.0, 1.0 - waste))
@@ -76,6 +82,20 @@ def plan(
     region: str | None = None,
     tier: str = "dedicated",
 ) -> Plan:
+    for flag, value in (
+        ("--tokens", tokens),
+        ("--tokens-per-gpu-s", tokens_per_gpu_s),
+        ("--goodput", goodput),
+        ("--price-per-node-hour", price_per_node_hour),
+        ("--checkpoint-seconds", checkpoint_seconds),
+        ("--mtbf-hours", mtbf_hours),
+    ):
+        if value is not None and not math.isfinite(value):
+            raise UsageError(f"{flag} {value}: not a finite number; pass a number such as 2.0e9")
+    if region is not None:
+        from jobs.regions import check_region
+
+        region = check_region(region, "--region")
     if tokens <= 0:
         raise UsageError(f"--tokens {tokens}: must be above 0")
     if tokens_per_gpu_s <= 0:
@@ -143,16 +163,25 @@ def plan(
         raise UsageError("--price-per-node-hour needs --size (nodes come from the size's GPUs per node)")
     if checkpoint_seconds is not None and mtbf_hours is not None:
         p.checkpointing = young_daly(checkpoint_seconds, mtbf_hours)
+        if p.checkpointing.expected_goodput < 0.5:
+            # sqrt(2C/M) > 0.5: C is not small against M, where the first-order model holds.
+            p.notes.append(
+                f"checkpointing loses {1 - p.checkpointing.expected_goodput:.0%} of the run "
+                f"({checkpoint_seconds:g} s per checkpoint against {mtbf_hours:g} h between failures); "
+                "the first-order Young/Daly estimate is rough this far from C << MTBF: make checkpoints "
+                "faster or the job more reliable"
+            )
     return p
 
 
 def render_text(p: Plan) -> str:
     lines = [
         f"{p.tokens:,.0f} tokens at {p.tokens_per_gpu_s:,.0f} tokens/s per GPU on {p.gpus} GPUs, "
-        f"goodput {p.goodput:.2f}: {p.hours:.1f} hours ({p.gpu_hours:,.0f} GPU-hours)"
+        f"goodput {p.goodput:.2f}: {p.hours:,.2f} hours ({p.gpu_hours:,.1f} GPU-hours)"
     ]
     if p.nodes is not None:
-        lines.append(f"{p.nodes} x {p.size} ({p.gpus_per_node} GPUs each): {p.node_hours:,.1f} node-hours")
+        # Two decimals, so node-hours x price reads as the cost (9.96 x 98.32 ~ 979.60, not 10.0).
+        lines.append(f"{p.nodes} x {p.size} ({p.gpus_per_node} GPUs each): {p.node_hours:,.2f} node-hours")
         for q in p.quota:
             lines.append(f"quota {q['region']}: {q['vcpus']} vCPUs of {q['pool']}")
     if p.cost is not None:

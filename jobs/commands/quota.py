@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
         regions = [r.strip() for r in args.regions.split(",") if r.strip()]
         if not regions:
             raise UsageError("--regions: empty; pass e.g. --regions eastus,westus3")
+        from jobs.regions import check_region
+
+        regions = list(dict.fromkeys(check_region(r, "--regions") for r in regions))
     else:
         regions = sorted({c.region for c in outs.clusters.values()}) or [outs.workspace_region]
     # Check the --write target before the live query: a folder, non-UTF-8 or unwritable file is exit 2.

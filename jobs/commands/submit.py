@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from jobs.errors import UsageError, fail, guarded
@@ -60,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
-    if args.poll_seconds <= 0:
-        raise UsageError(f"--poll-seconds {args.poll_seconds}: must be above 0")
+    if not (math.isfinite(args.poll_seconds) and args.poll_seconds > 0):
+        raise UsageError(f"--poll-seconds {args.poll_seconds}: must be a finite number above 0, e.g. 10")
     # Before anything is created: a --logs that is a file (or below one) would fail only after the job ran.
     check_out_dir(Path(args.logs), "--logs")
     built = build(args)

@@ -69,8 +69,8 @@ def test_text_output_names_hours_nodes_and_quota(capsys):
     )
     out = capsys.readouterr().out
     assert (
-        "5.0 hours" in out
-        and "2 x Standard_ND96isr_H100_v5" in out
+        "4.98 hours" in out
+        and "2 x Standard_ND96isr_H100_v5 (8 GPUs each): 9.96 node-hours" in out
         and "192 vCPUs of standardNDSH100v5Family" in out
     )
     assert "cost: 996.33" in out  # 2 nodes x 4.9816 h x 100
@@ -119,6 +119,53 @@ def test_partial_nodes_are_noted():
 def test_plan_bad_input_exits_2(capsys, argv, flag):
     assert main(["plan", *argv]) == 2
     assert flag in capsys.readouterr().err
+
+
+BASE = ["--tokens", "1e9", "--tokens-per-gpu-s", "8200", "--gpus", "16"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--tokens", "nan"], "--tokens nan: not a finite number"),
+        (["--tokens-per-gpu-s", "inf"], "--tokens-per-gpu-s inf: not a finite number"),
+        (["--goodput", "nan"], "--goodput nan: not a finite number"),
+        (["--size", "Standard_ND96isr_H100_v5", "--price-per-node-hour", "inf"], "--price-per-node-hour inf"),
+        (["--checkpoint-seconds", "nan", "--mtbf-hours", "24"], "--checkpoint-seconds nan: not a finite"),
+        (["--region", "westeurop"], "--region westeurop: not a known Azure region; did you mean westeurope?"),
+        (
+            ["--checkpoint-seconds", "86400", "--mtbf-hours", "1"],
+            "--checkpoint-seconds 86400 is not below --mtbf-hours 1 (3600 s)",
+        ),
+    ],
+)
+def test_plan_refuses_non_finite_unknown_regions_and_impossible_checkpoints(capsys, extra, message):
+    assert main(["plan", *BASE, *extra]) == 2  # later flags win over BASE's
+    assert message in capsys.readouterr().err
+
+
+def test_plan_region_display_name_is_normalised(capsys):
+    argv = ["plan", *BASE, "--size", "Standard_ND96isr_H100_v5", "--region", "East US", "--json"]
+    assert main(argv) == 0
+    p = json.loads(capsys.readouterr().out)
+    assert p["region"] == "eastus" and {q["region"] for q in p["quota"]} == {"eastus"}
+
+
+def test_expensive_checkpoints_are_noted_not_silent():
+    p = plan(1e9, 8200, 16, checkpoint_seconds=900, mtbf_hours=1)
+    assert p.checkpointing.expected_goodput < 0.5
+    assert any("checkpointing loses" in n for n in p.notes)
+
+
+def test_text_node_hours_times_price_reads_as_the_cost(capsys):
+    argv = ["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16",
+            "--size", "Standard_ND96isr_H100_v5", "--price-per-node-hour", "98.32"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    node_hours = float(out.split(" node-hours")[0].rsplit(" ", 1)[-1])
+    cost = float(out.split("cost: ")[1].split(" ")[0].replace(",", ""))
+    assert node_hours == 9.96 and cost == 979.60
+    assert abs(node_hours * 98.32 - cost) < 98.32 * 0.005  # agree to the printed precision
 
 
 def train_log(root: Path, world: int, per_gpu: list[float]) -> Path:

@@ -209,3 +209,19 @@ def test_bad_input_under_json_is_json_too(capsys):
     body = json.loads(capsys.readouterr().out)
     message = "--regions: empty; pass e.g. --regions eastus,westus3"
     assert body == {"ok": False, "error": message, "exit_code": 2}
+
+
+def test_quota_regions_are_checked_and_normalised(monkeypatch, capsys):
+    _no_azure(monkeypatch)
+    argv = ["quota", "--outputs", str(FIXTURES / "outputs-prod.json"), "--regions", "eastus,westeurop"]
+    assert main(argv) == 2
+    message = "--regions westeurop: not a known Azure region; did you mean westeurope?"
+    assert message in capsys.readouterr().err
+    import jobs.azure_client
+
+    transport = RoutedTransport(usage_route)
+    monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
+    argv = ["quota", "--outputs", str(FIXTURES / "outputs-prod.json"), "--regions", "East US", "--json"]
+    assert main(argv) == 1  # the fixture's eastus H100 clusters reserve 480 of a 192 limit
+    assert json.loads(capsys.readouterr().out)["regions"] == ["eastus"]
+    assert "/locations/eastus/usages" in transport.requests[0].url
