@@ -258,12 +258,25 @@ _TRAIN_OWNED = {"--ckpt": "--run-name", "--data": "--data", "--steps": "--steps"
 _SMOKE_OWNED = {"--expect-world-size": "--nodes and --processes-per-node"}
 
 
+def _owned_flag(flag: str, owned: dict[str, str]) -> str | None:
+    """The owned flag `flag` names: itself, or one it abbreviates (`--ck` for `--ckpt`). The scripts'
+    parsers are meant to refuse abbreviations (allow_abbrev=False), but an abbreviation that argparse
+    would expand must not slip past this check."""
+    if flag in owned:
+        return flag
+    if not flag.startswith("--") or len(flag) <= 2:
+        return None
+    matches = [o for o in owned if o.startswith(flag)]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _check_script_args(script_args: tuple[str, ...], owned: dict[str, str]) -> None:
     for arg in script_args:
-        flag = arg.split("=", 1)[0]
-        if flag in owned:
+        flag = _owned_flag(arg.split("=", 1)[0], owned)
+        if flag is not None:
+            shown = "" if arg.split("=", 1)[0] == flag else f" (an abbreviation of {flag})"
             raise UsageError(
-                f"script argument {arg!r}: the job sets {flag} itself; "
+                f"script argument {arg!r}{shown}: the job sets {flag} itself; "
                 f"use {owned[flag]} (before `--`) instead"
             )
 

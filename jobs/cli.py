@@ -14,11 +14,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m jobs",
         description="Build, render, submit and verify Azure ML GPU jobs from the stack outputs.",
+        allow_abbrev=False,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(jobs.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"jobs.commands.{info.name}")
         module.register(sub)
+    # No abbreviated flags: `submit --out x.yml` must not be read as `--outputs x.yml`. Each command's
+    # add_parser says so too; this covers any command that does not.
+    for command_parser in sub.choices.values():
+        command_parser.allow_abbrev = False
     return parser
 
 

@@ -15,7 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_outputs_args
 
     p = subparsers.add_parser(
-        "audit", help="clusters' idle quota and last job; flags unused ones", description=__doc__
+        "audit",
+        help="clusters' idle quota and last job; flags unused ones",
+        description=__doc__,
+        allow_abbrev=False,
     )
     add_outputs_args(p)
     p.add_argument("--days", type=int, default=30, help="flag clusters with no job for this many days")

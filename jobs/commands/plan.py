@@ -11,7 +11,10 @@ from jobs.errors import guarded
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "plan", help="hours, nodes, quota, cost and checkpoint interval of a run", description=__doc__
+        "plan",
+        help="hours, nodes, quota, cost and checkpoint interval of a run",
+        description=__doc__,
+        allow_abbrev=False,
     )
     p.add_argument("--tokens", type=float, required=True, help="tokens to train on, e.g. 2.0e9")
     p.add_argument("--tokens-per-gpu-s", type=float, required=True, help="measured tokens/s per GPU")

@@ -15,7 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_outputs_args
 
     p = subparsers.add_parser(
-        "quota", help="Azure ML quota usage and limits per family and region", description=__doc__
+        "quota",
+        help="Azure ML quota usage and limits per family and region",
+        description=__doc__,
+        allow_abbrev=False,
     )
     p.add_argument("--regions", help="comma-separated regions (default: the regions of the stack's clusters)")
     add_outputs_args(p)

@@ -14,7 +14,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_job_args
 
     p = subparsers.add_parser(
-        "render", help="write a job as YAML for `az ml job create -f`", description=__doc__
+        "render",
+        help="write a job as YAML for `az ml job create -f`",
+        description=__doc__,
+        allow_abbrev=False,
     )
     add_job_args(p)
     p.add_argument(

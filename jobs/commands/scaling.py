@@ -14,7 +14,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_outputs_args
 
     p = subparsers.add_parser(
-        "scaling", help="scaling efficiency of a 1-node and a 2-node training run", description=__doc__
+        "scaling",
+        help="scaling efficiency of a 1-node and a 2-node training run",
+        description=__doc__,
+        allow_abbrev=False,
     )
     p.add_argument(
         "logdirs", nargs="*", metavar="LOGDIR", help="the 1-node run's logs, then the 2-node run's"

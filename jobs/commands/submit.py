@@ -18,7 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_job_args
 
     p = subparsers.add_parser(
-        "submit", help="submit a job, follow it, download its logs and verify", description=__doc__
+        "submit",
+        help="submit a job, follow it, download its logs and verify",
+        description=__doc__,
+        allow_abbrev=False,
     )
     add_job_args(p)
     p.add_argument(

@@ -17,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check a job's rank logs: world size, processes per node, NCCL transport, busbw",
         description=__doc__,
+        allow_abbrev=False,
     )
     p.add_argument("logdir", metavar="LOGDIR", help="folder with user_logs/std_log_process_<N>.txt below it")
     p.add_argument(

@@ -264,3 +264,39 @@ def test_outputs_file_that_is_not_utf8_exits_2(tmp_path, capsys):
     out = str(tmp_path / "j.yml")
     assert main(["render", "smoke", "--cluster", "h100-x4", "--outputs", str(bad), "--out", out]) == 2
     assert f"--outputs {bad}: not UTF-8 text" in capsys.readouterr().err
+
+
+def test_abbreviated_flags_are_not_expanded(tmp_path, capsys):
+    # `--out` is not `--outputs` on submit (which has no --out): argparse must not expand it.
+    with pytest.raises(SystemExit) as exited:
+        main(["submit", "smoke", "--out", FIXTURE, "--cluster", "h100-x4"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: --out" in capsys.readouterr().err
+    out = str(tmp_path / "j.yml")
+    with pytest.raises(SystemExit):
+        main(["render", "smoke", "--output", FIXTURE, "--cluster", "h100-x4", "--out", out])
+    assert not (tmp_path / "j.yml").exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "script_arg", "message"),
+    [
+        ("train", "--ck=/mnt/x", "'--ck=/mnt/x' (an abbreviation of --ckpt): the job sets --ckpt itself"),
+        ("train", "--log-e", "(an abbreviation of --log-every)"),
+        ("smoke", "--expect", "(an abbreviation of --expect-world-size)"),
+    ],
+)
+def test_script_arguments_cannot_abbreviate_what_the_job_sets(tmp_path, capsys, kind, script_arg, message):
+    argv = ["render", kind, "--cluster", "h100-x4", "--outputs", FIXTURE, "--out", str(tmp_path / "j.yml")]
+    if kind == "train":
+        argv += ["--run-name", "r1"]
+    assert main([*argv, "--", script_arg, "4"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_script_flags_that_only_share_a_prefix_pass(tmp_path):
+    # --ckpt-every is train.py's own flag, not an abbreviation of --ckpt
+    target = tmp_path / "j.yml"
+    argv = ["render", "train", "--cluster", "h100-x4", "--run-name", "r1", "--outputs", FIXTURE]
+    assert main([*argv, "--out", str(target), "--", "--ckpt-every", "100"]) == 0
+    assert rest_body(target)["command"].endswith("--ckpt-every 100")
