@@ -133,18 +133,29 @@ def resolve_target(
 
 
 def check_shape(
-    target: Target, nodes: int, processes: int, allow_tcp: bool, subject: str | None = None
+    target: Target,
+    nodes: int,
+    processes: int,
+    allow_tcp: bool,
+    subject: str | None = None,
+    fixed_nodes: bool = False,
 ) -> None:
-    """Refuse the job shapes the SDK accepts but Azure ML would run wrongly."""
+    """Refuse the job shapes the SDK accepts but Azure ML would run wrongly.
+
+    `fixed_nodes`: the node count is not the user's (scaling always runs 1 and 2 nodes, and refuses
+    --nodes), so the fix never says "use --nodes".
+    """
     nodes_flag = "--nodes"
     subject = subject or f"--nodes {nodes}"
     if nodes < 1:
         raise UsageError(f"{subject}: a job needs at least 1 node; use {nodes_flag} 1 or more")
     if target.max_instances is not None and nodes > target.max_instances:
-        raise UsageError(
-            f"{subject}: {target.label} has max_instances {target.max_instances}; "
-            f"use {nodes_flag} {target.max_instances} or less, or raise max_instances in the stack config"
-        )
+        fix = (
+            f"pick a cluster with max_instances {nodes} or more"
+            if fixed_nodes
+            else f"use {nodes_flag} {target.max_instances} or less"
+        ) + ", or raise max_instances in the stack config"
+        raise UsageError(f"{subject}: {target.label} has max_instances {target.max_instances}; {fix}")
     if processes < 1:
         raise UsageError(f"--processes-per-node {processes}: use at least 1")
     gpus = max(target.gpus_per_node, 1)
@@ -157,7 +168,8 @@ def check_shape(
         raise UsageError(
             f"{subject} on {target.size}: the size has no RDMA usable by NCCL, so "
             "multi-node traffic would fall back to TCP sockets and scale poorly; use an RDMA size "
-            "('r' in the name, e.g. Standard_ND96isr_H100_v5), one node, or pass --allow-tcp"
+            "('r' in the name, e.g. Standard_ND96isr_H100_v5), "
+            + ("or pass --allow-tcp" if fixed_nodes else "one node, or pass --allow-tcp")
         )
 
 
@@ -380,7 +392,9 @@ def scaling(
     from azure.ai.ml import Input, Output
 
     procs = _processes(target, processes)
-    check_shape(target, 2, procs, allow_tcp, subject="scaling (its second job runs 2 nodes)")
+    check_shape(
+        target, 2, procs, allow_tcp, subject="scaling (its second job runs 2 nodes)", fixed_nodes=True
+    )
     built = []
     for nodes in (1, 2):
         inputs = {"data": Input(type="uri_folder", path=data)} if data is not None else {}

@@ -87,11 +87,13 @@ def read_run(logdir: Path, flag: str) -> Run:
 
 
 def compare(one: Run, two: Run) -> Scaling:
+    """Raises UsageError when the runs are not a 1-node / 2-node pair: their efficiency means nothing."""
     problems = []
     if two.world_size != 2 * one.world_size:
-        problems.append(
-            f"world sizes {one.world_size} and {two.world_size}: the second run should have twice "
-            "the GPUs of the first (same processes per node, 1 vs 2 nodes)"
+        raise UsageError(
+            f"world sizes {one.world_size} ({one.logdir}) and {two.world_size} ({two.logdir}): the second "
+            "run should have twice the GPUs of the first (same processes per node, 1 vs 2 nodes); pass the "
+            "1-node run's logs first, then the 2-node run's (`submit scaling` writes such a pair)"
         )
     speedup = two.throughput / one.throughput
     efficiency = speedup / 2.0

@@ -45,6 +45,21 @@ CAUSE_TCP = (
     "stack (its own NCCL/OFED/plugin); look for `Using network Socket` / `via NET/Socket`"
 )
 
+CAUSE_SLOW_RDMA = (
+    "NCCL is on InfiniBand but below its link rate: check GPUDirect RDMA (new-format channel lines end in "
+    "`via NET/IB/<n>/GDRDMA`; it needs the nvidia-peermem module and NCCL_NET_GDR_LEVEL not lowered), "
+    "the channels and NICs in use (each node should use all its IB NICs: NCCL_IB_HCA, NCCL_MIN_NCHANNELS "
+    "not set too low), and a slow rank or node (compare the ranks' logs, `ibstat` link rates, "
+    "`nvidia-smi topo -m`)"
+)
+CAUSE_NO_GDR = (
+    "GPUDirect RDMA looks off: the `via NET/IB/<n>` channel lines carry no `/GDRDMA`, so inter-node "
+    "traffic is staged through host memory; check that nvidia-peermem is loaded on the nodes and that "
+    "NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ are not set to turn it off"
+)
+# New-format channel lines name GPUDirect RDMA: `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`.
+_IB_CHANNEL = re.compile(r"Channel \d+/\d+ : .*?\bvia NET/IB\w*/\d+(/GDRDMA)?")
+
 
 @dataclass
 class Report:
@@ -107,8 +122,12 @@ def verify(
     per_node: Counter[str] = Counter()
     seen_ranks: set[int] = set()
     busbws: list[float] = []
+    ib_channels = gdr_channels = 0
     for rank, path in logs.items():
         text = path.read_text(encoding="utf-8", errors="replace")
+        for m in _IB_CHANNEL.finditer(text):
+            ib_channels += 1
+            gdr_channels += m.group(1) is not None
         parsed = nccl.parse(text)
         by_rank[rank] = parsed.transport
         net_lines = net_lines or bool(parsed.via)
@@ -214,7 +233,12 @@ def verify(
         )
         if multi_node and share < BUSBW_FLOOR and not allow_socket:
             problems.append(text + f", below {BUSBW_FLOOR:.0%}")
-            if CAUSE_TCP not in causes:
+            if by_rank and rdma_ok:
+                # The transport is InfiniBand, so "not on InfiniBand" would contradict the report.
+                if ib_channels and not gdr_channels:
+                    causes.append(CAUSE_NO_GDR)
+                causes.append(CAUSE_SLOW_RDMA)
+            elif CAUSE_TCP not in causes:
                 causes.append(CAUSE_TCP)
         else:
             report.notes.append(text)

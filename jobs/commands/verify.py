@@ -1,6 +1,6 @@
 """`python -m jobs verify LOGDIR --expect-world-size N [--size SIZE] [--allow-socket] [--json]`.
 
-Exit 0 when every check passes, 1 when one fails, 2 on bad input.
+Exit 0 when every check passes, 1 when one fails, 2 on bad input (including a LOGDIR with no rank logs).
 """
 
 from __future__ import annotations
@@ -53,6 +53,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--size {args.size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5"
             ) from None
+    from jobs.logfiles import rank_logs
+
+    if not rank_logs(logdir)[0]:
+        raise UsageError(
+            f"LOGDIR {logdir}: no rank logs (user_logs/std_log_process_<N>.txt) below it; pass the folder "
+            "`jobs.download(all=True)` (submit --logs DIR/<job name>) or `python -m jobs local --logs` wrote"
+        )
     report = verify(logdir, args.expect_world_size, size=args.size, allow_socket=args.allow_socket)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     return 0 if report.ok else 1

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from jobs import scaling
 from jobs.cli import main
 from jobs.plan import plan, young_daly
 
@@ -207,6 +206,10 @@ def test_scaling_refuses_logs_without_throughput(tmp_path, capsys):
     assert main(["scaling", str(tmp_path / "a")]) == 2
 
 
-def test_world_size_mismatch_is_a_problem():
-    s = scaling.compare(scaling.Run("a", 8, 100.0, 3), scaling.Run("b", 8, 100.0, 3))
-    assert not s.ok and "twice the GPUs" in s.problems[0]
+def test_world_size_mismatch_is_bad_input_with_only_that_message(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [10000, 10000, 10000])
+    two = train_log(tmp_path / "two", 8, [6500, 6500, 6500])  # "2-node" run with 1 node's GPUs
+    assert main(["scaling", str(one), str(two)]) == 2
+    captured = capsys.readouterr()
+    assert "world sizes 8" in captured.err and "twice the GPUs" in captured.err
+    assert "bottleneck" not in captured.err + captured.out and captured.out == ""

@@ -300,3 +300,11 @@ def test_script_flags_that_only_share_a_prefix_pass(tmp_path):
     argv = ["render", "train", "--cluster", "h100-x4", "--run-name", "r1", "--outputs", FIXTURE]
     assert main([*argv, "--out", str(target), "--", "--ckpt-every", "100"]) == 0
     assert rest_body(target)["command"].endswith("--ckpt-every 100")
+
+
+def test_scaling_on_a_one_node_cluster_does_not_suggest_nodes(tmp_path, capsys):
+    argv = ["render", "scaling", "--cluster", "h100-one", "--outputs", FIXTURE]
+    assert main([*argv, "--out", str(tmp_path / "s.yml")]) == 2
+    err = capsys.readouterr().err
+    assert "cluster h100-one has max_instances 1; pick a cluster with max_instances 2 or more" in err
+    assert "--nodes" not in err  # scaling refuses --nodes, so it cannot be the fix

@@ -206,3 +206,27 @@ def test_cli_bad_input_exits_2(tmp_path, capsys):
 def test_empty_folder_is_not_ok(tmp_path):
     r = verify(tmp_path, 16)
     assert not r.ok and r.rank_logs == 0 and "no rank logs" in r.problems[0]
+
+
+def nccl_ib_no_gdr(host: str, rank: int, peer: int) -> list[str]:
+    return [line.replace("/GDRDMA", "") for line in nccl_ib(host, rank, peer)]
+
+
+@pytest.mark.parametrize(("transport", "gdr_cause"), [(nccl_ib, False), (nccl_ib_no_gdr, True)])
+def test_slow_infiniband_names_a_cause_that_fits_ib(tmp_path, transport, gdr_cause):
+    r = verify(write_job(tmp_path, 2, 8, transport=transport, peak=10.0), 16, size=H100)
+    assert not r.ok and r.transport == "IB"
+    assert any("below 50%" in p for p in r.problems)
+    causes = " ".join(r.likely_causes)
+    assert "not on InfiniBand" not in causes  # it is on InfiniBand: the report says IB
+    assert "NCCL is on InfiniBand but below its link rate" in causes and "GPUDirect RDMA" in causes
+    assert ("GPUDirect RDMA looks off" in causes) is gdr_cause
+
+
+def test_cli_exit_2_when_no_rank_logs_below_logdir(tmp_path, capsys):
+    (tmp_path / "user_logs").mkdir()
+    (tmp_path / "user_logs" / "other.txt").write_text("x")
+    assert main(["verify", str(tmp_path), "--expect-world-size", "16", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert f"LOGDIR {tmp_path}: no rank logs" in captured.err
+    assert json.loads(captured.out)["ok"] is False
