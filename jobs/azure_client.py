@@ -53,13 +53,35 @@ class NoCredentials(Exception):
         super().__init__(NO_CREDENTIALS)
 
 
+class _DropMessages(logging.Filter):
+    """Drops the records whose message starts with one of `prefixes`; lets every other record through."""
+
+    def __init__(self, *prefixes: str) -> None:
+        super().__init__()
+        self.prefixes = prefixes
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.prefixes)
+
+
+#: azure-ai-ml's job operations log this at INFO on every `jobs.get` when the token has no tenant claim
+#: (`operations/_job_operations.py`); MLClient attaches an INFO stream handler on stderr to `azure.ai.ml`.
+_NO_TENANT = _DropMessages("Proceeding with no tenant id")
+
+
 def quiet_sdk_logs() -> None:
     """Silence the SDK log lines that are noise on a command line, and only those.
 
     - `azure.identity`: DefaultAzureCredential logs every credential it tried, several lines, at WARNING
       when the chain fails (`_credentials/chain.py`); `ml_client` turns that failure into one line instead.
+    - `azure.ai.ml._utils._experimental`: "Class X: This is an experimental class ..." at WARNING, once per
+      schema class the job's serialisation touches (six per submit); that logger logs nothing else.
+    - `azure.ai.ml.operations._job_operations`: only its "Proceeding with no tenant id appended to studio
+      URL" line (a filter); its other messages stay.
     """
     logging.getLogger("azure.identity").setLevel(logging.CRITICAL)
+    logging.getLogger("azure.ai.ml._utils._experimental").setLevel(logging.ERROR)
+    logging.getLogger("azure.ai.ml.operations._job_operations").addFilter(_NO_TENANT)
 
 
 def check_credential(credential: Any, scopes: list[str] | tuple[str, ...]) -> None:

@@ -23,6 +23,9 @@ SCHEMA = "https://azuremlschemas.azureedge.net/latest/commandJob.schema.json"
 
 def to_yaml(built: BuiltJob, out: Path) -> str:
     """The YAML text for `built`, with `code:` relative to where it will be written."""
+    from jobs.azure_client import quiet_sdk_logs
+
+    quiet_sdk_logs()  # the dump walks azure-ai-ml's experimental schema classes
     buf = io.StringIO()
     built.job._to_job().dump(buf)
     data = yaml.safe_load(buf.getvalue())

@@ -57,3 +57,38 @@ def test_no_credentials_json_on_stdout(tmp_path):
     assert p.returncode == 4
     body = json.loads(p.stdout)
     assert body["ok"] is False and body["error"] == NO_CREDENTIALS and body["exit_code"] == 4
+
+
+def test_sdk_noise_is_silenced_and_nothing_else():
+    """The loggers azure-ai-ml writes the noise to: only those messages are dropped. A handler on each
+    logger itself sees what any handler above it would (logger level and filters apply first)."""
+    import logging
+
+    from jobs.azure_client import quiet_sdk_logs
+
+    class Keep(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.DEBUG)
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    quiet_sdk_logs()
+    keep = Keep()
+    ops = logging.getLogger("azure.ai.ml.operations._job_operations")
+    experimental = logging.getLogger("azure.ai.ml._utils._experimental")
+    saved = ops.level
+    ops.setLevel(logging.INFO)  # as MLClient's INFO handler on azure.ai.ml would let through
+    for logger in (ops, experimental):
+        logger.addHandler(keep)
+    try:
+        ops.info("Proceeding with no tenant id appended to studio URL\n")
+        ops.info("Downloading artifact x to y")
+        experimental.warning("Class X: This is an experimental class, and may change at any time.")
+    finally:
+        for logger in (ops, experimental):
+            logger.removeHandler(keep)
+        ops.setLevel(saved)
+    assert keep.messages == ["Downloading artifact x to y"]
+    assert logging.getLogger("azure.identity").getEffectiveLevel() == logging.CRITICAL
