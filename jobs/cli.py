@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
         argv, tail = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "script_args", None):  # positionals before `--` that argparse put there
+        parser.error(
+            f"{args.command}: unexpected argument(s) {' '.join(args.script_args)}; "
+            "script arguments go after `--`"
+        )
     if tail:
         if not hasattr(args, "script_args"):
             parser.error(f"{args.command} takes no script arguments after `--` (got {' '.join(tail)})")

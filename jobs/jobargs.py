@@ -59,9 +59,12 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     t.add_argument("--steps", type=int)
     t.add_argument("--batch-size", type=int, help="per-GPU batch size (equal in both scaling jobs)")
     t.add_argument("--log-every", type=int)
+    # Shown in the usage only: `jobs.cli.main` splits everything after `--` off before argparse runs.
+    # default=[] keeps argparse from listing it as required when `kind` is missing.
     p.add_argument(
         "script_args",
         nargs="*",
+        default=[],
         metavar="-- SCRIPT_ARGS",
         help="after `--`: more flags for the script (train.py model size such as --n-layer 20 "
         "--n-embd 2048; smoke.py --max-bytes 4G); see docs/job-scripts.md",

@@ -308,3 +308,22 @@ def test_scaling_on_a_one_node_cluster_does_not_suggest_nodes(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "cluster h100-one has max_instances 1; pick a cluster with max_instances 2 or more" in err
     assert "--nodes" not in err  # scaling refuses --nodes, so it cannot be the fix
+
+
+def test_render_without_arguments_does_not_call_script_args_required(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["render"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "the following arguments are required: kind, --out" in err
+    assert "[-- SCRIPT_ARGS ...]" in err  # optional in the usage
+
+
+def test_stray_positionals_before_the_double_dash_are_refused(tmp_path, capsys):
+    # right after the kind, argparse would take `stray` as a script argument; only `--` starts those
+    argv = ["render", "smoke", "stray", "--cluster", "h100-x4", "--outputs", FIXTURE]
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--out", str(tmp_path / "j.yml")])
+    assert exited.value.code == 2
+    assert "render: unexpected argument(s) stray; script arguments go after `--`" in capsys.readouterr().err
+    assert not (tmp_path / "j.yml").exists()
