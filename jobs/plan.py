@@ -177,7 +177,8 @@ def plan(
 def render_text(p: Plan) -> str:
     lines = [
         f"{p.tokens:,.0f} tokens at {p.tokens_per_gpu_s:,.0f} tokens/s per GPU on {p.gpus} GPUs, "
-        f"goodput {p.goodput:.2f}: {p.hours:,.2f} hours ({p.gpu_hours:,.1f} GPU-hours)"
+        # The seed rounds to one decimal ("5.0"); the two-decimal value is what node-hours and cost use.
+        f"goodput {p.goodput:.2f}: {p.hours:,.1f} hours ({p.hours:,.2f} h, {p.gpu_hours:,.1f} GPU-hours)"
     ]
     if p.nodes is not None:
         # Two decimals, so node-hours x price reads as the cost (9.96 x 98.32 ~ 979.60, not 10.0).

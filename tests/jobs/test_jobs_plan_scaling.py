@@ -68,7 +68,7 @@ def test_text_output_names_hours_nodes_and_quota(capsys):
     )
     out = capsys.readouterr().out
     assert (
-        "4.98 hours" in out
+        "goodput 0.85: 5.0 hours (4.98 h, 79.7 GPU-hours)" in out
         and "2 x Standard_ND96isr_H100_v5 (8 GPUs each): 9.96 node-hours" in out
         and "192 vCPUs of standardNDSH100v5Family" in out
     )
