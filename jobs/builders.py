@@ -92,15 +92,14 @@ def cluster_target(outputs: StackOutputs, name: str) -> Target:
 
 
 def serverless_target(size: str, spot: bool) -> Target:
-    from vmsizes import UnknownSize, describe
+    """A serverless job's size: the same rule as a cluster's (stackconfig.sizes): a catalog GPU size."""
+    from stackconfig.sizes import canonical_size
+    from vmsizes import describe
 
     try:
-        vm = describe(size)
-    except UnknownSize as exc:
-        raise UsageError(
-            f"--size {size}: not an Azure VM size the catalog knows ({exc}); "
-            "use a name such as Standard_ND96isr_H100_v5"
-        ) from None
+        vm = describe(canonical_size(size))
+    except ValueError as exc:
+        raise UsageError(f"--size {exc}") from None
     return Target(
         size=vm.name, gpus_per_node=vm.gpus, rdma_usable=vm.rdma_usable, tier="spot" if spot else "dedicated"
     )

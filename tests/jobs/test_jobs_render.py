@@ -162,6 +162,11 @@ def test_scaling_writes_one_and_two_node_jobs_with_equal_per_gpu_batch(tmp_path,
         (["train", "--cluster", "h100-x4", "--run-name", "bad/name"], "--run-name 'bad/name'"),
         (["train", "--cluster", "h100-x4", "--spot", "--run-name", "x"], "--spot is the serverless job tier"),
         (["train", "--serverless", "--run-name", "x"], "--serverless needs --size"),
+        (
+            ["smoke", "--serverless", "--size", "Standard_ND128isr_GB400_v7"],
+            "--size 'Standard_ND128isr_GB400_v7' is not in the size catalog, so its GPU count is unknown",
+        ),
+        (["smoke", "--serverless", "--size", "Standard_HB120rs_v3"], "has no GPU (a CPU/HPC size)"),
         (["smoke", "--cluster", "h100-x4", "--steps", "3"], "--steps is for train/scaling jobs"),
         (
             ["scaling", "--cluster", "a100-lp"],
