@@ -334,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
                 return EXIT_INTERRUPTED + (stop.signum or 15)
         if ckpt:
             ckpt.close()
+        if distributed:
+            # Every rank leaves its last collective before any rank tears the group down: a rank that
+            # destroys gloo's pairs while a peer is still in DDP's final all-reduce aborts that peer
+            # ("terminate called without an active exception", exit 134; seen once in tests/e2e).
+            dist.barrier()
     except CheckpointError as e:
         print(f"rank {rank}: error: {e}", file=sys.stderr, flush=True)
         return 1
