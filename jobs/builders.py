@@ -317,12 +317,28 @@ def _positive(flag: str, value: int | None) -> None:
         raise UsageError(f"{flag} {value}: must be at least 1")
 
 
+# Path forms a uri_folder input accepts (Azure ML docs, how-to-read-write-data-v2.md "Supported paths"):
+# a data asset `azureml:NAME:VERSION` / `azureml:NAME@latest`, a datastore or workspace URI `azureml://...`,
+# storage URIs (https, wasbs, abfss, adl), or a local folder that the SDK uploads.
+_DATA_ASSET = re.compile(r"^azureml:[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+|@[A-Za-z0-9_.-]+)$")
+_DATA_SCHEMES = ("azureml://", "https://", "http://", "wasbs://", "wasb://", "abfss://", "abfs://", "adl://")
+
+
 def _check_data(data: str | None) -> None:
-    """`--data` is optional, but given it must name something: an empty value is not "no data"."""
-    if data is not None and not data.strip():
+    """`--data` is optional, but given it must name something Azure ML can mount: not empty, not a typo."""
+    if data is None:
+        return
+    forms = "a data asset (azureml:NAME:VERSION), an azureml:// or storage URI, or an existing local folder"
+    if not data.strip():
+        raise UsageError(f"--data: empty; pass {forms}")
+    if data.startswith(_DATA_SCHEMES) or _DATA_ASSET.match(data):
+        return
+    if data.startswith("azureml:"):
         raise UsageError(
-            "--data: empty; pass a data asset (azureml:NAME:VERSION) or an azureml:// folder URI"
+            f"--data {data}: not a data asset reference; use azureml:NAME:VERSION or azureml:NAME@latest"
         )
+    if not Path(data).is_dir():
+        raise UsageError(f"--data {data}: no such local folder to upload; pass {forms}")
 
 
 def train(

@@ -175,6 +175,8 @@ def test_scaling_writes_one_and_two_node_jobs_with_equal_per_gpu_batch(tmp_path,
         (["train", "--cluster", "h100-x4", "--run-name", "x", "--data", ""], "--data: empty"),
         (["scaling", "--cluster", "h100-x4", "--data", ""], "--data: empty"),
         (["scaling", "--cluster", "h100-x4", "--data", "  "], "--data: empty"),
+        (["scaling", "--cluster", "h100-x4", "--data", "corpus"], "--data corpus: no such local folder"),
+        (["scaling", "--cluster", "h100-x4", "--data", "azureml:corpus"], "not a data asset reference"),
     ],
 )
 def test_refused_shapes_exit_2_naming_the_flag(tmp_path, capsys, argv, message):
