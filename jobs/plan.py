@@ -122,22 +122,22 @@ def plan(
         price_per_node_hour=price_per_node_hour,
     )
     if size:
-        from vmsizes import UnknownSize, describe
+        from datetime import date
+
+        from stackconfig.sizes import canonical_size
+        from vmsizes import describe, retired, retirement_date
         from vmsizes.quota import ClusterDemand, reserve
 
-        try:
-            vm = describe(size)
-        except UnknownSize as exc:
-            raise UsageError(
-                f"--size {size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5"
-            ) from None
-        if vm.gpus is None:
-            raise UsageError(
-                f"--size {vm.name}: its GPU count is not known (not in the catalog, or unconfirmed there); "
-                "pass a catalog size such as Standard_ND96isr_H100_v5"
+        try:  # the same rule as a cluster's size: a catalog size with at least one whole GPU
+            vm = describe(canonical_size(size))
+        except ValueError as exc:
+            raise UsageError(f"--size {exc}") from None
+        if retired(vm, date.today(), region):
+            when = retirement_date(vm, region)
+            p.notes.append(
+                f"{vm.name} is retired{f' since {when}' if when else ''}"
+                f"{f' in {region}' if region else ''}: it cannot be provisioned; plan on a current size"
             )
-        if vm.gpus < 1:
-            raise UsageError(f"--size {vm.name}: has no whole GPUs; pick a GPU size")
         p.size, p.gpus_per_node = vm.name, vm.gpus
         p.nodes = math.ceil(gpus / vm.gpus)
         p.node_hours = hours * p.nodes

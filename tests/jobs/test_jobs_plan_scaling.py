@@ -107,7 +107,7 @@ def test_partial_nodes_are_noted():
         (["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--size", "Standard_Nope_v9"], "--size"),
         (
             ["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--size", "Standard_NV12hs_v3"],
-            "--size Standard_NV12hs_v3: its GPU count is not known",
+            "--size 'Standard_NV12hs_v3' is in the size catalog without a GPU count",
         ),
         (
             ["--tokens", "1", "--tokens-per-gpu-s", "1", "--gpus", "1", "--price-per-node-hour", "3"],
@@ -213,3 +213,9 @@ def test_world_size_mismatch_is_bad_input_with_only_that_message(tmp_path, capsy
     captured = capsys.readouterr()
     assert "world sizes 8" in captured.err and "twice the GPUs" in captured.err
     assert "bottleneck" not in captured.err + captured.out and captured.out == ""
+
+
+def test_plan_on_a_retired_size_says_it_cannot_be_provisioned(capsys):
+    argv = ["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--size", "Standard_NC24s_v3"]
+    assert main(argv) == 0
+    assert "Standard_NC24s_v3 is retired since 2025-09-30: it cannot be provisioned" in capsys.readouterr().out
