@@ -14,6 +14,7 @@ left out "Azure Machine Learning will by default launch one process per node"
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -341,6 +342,16 @@ def _check_data(data: str | None) -> None:
         raise UsageError(f"--data {data}: no such local folder to upload; pass {forms}")
 
 
+def _train_inputs(data: str | None, steps: int | None, batch_size: int | None, log_every: int | None) -> dict:
+    """Check the flags train.py shares between train and scaling jobs; the job's `inputs` (data, if any)."""
+    for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
+        _positive(flag, value)
+    _check_data(data)
+    from azure.ai.ml import Input
+
+    return {"data": Input(type="uri_folder", path=data)} if data is not None else {}
+
+
 def train(
     target: Target,
     *,
@@ -361,15 +372,12 @@ def train(
             f"--run-name {run_name!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a "
             "letter or digit; the same name resumes from the same checkpoint folder"
         )
-    for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
-        _positive(flag, value)
-    from azure.ai.ml import Input, Output
+    inputs = _train_inputs(data, steps, batch_size, log_every)
+    from azure.ai.ml import Output
 
     procs = _processes(target, processes)
     check_shape(target, nodes, procs, allow_tcp)
     ckpt_uri = CHECKPOINT_URI.format(run_name=run_name)
-    _check_data(data)
-    inputs = {"data": Input(type="uri_folder", path=data)} if data is not None else {}
     outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount", path=ckpt_uri)}
     tags = _tags("train", target, nodes, procs) | {"azml-gpu.run-name": run_name}
     job = _command(
@@ -401,10 +409,8 @@ def scaling(
 ) -> list[BuiltJob]:
     """The training benchmark at 1 and at 2 nodes, same per-GPU batch (seed: "run the same job on one node
     and on two with identical per-GPU batch size, and compare samples per second")."""
-    for flag, value in (("--steps", steps), ("--batch-size", batch_size), ("--log-every", log_every)):
-        _positive(flag, value)
-    _check_data(data)
-    from azure.ai.ml import Input, Output
+    inputs = _train_inputs(data, steps, batch_size, log_every)
+    from azure.ai.ml import Output
 
     procs = _processes(target, processes)
     check_shape(
@@ -412,7 +418,6 @@ def scaling(
     )
     built = []
     for nodes in (1, 2):
-        inputs = {"data": Input(type="uri_folder", path=data)} if data is not None else {}
         # Job-scoped checkpoint folder: a benchmark must not resume from another run.
         outputs = {"ckpt": Output(type="uri_folder", mode="rw_mount")}
         job = _command(
@@ -424,7 +429,7 @@ def scaling(
             display_name=f"scaling-{nodes}node",
             experiment="azml-gpu-scaling",
             tags=_tags("scaling", target, nodes, procs),
-            inputs=inputs,
+            inputs=copy.deepcopy(inputs),  # each job owns its Input objects
             outputs=outputs,
         )
         built.append(BuiltJob("scaling", f"scaling-{nodes}node", job, nodes, procs, target.size))
