@@ -72,7 +72,6 @@ def main() -> None:
                 ssh=None if ssh == "disabled" else SshAccess(ssh.admin_user, ssh.public_key),
                 subnet_id=cluster.subnet_id,
                 node_public_ip=cluster.node_public_ip,
-                local_auth=cluster.local_auth,
                 tags=ws_cfg.tags,
             ),
         )

@@ -60,8 +60,8 @@ class CatalogSize(Protocol):
 class SshAccess:
     """SSH to the nodes, by key only (no password is ever sent).
 
-    Required: `admin_user` (the admin account created on every node), `public_key` (an OpenSSH
-    public key, e.g. "ssh-ed25519 AAAA...").
+    Required: `admin_user` (the admin account created on every node), `public_key` (an OpenSSH RSA
+    public key line, "ssh-rsa AAAA...": Azure ML takes RSA keys only; stackconfig.sshkeys checks it).
     """
 
     admin_user: str
@@ -102,12 +102,16 @@ class GpuClusterArgs:
     - `ssh` (default None = SSH disabled): an `SshAccess`; the public SSH port is then opened
       ("Enabled"), otherwise it is sent as "Disabled" explicitly, because "NotSpecified" turns into
       Enabled or Disabled after creation (azure-native RemoteLoginPortPublicAccess docstring) and
-      would show as drift.
+      would show as drift. SSH also decides local authentication: on Azure ML computes local auth
+      IS SSH, so `disableLocalAuth` is sent as `not ssh`, exactly as azure-ai-ml does
+      (`disableLocalAuth = not self.ssh_settings`, azure/ai/ml/entities/_compute/aml_compute.py
+      AmlCompute._to_rest_object). It is create-only (Az.MachineLearningServices ICompute.DisableLocalAuth:
+      Create=true, Update=false). Sending true with SSH credentials would create a cluster nobody can
+      log in to; the built-in Azure Policy that disables it (Azure/azure-policy built-in-policies/
+      policyDefinitions/Machine Learning/DisableLocalAuth_Modify.json) therefore turns SSH off.
     - `subnet_id` (default None): ARM id of a subnet for the nodes.
     - `node_public_ip` (default True, Azure's default): False gives nodes no public IP (needs a
       subnet or a managed network).
-    - `local_auth` (default False): keys-based local auth stays off; the cluster uses Microsoft
-      Entra ID / its managed identity only (`disableLocalAuth` true).
     - `tags` (default empty).
     """
 
@@ -124,7 +128,6 @@ class GpuClusterArgs:
     ssh: SshAccess | None = None
     subnet_id: str | None = None
     node_public_ip: bool = True
-    local_auth: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -170,7 +173,8 @@ class GpuCluster(pulumi.ComponentResource):
             properties=ml.AmlComputeArgs(
                 compute_type="AmlCompute",
                 compute_location=self.region,
-                disable_local_auth=not args.local_auth,
+                # Local auth is SSH on Azure ML computes (see GpuClusterArgs.ssh): create-only.
+                disable_local_auth=not ssh_enabled,
                 properties=ml.AmlComputePropertiesArgs(
                     vm_size=args.size.name,
                     vm_priority=_PRIORITY[args.tier],

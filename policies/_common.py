@@ -106,6 +106,11 @@ class Cluster:
     disable_local_auth: bool | None
 
     @property
+    def ssh_enabled(self) -> bool:
+        """SSH (on Azure ML computes also local authentication): the port opened or admin credentials."""
+        return self.remote_login == "Enabled" or bool(self.ssh_public_key or self.admin_password)
+
+    @property
     def tier(self) -> str:
         """vmsizes.quota tier: "dedicated" | "low_priority"."""
         return "low_priority" if self.priority.lower() == "lowpriority" else "dedicated"

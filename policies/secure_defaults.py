@@ -2,8 +2,11 @@
 
 Advisory by default; policies/config/prod.json sets `"enforcementLevel": "mandatory"`. Rules and sources (the
 azure-native 3.29 input docstrings unless noted):
-- Cluster local auth: `properties.disableLocalAuth` must be true ("Opt-out of local authentication and ensure
-  customers can use only MSI and AAD exclusively for authentication").
+- Cluster SSH, which on Azure ML computes is local authentication: azure-ai-ml sends `disableLocalAuth = not
+  ssh_settings` (azure/ai/ml/entities/_compute/aml_compute.py, AmlCompute._to_rest_object) and the program
+  does the same. A cluster with SSH (remoteLoginPortPublicAccess Enabled or admin credentials) is reported
+  unless config `ssh_clusters` lists it (the seed advises SSH on the clusters you will need to debug, so a
+  stack acknowledges those); local auth left on without SSH (`disableLocalAuth` not true) is reported too.
 - Node public IP, decided with the subnet (AmlComputePropertiesArgs.enable_node_public_ip, default true; a
   cluster without public IPs must sit in a virtual network: MicrosoftDocs/azure-docs
   articles/machine-learning/how-to-secure-training-vnet.md "No public IP"): a cluster WITH a subnet should
@@ -38,12 +41,20 @@ from policies._common import KEY_VAULT, STORAGE_ACCOUNT, WORKSPACE, Cluster, Rep
 NAME = "secure-defaults"
 
 
-def cluster_messages(cluster: Cluster) -> list[str]:
+def cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> list[str]:
     found = []
-    if cluster.disable_local_auth is not True:
+    if cluster.ssh_enabled and cluster.name not in ssh_clusters:
         found.append(
-            "local authentication is enabled on the cluster (disableLocalAuth is not true): keys that never "
-            "expire can reach it outside Microsoft Entra ID. Fix: set local_auth: false in the stack config."
+            "SSH is enabled on the cluster, and with it local authentication (on Azure ML computes local "
+            "auth is SSH): anyone holding the key can log in to every node outside Microsoft Entra ID. Fix: "
+            "set ssh: disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters in "
+            "the policy config if you need SSH to debug it."
+        )
+    elif not cluster.ssh_enabled and cluster.disable_local_auth is not True:
+        found.append(
+            "local authentication is left on (disableLocalAuth is not true) although the cluster has no SSH: "
+            "it serves nothing and Azure Policy's 'disable local authentication' flags it. Fix: send "
+            "disableLocalAuth: true (the program derives it from ssh)."
         )
     if cluster.subnet_id and cluster.node_public_ip:
         found.append(
@@ -100,9 +111,10 @@ def resource_messages(
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    public = list(args.get_config().get("public_workspaces", []))
+    config = args.get_config()
+    public = list(config.get("public_workspaces", []))
     if cluster is not None:
-        found = cluster_messages(cluster)
+        found = cluster_messages(cluster, list(config.get("ssh_clusters", [])))
     else:
         found = resource_messages(args.resource_type, args.props, public)
     for message in found:
@@ -112,8 +124,9 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description=(
-        "Secure defaults: no local auth on clusters, node public IPs decided with the subnet, no public "
-        "workspace, storage without public blobs and with TLS 1.2, key vault purge protection."
+        "Secure defaults: no SSH (local auth) on clusters unless acknowledged, node public IPs decided with "
+        "the subnet, no public workspace, storage without public blobs and with TLS 1.2, key vault purge "
+        "protection."
     ),
     validate=validate,
     enforcement_level=EnforcementLevel.ADVISORY,
@@ -123,7 +136,12 @@ POLICY = ResourceValidationPolicy(
                 "type": "array",
                 "items": {"type": "string"},
                 "description": "Workspace names whose public network access is intended (acknowledged).",
-            }
+            },
+            "ssh_clusters": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Cluster names whose SSH (so local auth) is intended (acknowledged).",
+            },
         }
     ),
 )

@@ -5,6 +5,13 @@ be changed after creation"); azure-native AmlComputePropertiesArgs.remote_login_
 "NotSpecified - ... closed on all nodes of the cluster if VNet is defined, else is open ... It can be default
 only during cluster creation time, after creation it will be either enabled or disabled" (the SDK sends
 NotSpecified when the field is omitted).
+
+The key must be RSA of at least 2048 bits (stackconfig/sshkeys.py, the check the config schema uses: Azure ML
+takes "an RSA public key ... starting with ssh-rsa", MicrosoftDocs/azure-ai-docs
+articles/machine-learning/includes/machine-learning-enable-ssh.md). Local authentication IS SSH on Azure ML
+computes (azure-ai-ml sends `disableLocalAuth = not ssh_settings`, azure/ai/ml/entities/_compute/
+aml_compute.py), so SSH with `disableLocalAuth: true` would be a cluster nobody can log in to, and it is
+fixed at creation.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
 from policies._common import Cluster, cluster_validator
+from stackconfig.sshkeys import public_key_problem
 
 NAME = "ssh-decided-at-creation"
 
@@ -33,6 +41,18 @@ def messages(cluster: Cluster) -> list[str]:
             "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, and adding a "
             "key "
             "later means recreating the cluster. Fix: give ssh.public_key (an OpenSSH public key)."
+        )
+    if cluster.ssh_public_key and (problem := public_key_problem(cluster.ssh_public_key)):
+        what, _, fix = problem.partition("; ")
+        found.append(
+            f"adminUserSshPublicKey: {what}. The key is fixed at creation, so a key Azure refuses means "
+            f"recreating the cluster. Fix: {fix}."
+        )
+    if cluster.ssh_enabled and cluster.disable_local_auth is True:
+        found.append(
+            "SSH is configured but disableLocalAuth is true: on Azure ML computes local authentication is "
+            "SSH, so nobody could log in, and the setting is fixed at creation. Fix: send disableLocalAuth = "
+            "not ssh (the program derives it from ssh), or set ssh: disabled."
         )
     if cluster.admin_password:
         found.append(

@@ -92,8 +92,20 @@ def _yaml(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
+# Keys that existed once and were removed on purpose: the reason replaces "unknown key".
+REMOVED_KEYS = {
+    "local_auth": (
+        "removed: on Azure ML computes local authentication is SSH, so it follows ssh (on exactly when ssh "
+        "is set; azure-ai-ml sends disableLocalAuth = not ssh_settings); remove local_auth and choose "
+        "ssh: disabled or ssh: {admin_user, public_key}"
+    ),
+}
+
+
 def _unknown_key(root: type[BaseModel], loc: Sequence[str | int]) -> str:
     key = str(loc[-1])
+    if key in REMOVED_KEYS:
+        return REMOVED_KEYS[key]
     if "password" in key.lower():
         return (
             "passwords are not accepted (SSH by key only); "
@@ -183,7 +195,7 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
         if value is False or value is None:
             fix = "write ssh: disabled (SSH can't be enabled after creation)"
         else:
-            fix = "write ssh: disabled, or ssh: {admin_user: azureuser, public_key: 'ssh-ed25519 AAAA...'}"
+            fix = "write ssh: disabled, or ssh: {admin_user: azureuser, public_key: 'ssh-rsa AAAA...'}"
         return problem(
             path, f"expected 'disabled' or a mapping {{admin_user, public_key}}, got {_show(value)}; {fix}"
         )

@@ -11,7 +11,7 @@ import yaml
 
 from stackconfig.errors import NAMESPACE, ConfigError, problem
 from stackconfig.models import StackConfig
-from stackconfig.validate import validate
+from stackconfig.validation import validate
 
 KNOWN_KEYS = tuple(StackConfig.model_fields)
 

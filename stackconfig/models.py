@@ -103,8 +103,9 @@ class SshConfig(_Strict):
 
     admin_user: str = Field(description="Required. Linux admin user on the nodes.", examples=["azureuser"])
     public_key: str = Field(
-        description="Required. One OpenSSH public key line (ssh-ed25519/ssh-rsa/ecdsa-sha2-*).",
-        examples=["ssh-ed25519 AAAA... you@host"],
+        description="Required. One OpenSSH RSA public key line (ssh-rsa, at least 2048 bits; Azure ML "
+        "takes RSA keys only).",
+        examples=["ssh-rsa AAAA... you@host"],
     )
 
     @field_validator("admin_user")
@@ -212,7 +213,8 @@ class ClusterConfig(_Strict):
         examples=["dedicated"],
     )
     ssh: SshSetting = Field(
-        description="Required, explicit: 'disabled' or {admin_user, public_key}. SSH can't be enabled later.",
+        description="Required, explicit: 'disabled' or {admin_user, public_key}. SSH can't be enabled later. "
+        "It also decides local authentication (on exactly when SSH is).",
         examples=["disabled"],
     )
     subnet_id: str | None = Field(
@@ -221,16 +223,17 @@ class ClusterConfig(_Strict):
     node_public_ip: bool = Field(
         default=True, description="Optional, default true; false needs subnet_id.", examples=[True]
     )
-    local_auth: bool = Field(
-        default=False,
-        description="Optional, default false: nodes authenticate with Entra ID only.",
-        examples=[False],
-    )
-
     @property
     def ssh_enabled(self) -> bool:
         """True when SSH to the nodes is configured."""
         return isinstance(self.ssh, SshConfig)
+
+    @property
+    def local_auth(self) -> bool:
+        """Local authentication on the nodes, which on Azure ML computes is SSH: on exactly when SSH is.
+        Derived, not configurable: azure-ai-ml sends `disableLocalAuth = not ssh_settings`
+        (azure/ai/ml/entities/_compute/aml_compute.py, AmlCompute._to_rest_object)."""
+        return self.ssh_enabled
 
     @field_validator("name")
     @classmethod

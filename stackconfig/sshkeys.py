@@ -1,17 +1,20 @@
-"""OpenSSH public key check: `<type> <base64 body> [comment]`, with the type embedded in the body matching.
+"""OpenSSH public key check for Azure ML compute: `ssh-rsa <base64 body> [comment]`, at least 2048 bits.
+
+Standard library only, so the policy pack (its own virtualenv, no pydantic) uses the same check
+(policies/ssh_decided_at_creation.py).
+
+Azure ML takes RSA keys only for compute SSH: "provide an RSA public key in the single-line format (starting
+with "ssh-rsa") or the multi-line PEM format" (MicrosoftDocs/azure-ai-docs
+articles/machine-learning/includes/machine-learning-enable-ssh.md); azure-ai-ml's AmlComputeSshSettings
+(azure/ai/ml/entities/_compute/aml_compute.py) says 'Use "ssh-keygen -t rsa -b 2048" to generate your SSH
+key pairs'. The key is fixed at cluster creation, so a key Azure refuses means recreating the cluster.
+Minimum 2048 bits: "Azure currently supports SSH protocol 2 (SSH-2) RSA public-private key pairs with a
+minimum length of 2048 bits" (MicrosoftDocs/azure-docs articles/virtual-machines/linux/create-ssh-keys-
+detailed.md); new keys should have 3072 bits or more (NIST SP 800-57 Part 1 Rev. 5, Table 2: RSA-2048 is
+112-bit security, acceptable only through 2030; RSA-3072 is 128-bit), which is what the examples use.
 
 The wire format (RFC 4253 §6.6) starts the base64-decoded body with a uint32 length and the key type string,
-so `ssh-ed25519 <body of an RSA key>` is caught. Accepted types: ssh-rsa, ssh-ed25519 and
-ecdsa-sha2-nistp256/384/521 (the key types OpenSSH's ssh-keygen writes; RFC 4253, RFC 5656, RFC 8709).
-
-RSA keys need at least 2048 bits: "Azure currently supports SSH protocol 2 (SSH-2) RSA public-private key
-pairs with a minimum length of 2048 bits" (MicrosoftDocs/azure-docs
-articles/virtual-machines/linux/create-ssh-keys-detailed.md, "Supported SSH key formats"). The older version
-of that page went on "Other key formats such as ED25519 and ECDSA are not supported" (quoted in
-MicrosoftDocs/azure-docs #112770 and Azure/AKS #2850); VMs gained ED25519 later (Azure/AzureVM #26,
-hashicorp/terraform-provider-azurerm #28912: "Support for ED25519 is available via the portal"). Whether
-AmlCompute's admin SSH key accepts ED25519/ECDSA is NOT confirmed; an RSA key (>= 2048 bits) is the safe
-choice.
+so `ssh-rsa <body of an ed25519 key>` is caught.
 """
 
 from __future__ import annotations
@@ -20,11 +23,24 @@ import base64
 import binascii
 import struct
 
-KEY_TYPES = ("ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
-_FIX = "paste the whole line of your .pub file (ssh-keygen writes it next to the key, e.g. ~/.ssh/id_rsa.pub)"
-
-
+KEY_TYPE = "ssh-rsa"
+# Key types ssh-keygen writes that Azure ML compute does not take (RFC 5656, RFC 8709, OpenSSH PROTOCOL.u2f).
+OTHER_KEY_TYPES = (
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+    "ssh-dss",
+)
 RSA_MIN_BITS = 2048
+RSA_RECOMMENDED_BITS = 3072
+SOURCE = (
+    "Azure ML compute takes RSA keys only (docs: machine-learning-enable-ssh.md, 'starting with ssh-rsa')"
+)
+GENERATE = f"ssh-keygen -t rsa -b {RSA_RECOMMENDED_BITS}"
+_FIX = "paste the whole line of your .pub file (ssh-keygen writes it next to the key, e.g. ~/.ssh/id_rsa.pub)"
 
 
 def _fields(body: bytes) -> list[bytes] | None:
@@ -52,17 +68,34 @@ def _embedded_type(fields: list[bytes] | None) -> str | None:
         return None
 
 
+def rsa_bits(value: str) -> int | None:
+    """Modulus size of an `ssh-rsa` public key line; None when the line is not a well-formed RSA key."""
+    parts = value.strip().split()
+    if len(parts) < 2 or parts[0] != KEY_TYPE:
+        return None
+    try:
+        fields = _fields(base64.b64decode(parts[1], validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    if _embedded_type(fields) != KEY_TYPE or fields is None or len(fields) != 3:
+        return None
+    # ssh-rsa body: string "ssh-rsa", mpint e, mpint n (RFC 4253 §6.6)
+    return int.from_bytes(fields[2], "big").bit_length()
+
+
 def public_key_problem(value: str) -> str | None:
-    """Check an SSH public key line. Returns "<what is wrong>; <fix>" or None."""
+    """Check an SSH public key line for Azure ML compute. Returns "<what is wrong>; <fix>" or None."""
     text = value.strip()
     if "PRIVATE KEY" in text:
         return "this is a private key, which must never be in config; " + _FIX
     parts = text.split()
     if len(parts) < 2:
-        return f"expected '<type> <base64 key> [comment]', got {len(parts)} field(s); {_FIX}"
+        return f"expected 'ssh-rsa <base64 key> [comment]', got {len(parts)} field(s); {_FIX}"
     key_type, encoded = parts[0], parts[1]
-    if key_type not in KEY_TYPES:
-        return f"key type '{key_type}' is not accepted (use one of {', '.join(KEY_TYPES)}); {_FIX}"
+    if key_type in OTHER_KEY_TYPES:
+        return f"a {key_type} key is not accepted: {SOURCE}; generate one with `{GENERATE}`"
+    if key_type != KEY_TYPE:
+        return f"key type '{key_type}' is not accepted: {SOURCE}; {_FIX}"
     try:
         body = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
@@ -73,12 +106,10 @@ def public_key_problem(value: str) -> str | None:
         return f"the key body is not an OpenSSH public key; {_FIX}"
     if embedded != key_type:
         return f"the line says '{key_type}' but the key inside is '{embedded}'; {_FIX}"
-    if key_type == "ssh-rsa":
-        # ssh-rsa body: string "ssh-rsa", mpint e, mpint n (RFC 4253 §6.6)
-        bits = int.from_bytes(fields[2], "big").bit_length() if len(fields) == 3 else 0
-        if bits < RSA_MIN_BITS:
-            return (
-                f"this RSA key has {bits} bits, Azure needs at least {RSA_MIN_BITS}; "
-                "generate a new one (ssh-keygen -t rsa -b 4096)"
-            )
+    bits = rsa_bits(text) or 0
+    if bits < RSA_MIN_BITS:
+        return (
+            f"this RSA key has {bits} bits, Azure needs at least {RSA_MIN_BITS}; generate a new one "
+            f"(`{GENERATE}`)"
+        )
     return None

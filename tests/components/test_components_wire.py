@@ -7,6 +7,7 @@ Azure facts each component cites; the resources come from the real program under
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import isodate
 import pytest
@@ -25,6 +26,9 @@ from components_helpers import (
 
 import vmsizes
 from preflight.mocks import FAKE_TENANT_ID
+from stackconfig import load_stack_file
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_resource_group_created_with_region_and_tags(run, typed):
@@ -125,7 +129,8 @@ def test_every_cluster_wire_inputs_follow_its_config(run, typed):
         assert r.inputs["resourceGroupName"] == ws.resource_group.name
         assert r.inputs["identity"] == {"type": "SystemAssigned"}
         assert aml["computeType"] == "AmlCompute"
-        assert aml["disableLocalAuth"] is (not cluster.local_auth)
+        # Local auth IS SSH on Azure ML computes: azure-ai-ml sends disableLocalAuth = not ssh_settings.
+        assert aml["disableLocalAuth"] is (not cluster.ssh_enabled)
         assert props["vmSize"] == size.name
         assert props["vmPriority"] == {"dedicated": "Dedicated", "low_priority": "LowPriority"}[cluster.tier]
         assert props["osType"] == "Linux"
@@ -152,9 +157,7 @@ def test_every_cluster_wire_inputs_follow_its_config(run, typed):
 def test_prod_reference_cluster_exact_wire_body(runs):
     """The seed's reference cluster h100-x4, the whole body as azure-native sends it."""
     r = compute(runs["prod"], "h100-x4")
-    key = (
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC5MKClUNCoZMwSqF34VJM/S1nQoGRa47OR71IIqLaPm example-prod-key"
-    )
+    key = typed_prod_key()
     assert r.inputs == {
         "computeName": "h100-x4",
         "workspaceName": "ws-llm",
@@ -165,7 +168,7 @@ def test_prod_reference_cluster_exact_wire_body(runs):
         "properties": {
             "computeType": "AmlCompute",
             "computeLocation": "eastus",
-            "disableLocalAuth": True,
+            "disableLocalAuth": False,  # SSH is on, and on Azure ML computes local auth is SSH
             "properties": {
                 "vmSize": "Standard_ND96isr_H100_v5",
                 "vmPriority": "Dedicated",
@@ -185,6 +188,13 @@ def test_prod_reference_cluster_exact_wire_body(runs):
         "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train"
         "/providers/Microsoft.MachineLearningServices/workspaces/ws-llm/computes/h100-x4"
     )
+
+
+def typed_prod_key() -> str:
+    """The example RSA key of Pulumi.prod.yaml's h100-x4, read through the config schema."""
+    ssh = load_stack_file(ROOT / "Pulumi.prod.yaml").cluster("h100-x4").ssh
+    assert ssh.public_key.startswith("ssh-rsa ")
+    return ssh.public_key
 
 
 @pytest.mark.parametrize(

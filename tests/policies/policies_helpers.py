@@ -8,6 +8,7 @@ unknown-checking proxy.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -32,7 +33,13 @@ LOCK_AT_RESOURCE = "azure-native:authorization:ManagementLockAtResourceLevel"
 DELETE = object()  # remove the key
 SUB = "/subscriptions/00000000-0000-0000-0000-000000000000"
 SUBNET = f"{SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet-ml/subnets/snet-train"
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC5MKClUNCoZMwSqF34VJM/S1nQoGRa47OR71IIqLaPm test"
+# Throw-away public keys (tests/fixtures/sshkeys/README.md): RSA 3072 bits, the size the stacks' examples use;
+# Azure's minimum RSA size; a key below it; a key type Azure ML refuses.
+_KEYS = Path(__file__).resolve().parent.parent / "fixtures" / "sshkeys"
+KEY = (_KEYS / "rsa3072.pub").read_text().strip()
+KEY_2048 = (_KEYS / "rsa2048.pub").read_text().strip()
+KEY_1024 = (_KEYS / "rsa1024.pub").read_text().strip()
+KEY_ED25519 = (_KEYS / "ed25519.pub").read_text().strip()
 
 
 def urn(type_: str, name: str) -> str:
@@ -50,7 +57,7 @@ def cluster(**overrides: Any) -> dict[str, Any]:
         "properties": {
             "computeType": "AmlCompute",
             "computeLocation": "eastus",
-            "disableLocalAuth": True,
+            "disableLocalAuth": False,  # SSH is on (userAccountCredentials below), and local auth IS SSH
             "properties": {
                 "vmSize": "Standard_ND96isr_H100_v5",
                 "vmPriority": "Dedicated",

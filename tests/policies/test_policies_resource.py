@@ -10,6 +10,9 @@ import pytest
 from policies_helpers import (
     COMPUTE,
     DELETE,
+    KEY_1024,
+    KEY_2048,
+    KEY_ED25519,
     STORAGE,
     SUBNET,
     VAULT,
@@ -46,6 +49,18 @@ RETIRED_TAIL = (
     ": Azure cannot provision it and deallocates remaining VMs, so the cluster never gets a node. Fix: "
     "recreate "
     "the cluster on a current size (e.g. Standard_NC40ads_H100_v5 or Standard_ND96isr_H100_v5)."
+)
+ACK_SSH = {"ssh_clusters": ["h100-x4"]}
+NO_SSH = {
+    P + "remoteLoginPortPublicAccess": "Disabled",
+    P + "userAccountCredentials": DELETE,
+    "properties__disableLocalAuth": True,
+}
+SSH_NOT_ACKNOWLEDGED = (
+    "SSH is enabled on the cluster, and with it local authentication (on Azure ML computes local auth "
+    "is SSH): anyone holding the key can log in to every node outside Microsoft Entra ID. Fix: set ssh: "
+    "disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters in the policy "
+    "config if you need SSH to debug it."
 )
 SSH_UNDECIDED = (
     "remoteLoginPortPublicAccess is {}: Azure then opens or closes the SSH port depending on the network and "
@@ -199,6 +214,47 @@ CASES: list[tuple[str, Any, dict[str, Any], dict[str, Any] | None, list[str]]] =
         ],
     ),
     (
+        "ssh/pass: a 2048-bit RSA key (Azure's minimum)",
+        ssh_decided_at_creation.validate,
+        {P + "userAccountCredentials__adminUserSshPublicKey": KEY_2048},
+        None,
+        [],
+    ),
+    (
+        "ssh/fail: ed25519 key",
+        ssh_decided_at_creation.validate,
+        {P + "userAccountCredentials__adminUserSshPublicKey": KEY_ED25519},
+        None,
+        [
+            "adminUserSshPublicKey: a ssh-ed25519 key is not accepted: Azure ML compute takes RSA keys "
+            "only (docs: machine-learning-enable-ssh.md, 'starting with ssh-rsa'). The key is fixed at "
+            "creation, so a key Azure refuses means recreating the cluster. Fix: generate one with "
+            "`ssh-keygen -t rsa -b 3072`."
+        ],
+    ),
+    (
+        "ssh/fail: 1024-bit RSA key",
+        ssh_decided_at_creation.validate,
+        {P + "userAccountCredentials__adminUserSshPublicKey": KEY_1024},
+        None,
+        [
+            "adminUserSshPublicKey: this RSA key has 1024 bits, Azure needs at least 2048. The key is "
+            "fixed at creation, so a key Azure refuses means recreating the cluster. Fix: generate a new "
+            "one (`ssh-keygen -t rsa -b 3072`)."
+        ],
+    ),
+    (
+        "ssh/fail: SSH with local auth disabled",
+        ssh_decided_at_creation.validate,
+        {"properties__disableLocalAuth": True},
+        None,
+        [
+            "SSH is configured but disableLocalAuth is true: on Azure ML computes local authentication is "
+            "SSH, so nobody could log in, and the setting is fixed at creation. Fix: send disableLocalAuth = "
+            "not ssh (the program derives it from ssh), or set ssh: disabled."
+        ],
+    ),
+    (
         "ssh/fail: admin password",
         ssh_decided_at_creation.validate,
         {P + "userAccountCredentials__adminUserPassword": "Secr3t!"},
@@ -328,31 +384,53 @@ CASES: list[tuple[str, Any, dict[str, Any], dict[str, Any] | None, list[str]]] =
             "often."
         ],
     ),
-    # secure-defaults on clusters
-    ("secure/pass: happy cluster", secure_defaults.validate, {}, None, []),
+    # secure-defaults on clusters: SSH (= local auth) acknowledged per cluster
+    ("secure/pass: happy cluster, SSH acknowledged", secure_defaults.validate, {}, ACK_SSH, []),
     (
-        "secure/pass: subnet and no public IP",
+        "secure/pass: no SSH, local auth off",
         secure_defaults.validate,
-        {P + "subnet": {"id": SUBNET}, P + "enableNodePublicIp": False},
+        NO_SSH,
         None,
         [],
     ),
     (
-        "secure/fail: local auth",
+        "secure/pass: subnet and no public IP",
         secure_defaults.validate,
-        {"properties__disableLocalAuth": False},
+        {P + "subnet": {"id": SUBNET}, P + "enableNodePublicIp": False},
+        ACK_SSH,
+        [],
+    ),
+    ("secure/fail: SSH not acknowledged", secure_defaults.validate, {}, None, [SSH_NOT_ACKNOWLEDGED]),
+    (
+        "secure/fail: SSH acknowledged for another cluster",
+        secure_defaults.validate,
+        {},
+        {"ssh_clusters": ["h100-wus3"]},
+        [SSH_NOT_ACKNOWLEDGED],
+    ),
+    (
+        "secure/fail: a password alone is SSH",
+        secure_defaults.validate,
+        {**NO_SSH, P + "userAccountCredentials": {"adminUserName": "azureuser", "adminUserPassword": "x"}},
+        None,
+        [SSH_NOT_ACKNOWLEDGED],
+    ),
+    (
+        "secure/fail: local auth on without SSH",
+        secure_defaults.validate,
+        {**NO_SSH, "properties__disableLocalAuth": False},
         None,
         [
-            "local authentication is enabled on the cluster (disableLocalAuth is not true): keys that never "
-            "expire can "
-            "reach it outside Microsoft Entra ID. Fix: set local_auth: false in the stack config."
+            "local authentication is left on (disableLocalAuth is not true) although the cluster has no SSH: "
+            "it serves nothing and Azure Policy's 'disable local authentication' flags it. Fix: send "
+            "disableLocalAuth: true (the program derives it from ssh)."
         ],
     ),
     (
         "secure/fail: public IP with a subnet",
         secure_defaults.validate,
         {P + "subnet": {"id": SUBNET}},
-        None,
+        ACK_SSH,
         [
             "nodes get public IP addresses although the cluster has a subnet: every node is reachable from "
             "the "
@@ -364,7 +442,7 @@ CASES: list[tuple[str, Any, dict[str, Any], dict[str, Any] | None, list[str]]] =
         "secure/fail: no public IP without a subnet",
         secure_defaults.validate,
         {P + "enableNodePublicIp": False},
-        None,
+        ACK_SSH,
         [
             "node public IP is off but the cluster has no subnet: without a virtual network the nodes have "
             "no route to "

@@ -251,7 +251,7 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         "min-nodes-zero": ["allow"],
         "idle-timer-bounds": ["max_seconds", "min_seconds"],
         "cross-region-compute": ["acknowledged"],
-        "secure-defaults": ["public_workspaces"],
+        "secure-defaults": ["public_workspaces", "ssh_clusters"],
     }
 
 
@@ -309,7 +309,7 @@ def test_locks_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack)
 def test_cluster_settings_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack) -> None:
     """A cluster edited by hand (SSH left NotSpecified, an admin password, a free-text idle timer) through
     Analyze: ssh-decided-at-creation and idle-timer-parseable are mandatory."""
-    pack.configure({})
+    pack.configure({"secure-defaults": {"ssh_clusters": ["h100-x2"]}})  # clean-vnet's SSH is intended
     compute = next(r for r in _clean_resources() if r.type == "azure-native:machinelearningservices:Compute")
     inner = compute.inputs["properties"]["properties"]
     edited = {

@@ -4,12 +4,14 @@ folder has its own conftest.py, so tests import helpers from here, never from `c
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
-# Example key generated for these tests (ssh-keygen -t ed25519 -N ""); public half only.
-ED25519_KEY = (
-    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKGFhOzGyF2XKRqEfe/0knkptcVgohsiJWXckNZ/vnUc example-dev-key"
-)
+# Throw-away public keys made for the tests (tests/fixtures/sshkeys/README.md): Azure ML takes the RSA one;
+# the ed25519 one is there to be refused.
+_KEYS = Path(__file__).resolve().parent.parent / "fixtures" / "sshkeys"
+RSA_KEY = (_KEYS / "rsa3072.pub").read_text().strip()
+ED25519_KEY = (_KEYS / "ed25519.pub").read_text().strip()
 
 _GOOD: dict[str, Any] = {
     "workspace": {
@@ -26,7 +28,7 @@ _GOOD: dict[str, Any] = {
             "max_instances": 4,
             "idle_time_before_scale_down": 300,
             "tier": "dedicated",
-            "ssh": {"admin_user": "azureuser", "public_key": ED25519_KEY},
+            "ssh": {"admin_user": "azureuser", "public_key": RSA_KEY},
         },
         {
             "name": "a100-spot",

@@ -250,13 +250,13 @@ CASES: list[tuple[str, Mutate, str, str]] = [
     ),
     (
         "ssh-key-bad-base64",
-        lambda r: ssh0(r).update(public_key="ssh-ed25519 AAAA!!!notbase64"),
+        lambda r: ssh0(r).update(public_key="ssh-rsa AAAA!!!notbase64"),
         "clusters[0].ssh.public_key",
         "not valid base64",
     ),
     (
         "ssh-key-not-openssh",
-        lambda r: ssh0(r).update(public_key="ssh-ed25519 " + base64.b64encode(b"hello world").decode()),
+        lambda r: ssh0(r).update(public_key="ssh-rsa " + base64.b64encode(b"hello world").decode()),
         "clusters[0].ssh.public_key",
         "not an OpenSSH public key",
     ),
@@ -264,7 +264,27 @@ CASES: list[tuple[str, Mutate, str, str]] = [
         "ssh-key-dss",
         lambda r: ssh0(r).update(public_key="ssh-dss AAAAB3NzaC1kc3M= x"),
         "clusters[0].ssh.public_key",
-        "key type 'ssh-dss' is not accepted",
+        "a ssh-dss key is not accepted: Azure ML compute takes RSA keys only",
+    ),
+    (
+        "ssh-key-ed25519",
+        lambda r: ssh0(r).update(public_key=ED25519_KEY),
+        "clusters[0].ssh.public_key",
+        "a ssh-ed25519 key is not accepted: Azure ML compute takes RSA keys only (docs: "
+        "machine-learning-enable-ssh.md, 'starting with ssh-rsa'); generate one with "
+        "`ssh-keygen -t rsa -b 3072`",
+    ),
+    (
+        "ssh-key-unknown-type",
+        lambda r: ssh0(r).update(public_key="ssh-foo AAAAB3NzaC1kc3M= x"),
+        "clusters[0].ssh.public_key",
+        "key type 'ssh-foo' is not accepted: Azure ML compute takes RSA keys only",
+    ),
+    (
+        "local-auth-removed",
+        lambda r: r["clusters"][0].update(local_auth=False),
+        "clusters[0].local_auth",
+        "removed: on Azure ML computes local authentication is SSH, so it follows ssh",
     ),
     (
         "ssh-key-private",

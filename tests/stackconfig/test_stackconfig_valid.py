@@ -62,16 +62,17 @@ def test_sizes_are_canonical_and_regions_default_to_the_workspace() -> None:
 def test_defaults_are_filled() -> None:
     config = validate(good_raw())
     spot = config.cluster("a100-spot")
-    assert (spot.min_instances, spot.node_public_ip, spot.local_auth, spot.subnet_id) == (
-        0,
-        True,
-        False,
-        None,
-    )
+    assert (spot.min_instances, spot.node_public_ip, spot.subnet_id) == (0, True, None)
     assert spot.ssh == "disabled" and not spot.ssh_enabled
     assert config.workspace.resource_group.create is True
     assert config.workspace.public_network_access == "Enabled"
     assert (config.locks.storage, config.locks.workspace) == (True, False)
+
+
+def test_local_auth_follows_ssh() -> None:
+    """On Azure ML computes local authentication is SSH (azure-ai-ml: disableLocalAuth = not ssh_settings)."""
+    config = validate(good_raw())
+    assert (config.cluster("h100-x4").local_auth, config.cluster("a100-spot").local_auth) == (True, False)
 
 
 def test_a_catalog_size_in_any_case_gets_the_catalog_casing_and_a_known_gpu_count() -> None:
@@ -155,13 +156,23 @@ def _key(key_type: str, rsa_bits: int = 3072) -> str:
     return f"{key_type} {base64.b64encode(blob).decode()} someone@example"
 
 
+@pytest.mark.parametrize("bits", [2048, 3072, 4096])
+def test_rsa_keys_of_2048_bits_and_more_are_accepted(bits: int) -> None:
+    ssh = SshConfig(admin_user="azureuser", public_key=_key("ssh-rsa", rsa_bits=bits))
+    assert ssh.public_key.startswith("ssh-rsa ")
+
+
 @pytest.mark.parametrize(
-    "key_type",
-    ["ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"],
+    "key_type", ["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"]
 )
-def test_each_accepted_key_type(key_type: str) -> None:
-    ssh = SshConfig(admin_user="azureuser", public_key=_key(key_type))
-    assert ssh.public_key.startswith(key_type + " ")
+def test_well_formed_keys_azure_ml_refuses_name_the_source_and_the_fix(key_type: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        SshConfig(admin_user="azureuser", public_key=_key(key_type))
+    assert (
+        f"a {key_type} key is not accepted: Azure ML compute takes RSA keys only (docs: "
+        "machine-learning-enable-ssh.md, 'starting with ssh-rsa'); generate one with "
+        "`ssh-keygen -t rsa -b 3072`"
+    ) in str(info.value)
 
 
 def test_rsa_keys_below_2048_bits_are_rejected() -> None:
@@ -169,8 +180,8 @@ def test_rsa_keys_below_2048_bits_are_rejected() -> None:
         SshConfig(admin_user="azureuser", public_key=_key("ssh-rsa", rsa_bits=1024))
 
 
-def test_ecdsa_line_with_a_different_curve_inside_is_rejected() -> None:
-    line = _key("ecdsa-sha2-nistp256").replace("ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", 1)
+def test_rsa_line_with_another_key_type_inside_is_rejected() -> None:
+    line = _key("ecdsa-sha2-nistp256").replace("ecdsa-sha2-nistp256", "ssh-rsa", 1)
     with pytest.raises(ValidationError, match="the key inside is 'ecdsa-sha2-nistp256'"):
         SshConfig(admin_user="azureuser", public_key=line)
 
