@@ -1,13 +1,16 @@
 """Compute clusters (AmlCompute) of a workspace: PUT, GET, list and DELETE, shaped as Azure answers them.
 
-What a client sends and what Azure answers, from the Azure ML REST spec at the api-version azure-ai-ml
-1.35.2 sends (`_restclient/arm_ml_service/operations/_operations.py`, `build_compute_get_request`:
-"2025-12-01"): Azure/azure-rest-api-specs
-specification/machinelearningservices/resource-manager/Microsoft.MachineLearningServices/stable/2025-12-01/
-machineLearningServices.json (SPEC below), operations `Compute_CreateOrUpdate`, `Compute_Get`,
-`Compute_List`, `Compute_Delete`, definitions `ComputeResource`, `Compute`, `AmlComputeProperties`,
-`ScaleSettings`, `UserAccountCredentials`, and its examples `examples/Compute/get/AmlCompute.json`,
-`createOrUpdate/BasicAmlCompute.json`, `list.json`, `delete.json`.
+The shapes come from the Azure ML REST spec, Azure/azure-rest-api-specs
+specification/machinelearningservices/resource-manager/Microsoft.MachineLearningServices/
+stable/2025-12-01/machineLearningServices.json (SPEC below): operations `Compute_CreateOrUpdate`,
+`Compute_Get`, `Compute_List`, `Compute_Delete`; definitions `ComputeResource`, `Compute`,
+`AmlComputeProperties`, `ScaleSettings`, `UserAccountCredentials`; examples `examples/Compute/get/
+AmlCompute.json`, `createOrUpdate/BasicAmlCompute.json`, `list.json`, `delete.json`. azure-native 3.29's
+`machinelearningservices.Compute` uses 2025-12-01 ("Uses Azure REST API version 2025-12-01", its
+docstring); azure-ai-ml 1.35.2 sends `api-version=2023-08-01-preview` for compute calls (`_ml_client.py`:
+`ServiceClient082023Preview` is the client `ComputeOperations` gets) with models generated from
+2025-12-01. The `Compute` and `AmlComputeProperties` definitions are the same in
+preview/2023-08-01-preview/machineLearningServices.json, so one shape serves both.
 
 Who sends the PUT: azure-native's `machinelearningservices:Compute` (the stack's `GpuCluster`: its wire
 inputs `location`, `identity`, `tags`, `properties` are the ARM body) and azure-ai-ml's
