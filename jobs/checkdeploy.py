@@ -194,10 +194,10 @@ def _recreate_steps(name: str, where: Where, what: str) -> list[str]:
         f"{what} is fixed when Azure creates the cluster, so {name} has to be deleted and created again "
         f"(a replacement that came back with its old settings, {ISSUE_18889}, or a cluster recreated "
         "outside Pulumi):",
-        f"1. az ml compute delete --name {name} {ws} --yes   (azure-ai-ml deletes with "
-        "underlyingResourceAction=Delete; the Detach action leaves the underlying cluster behind, and a "
-        "create under the same name has then come back with the old VM size: hashicorp/"
-        "terraform-provider-azurerm#15825)",
+        f"1. az ml compute delete --name {name} {ws} --yes   (delete the underlying compute, "
+        "underlyingResourceAction=Delete as azure-ai-ml's compute.begin_delete does by default, never "
+        "Detach: after a Detach a create under the same name has come back with the old VM size, "
+        "hashicorp/terraform-provider-azurerm#15825)",
         f"2. wait until `az ml compute show --name {name} {ws}` answers ResourceNotFound: a create under "
         "the same name while the delete still runs races with it",
         f"3. pulumi refresh --stack {where.stack} --yes   (Pulumi's state forgets the deleted cluster)",
