@@ -31,12 +31,23 @@ if TYPE_CHECKING:
 #: What Azure ML uploads as the job's code: jobs/src only (architecture.md "jobs").
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
-#: Curated PyTorch GPU environment in the `azureml` registry, Azure Container for PyTorch (ACPT).
-#: Source: Azure/azureml-assets assets/training/general/environments/acpt-pytorch-2.2-cuda12.1
-#: (published as azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1, image
-#: mcr.microsoft.com/azureml/curated/acpt-pytorch-2.2-cuda12.1). The 2.8/cuda12.6 sibling is tagged
-#: "Preview" in its spec.yaml, so the stable one is the default. Override with --environment.
-DEFAULT_ENVIRONMENT = "azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1/labels/latest"
+#: The job environment, pinned to one version of a curated environment of the `azureml` registry (Azure
+#: Container for PyTorch, ACPT), so every job runs in the image it was tested with, not in whatever a
+#: `labels/latest` points at on the day. Named here once; `--environment` overrides it.
+#: Source: Azure/azureml-assets. Each published version is a git tag `environment/<name>/<version>`
+#: (scripts/azureml-assets/azureml/assets/tag_released_assets.py tags released assets with
+#: `AssetConfig.full_name`); tag `environment/acpt-pytorch-2.2-cuda12.1/55` (2026-07-20, the newest when
+#: pinned) holds latest/environment/acpt-pytorch-2.2-cuda12.1/spec.yaml with `version: "55"`, and its
+#: environment.yaml publishes the image mcr.microsoft.com/azureml/curated/acpt-pytorch-2.2-cuda12.1.
+#: What version 55 is (its context/Dockerfile at that tag): FROM
+#: mcr.microsoft.com/aifx/acpt/stable-ubuntu2204-cu126-py310-torch280:biweekly.202607.1, then torch
+#: upgraded to 2.10.0+cu126; the "2.2" and "cuda12.1" of the name no longer describe the contents, which
+#: is why a label is not a pin. (acpt-pytorch-2.8-cuda12.6 version 15 is built on the same base image;
+#: both spec.yaml files carry a "Preview" tag.) To move the pin: read a newer tag's Dockerfile, change
+#: ENVIRONMENT_VERSION, and run the smoke job on a cluster.
+ENVIRONMENT_NAME = "acpt-pytorch-2.2-cuda12.1"
+ENVIRONMENT_VERSION = "55"
+DEFAULT_ENVIRONMENT = f"azureml://registries/azureml/environments/{ENVIRONMENT_NAME}/versions/{ENVIRONMENT_VERSION}"
 
 #: Where a training run's checkpoints live, fixed by run name so a resubmit finds them
 #: (seed "Low-priority and Spot capacity": bind the checkpoint output to a fixed datastore path).

@@ -35,6 +35,12 @@ def to_yaml(built: BuiltJob, out: Path) -> str:
     return yaml.safe_dump({"$schema": SCHEMA, **data}, sort_keys=False, default_flow_style=False)
 
 
+def environment_of(built: BuiltJob) -> str:
+    """The environment the job runs in, as the YAML names it (the pinned default or `--environment`)."""
+    env = built.job.environment
+    return env if isinstance(env, str) else str(getattr(env, "id", None) or getattr(env, "name", env))
+
+
 def write(built: BuiltJob, out: Path) -> Path:
     """Write the YAML, creating missing parent folders (check them first with `paths.check_out_file`)."""
     text = to_yaml(built, out)

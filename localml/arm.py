@@ -1,4 +1,5 @@
-"""ARM / Azure ML management-plane calls azure-ai-ml makes for the project's flows.
+"""ARM / Azure ML management-plane calls azure-ai-ml makes for the project's flows (compute clusters:
+`localml/computes.py`, registered here).
 
 Paths are relative to the cloud's resourceManager endpoint (this server). Each handler answers the
 shape the azure-ai-ml 1.35 REST models deserialise; see localml/README.md for the list.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from localml import computes
 from localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
 from localml.blobs import ARTIFACT_CONTAINER
 from localml.http import Request, Response, Router, error
@@ -44,6 +46,7 @@ def register(router: Router, cp: ControlPlane) -> None:
     a("GET", WS + "/datastores", lambda r: _datastore_list(cp, r), "datastores list")
     a("GET", WS + "/datastores/{name}", lambda r: _datastore_get(cp, r), "datastore GET")
     a("POST", WS + "/datastores/{name}/listSecrets", lambda r: _datastore_secrets(r), "datastore listSecrets")
+    computes.register(router, cp, WS)  # compute clusters: localml/computes.py
 
 
 # --- workspace ---------------------------------------------------------------------------------

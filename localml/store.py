@@ -1,4 +1,4 @@
-"""In-memory state of one control-plane session: code versions and jobs, per workspace.
+"""In-memory state of one control-plane session: code versions, jobs and computes, per workspace.
 
 Any subscription / resource group / workspace name is accepted: the session plays the workspace the
 stack outputs name. Datastore folders live on disk under the session directory, so a job's
@@ -67,6 +67,11 @@ class Store:
     root: Path                                               # session directory
     codes: dict[tuple[str, str, str], CodeVersion] = field(default_factory=dict)   # (ws_id, name, version)
     jobs: dict[tuple[str, str], Job] = field(default_factory=dict)                 # (ws_id lower, name)
+    #: Computes as GET answers them (ARM resource), keyed (ws_id lower, compute name lower): ARM names
+    #: are case-insensitive. `detached`: what a cluster deleted with underlyingResourceAction=Detach
+    #: leaves behind for a later PUT of the same name (localml/computes.py).
+    computes: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    detached: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property
@@ -83,6 +88,14 @@ class Store:
     def job(self, ws_id: str, name: str) -> Job | None:
         with self.lock:
             return self.jobs.get((ws_id.lower(), name))
+
+    def compute(self, ws_id: str, name: str) -> dict[str, Any] | None:
+        with self.lock:
+            return self.computes.get((ws_id.lower(), name.lower()))
+
+    def computes_in(self, ws_id: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [c for (w, _), c in self.computes.items() if w == ws_id.lower()]
 
     def jobs_in(self, ws_id: str) -> list[Job]:
         with self.lock:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 import vmsizes
 from stackconfig.models import ClusterConfig, StackConfig
@@ -29,6 +29,18 @@ class ClusterOutput(BaseModel):
     vcpus_per_node: int
     rdma_usable: bool
     ssh_enabled: bool
+    # Network settings Azure fixes at creation; `python -m jobs check-deploy` compares them with the live
+    # cluster. `subnet_id` is left out when there is none, as `pulumi stack output` leaves it out (the
+    # Pulumi SDK drops None values when it serialises an export), so the dump is what the engine exports.
+    # The defaults (the config's) let outputs exported before these fields existed still be read;
+    # check-deploy refuses such outputs (`network_fields_exported`).
+    subnet_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    node_public_ip: bool = True
+
+    def network_fields_exported(self) -> bool:
+        """Whether the JSON this entry came from carried the network fields. `node_public_ip` is always
+        exported by the program that added both, so its presence tells; `subnet_id` may be absent (None)."""
+        return "node_public_ip" in self.model_fields_set
 
 
 class StackOutputs(BaseModel):
@@ -59,6 +71,8 @@ def cluster_output(cluster: ClusterConfig, size: vmsizes.VmSize) -> ClusterOutpu
         vcpus_per_node=size.vcpus,
         rdma_usable=size.rdma_usable,
         ssh_enabled=cluster.ssh_enabled,
+        subnet_id=cluster.subnet_id,
+        node_public_ip=cluster.node_public_ip,
     )
 
 

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
                 "nodes": b.nodes,
                 "processes_per_node": b.processes_per_node,
                 "world_size": b.world_size,
+                "environment": render.environment_of(b),
                 **b.extra,
             }
         )
@@ -65,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
         for w in written:
             print(
                 f"{w['file']}: {w['label']}, {w['nodes']} node(s) x {w['processes_per_node']} process(es) "
-                f"= world size {w['world_size']}"
+                f"= world size {w['world_size']}, environment {w['environment']}"
             )
     return 0

@@ -42,6 +42,7 @@ def run_jobs(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
         (["submit", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4"], 3),
         (["audit", "--outputs", FIXTURE], 4),
         (["quota", "--outputs", FIXTURE, "--regions", "eastus"], 4),
+        (["check-deploy", "--outputs", FIXTURE], 4),
         (["scaling", "--jobs", "job-a", "job-b", "--outputs", FIXTURE], 2),
     ],
 )

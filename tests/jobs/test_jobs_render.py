@@ -334,3 +334,28 @@ def test_stray_positionals_before_the_double_dash_are_refused(tmp_path, capsys):
     assert exited.value.code == 2
     assert "render: unexpected argument(s) stray; script arguments go after `--`" in capsys.readouterr().err
     assert not (tmp_path / "j.yml").exists()
+
+
+def test_every_job_names_its_pinned_environment_in_the_yaml_and_the_render_output(tmp_path, capsys):
+    from jobs.builders import DEFAULT_ENVIRONMENT, ENVIRONMENT_NAME, ENVIRONMENT_VERSION
+
+    # One version of one curated environment, never a label that moves.
+    assert (
+        f"azureml://registries/azureml/environments/{ENVIRONMENT_NAME}/versions/{ENVIRONMENT_VERSION}"
+    ) == DEFAULT_ENVIRONMENT
+    assert ENVIRONMENT_VERSION.isdigit() and "/labels/" not in DEFAULT_ENVIRONMENT
+    out = tmp_path / "scaling.yml"
+    argv = ["render", "scaling", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out), "--json"]
+    assert main(argv) == 0
+    written = json.loads(capsys.readouterr().out)["jobs"]
+    assert [j["environment"] for j in written] == [DEFAULT_ENVIRONMENT, DEFAULT_ENVIRONMENT]
+    for j in written:
+        assert rest_body(Path(j["file"]))["environmentId"] == DEFAULT_ENVIRONMENT
+    # Plain output names it too; --environment replaces it everywhere.
+    assert main(["render", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"world size 16, environment {DEFAULT_ENVIRONMENT}")
+    argv = ["render", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out), "--json",
+            "--environment", "azureml:my-env:3"]  # fmt: skip
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["jobs"][0]["environment"] == "azureml:my-env:3"
+    assert rest_body(out)["environmentId"].endswith("my-env:3")

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARCHITECTURE_EXAMPLE = {
     "name": "h100-x4", "size": "Standard_ND96isr_H100_v5", "region": "eastus", "tier": "dedicated",
     "min_instances": 0, "max_instances": 4, "idle_seconds": 300, "gpus_per_node": 8, "vcpus_per_node": 96,
-    "rdma_usable": True, "ssh_enabled": True,
+    "rdma_usable": True, "ssh_enabled": True, "node_public_ip": True,
 }  # fmt: skip
 
 
@@ -46,3 +46,19 @@ def test_cluster_output_takes_node_facts_from_the_size() -> None:
 def test_outputs_reject_unknown_fields() -> None:
     with pytest.raises(ValidationError):
         ClusterOutput.model_validate(ARCHITECTURE_EXAMPLE | {"extra": 1})
+
+
+def test_outputs_exported_before_the_network_fields_still_read_but_say_so() -> None:
+    old = {k: v for k, v in ARCHITECTURE_EXAMPLE.items() if k != "node_public_ip"}
+    out = ClusterOutput.model_validate(old)
+    assert (out.subnet_id, out.node_public_ip) == (None, True)
+    assert not out.network_fields_exported()
+    assert ClusterOutput.model_validate(ARCHITECTURE_EXAMPLE).network_fields_exported()
+
+
+def test_vnet_cluster_outputs_carry_its_subnet_and_no_public_ip() -> None:
+    config = load_stack_file(REPO / "tests" / "fixtures" / "stacks" / "clean-vnet" / "Pulumi.clean-vnet.yaml")
+    out = stack_outputs(config, "00000000-0000-0000-0000-000000000000").clusters["h100-x2"]
+    assert out.subnet_id is not None and out.subnet_id.endswith("/subnets/snet-train")
+    assert out.node_public_ip is False
+    assert out.model_dump(mode="json")["subnet_id"] == out.subnet_id  # exported when set
