@@ -1,5 +1,18 @@
 """Shared reading of azure-native wire-format properties for the policies (camelCase names, numbers as
-floats).
+floats), safe for what the engine does not know during a preview.
+
+During a preview the engine sends unknown values as a sentinel (pulumi/pulumi pkg/resource/plugin/
+analyzer_plugin.go marshals Analyze and AnalyzeStack properties with `KeepUnknowns: true`), and reading one
+through pulumi-policy's proxy raises UnknownValueError, which the servicer turns into an ADVISORY "can't run
+policy ... during preview" for the whole policy (pulumi_policy/policy.py, Analyze). A mandatory policy that
+reads an unknown therefore lets the pull request through and fails half-way through `pulumi up`. So the
+policies read each field with `read`, which returns UNKNOWN instead of raising, read only the fields their
+verdict needs, and say so in their message when one of those is unknown (`Cluster.undecided`).
+
+In the first preview of a new stack the values that come from other resources' outputs are unknown: a
+Compute's `workspaceName` and `resourceGroupName`, every id-derived value such as a lock's `scope`. The
+fields that decide a cluster (size, scale settings, priority, credentials, SSH port) are literals in the
+program and known.
 
 Shapes (pulumi-azure-native 3.29 `machinelearningservices/_inputs.py`, `AmlComputeArgs` and
 `AmlComputePropertiesArgs`): a cluster is `azure-native:machinelearningservices:Compute` with
@@ -41,6 +54,34 @@ DATE_ENV = "AZML_GPU_POLICY_DATE"
 ReportViolation = Callable[..., None]
 # (cluster, the policy's config) -> the messages to report on that cluster
 ClusterMessages = Callable[["Cluster", Mapping[str, Any]], Iterable[str]]
+
+
+class _Unknown:
+    """A value the engine does not know during this preview."""
+
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        raise TypeError("an UNKNOWN value has no truth value; test `value is UNKNOWN` first")
+
+
+UNKNOWN: Any = _Unknown()
+
+
+def read(props: Mapping[str, Any] | None, *path: str, default: Any = None) -> Any:
+    """`get`, but UNKNOWN for a value the engine does not know yet (instead of UnknownValueError)."""
+    try:
+        return get(props, *path, default=default)
+    except UnknownValueError:
+        return UNKNOWN
 
 
 def get(props: Mapping[str, Any] | None, *path: str, default: Any = None) -> Any:
@@ -85,9 +126,38 @@ def parse_seconds(value: Any) -> int | None:
     return int(parsed.total_seconds())
 
 
+def undecided_message(paths: list[str]) -> str:
+    """What a policy reports when the values its verdict needs are unknown in this preview."""
+    verb = "is" if len(paths) == 1 else "are"
+    return (
+        f"cannot decide during preview: {', '.join(paths)} {verb} not known until deployment (computed "
+        f"from another resource's output), so this check would first run during `pulumi up`, after "
+        f"resources were already created. Fix: give {'it' if len(paths) == 1 else 'them'} a literal "
+        f"value in the program (the stack config)."
+    )
+
+
+# Cluster field -> the wire path it is read from (shown when it is unknown).
+FIELD_PATHS = {
+    "size": "properties.properties.vmSize",
+    "min_nodes": "properties.properties.scaleSettings.minNodeCount",
+    "max_nodes": "properties.properties.scaleSettings.maxNodeCount",
+    "idle": "properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown",
+    "priority": "properties.properties.vmPriority",
+    "region": "properties.computeLocation (else location)",
+    "remote_login": "properties.properties.remoteLoginPortPublicAccess",
+    "ssh_public_key": "properties.properties.userAccountCredentials.adminUserSshPublicKey",
+    "admin_password": "properties.properties.userAccountCredentials.adminUserPassword",
+    "subnet_id": "properties.properties.subnet.id",
+    "node_public_ip": "properties.properties.enableNodePublicIp",
+    "disable_local_auth": "properties.disableLocalAuth",
+}
+
+
 @dataclass(frozen=True)
 class Cluster:
-    """The fields of an AmlCompute cluster the policies read, from its wire-format inputs."""
+    """The fields of an AmlCompute cluster the policies read, from its wire-format inputs (Analyze) or
+    outputs (AnalyzeStack). Any field may be UNKNOWN during a preview; check with `undecided` first."""
 
     name: str
     urn: str
@@ -97,7 +167,6 @@ class Cluster:
     idle: Any
     priority: str  # "Dedicated" | "LowPriority" (azure-native VmPriority)
     region: str | None  # computeLocation, else location
-    workspace_name: str | None
     remote_login: str | None
     ssh_public_key: str | None
     admin_password: str | None
@@ -105,54 +174,108 @@ class Cluster:
     node_public_ip: bool
     disable_local_auth: bool | None
 
+    def undecided(self, *fields: str) -> str | None:
+        """None when every field is known; else the message a policy reports instead of a verdict."""
+        unknown = [FIELD_PATHS[f] for f in fields if getattr(self, f) is UNKNOWN]
+        return undecided_message(unknown) if unknown else None
+
     @property
-    def ssh_enabled(self) -> bool:
-        """SSH (on Azure ML computes also local authentication): the port opened or admin credentials."""
+    def ssh_enabled(self) -> Any:
+        """SSH (on Azure ML computes also local authentication): the port opened or admin credentials;
+        UNKNOWN when one of those is."""
+        if any(v is UNKNOWN for v in (self.remote_login, self.ssh_public_key, self.admin_password)):
+            return UNKNOWN
         return self.remote_login == "Enabled" or bool(self.ssh_public_key or self.admin_password)
 
     @property
-    def tier(self) -> str:
-        """vmsizes.quota tier: "dedicated" | "low_priority"."""
+    def tier(self) -> Any:
+        """vmsizes.quota tier: "dedicated" | "low_priority" (UNKNOWN when the priority is)."""
+        if self.priority is UNKNOWN:
+            return UNKNOWN
         return "low_priority" if self.priority.lower() == "lowpriority" else "dedicated"
 
 
+def _int_or_unknown(value: Any) -> Any:
+    return UNKNOWN if value is UNKNOWN else as_int(value)
+
+
 def aml_cluster(resource_type: str, props: Mapping[str, Any], name: str, urn: str) -> Cluster | None:
-    """The cluster view of a Compute resource, None for anything that is not an AmlCompute cluster."""
-    if resource_type != COMPUTE or get(props, "properties", "computeType") != "AmlCompute":
+    """The cluster view of a Compute resource, None for anything that is not an AmlCompute cluster.
+    Reads inputs (Analyze) and azure-native outputs (AnalyzeStack: `properties` is echoed from the inputs in
+    a preview and returned by Azure once deployed; `computeName` is an input only, `name` the output)."""
+    # computeType is a literal the SDK's AmlComputeArgs always sends ('AmlCompute').
+    if resource_type != COMPUTE or read(props, "properties", "computeType") != "AmlCompute":
         return None
-    inner = get(props, "properties", "properties", default={})
+    inner = read(props, "properties", "properties", default={})
+    if inner is UNKNOWN:
+        inner = {
+            key: UNKNOWN
+            for key in (
+                "vmSize",
+                "scaleSettings",
+                "vmPriority",
+                "remoteLoginPortPublicAccess",
+                "userAccountCredentials",
+                "subnet",
+                "enableNodePublicIp",
+            )
+        }
+    scale = read(inner, "scaleSettings", default={})
+    credentials = read(inner, "userAccountCredentials", default={})
+    subnet = read(inner, "subnet", default={})
     # The cluster region: azure-native AmlComputeArgs.compute_location ("Location for the underlying
     # compute"); the terraform azurerm provider keeps `location` at the workspace region and sends the
     # cluster region as properties.computeLocation. Prefer computeLocation, fall back to location.
-    region = get(props, "properties", "computeLocation") or get(props, "location")
-    public_ip = get(inner, "enableNodePublicIp")
+    region = read(props, "properties", "computeLocation")
+    if region is None:
+        region = read(props, "location")
+    public_ip = read(inner, "enableNodePublicIp")
+    given = read(props, "computeName")
+    if given is UNKNOWN or not given:
+        given = read(props, "name")
     return Cluster(
-        name=str(get(props, "computeName") or name),
+        name=str(given) if isinstance(given, str) and given else name,
         urn=urn,
-        size=get(inner, "vmSize"),
-        min_nodes=as_int(get(inner, "scaleSettings", "minNodeCount")),
-        max_nodes=as_int(get(inner, "scaleSettings", "maxNodeCount")),
-        idle=get(inner, "scaleSettings", "nodeIdleTimeBeforeScaleDown"),
-        priority=str(get(inner, "vmPriority") or "Dedicated"),
-        region=norm_region(region),
-        workspace_name=get(props, "workspaceName"),
-        remote_login=get(inner, "remoteLoginPortPublicAccess"),
-        ssh_public_key=get(inner, "userAccountCredentials", "adminUserSshPublicKey") or None,
-        admin_password=get(inner, "userAccountCredentials", "adminUserPassword") or None,
-        subnet_id=get(inner, "subnet", "id") or None,
+        size=read(inner, "vmSize"),
+        min_nodes=UNKNOWN if scale is UNKNOWN else _int_or_unknown(read(scale, "minNodeCount")),
+        max_nodes=UNKNOWN if scale is UNKNOWN else _int_or_unknown(read(scale, "maxNodeCount")),
+        idle=UNKNOWN if scale is UNKNOWN else read(scale, "nodeIdleTimeBeforeScaleDown"),
+        priority=_or(read(inner, "vmPriority"), "Dedicated"),
+        region=UNKNOWN if region is UNKNOWN else norm_region(region),
+        remote_login=read(inner, "remoteLoginPortPublicAccess"),
+        ssh_public_key=UNKNOWN
+        if credentials is UNKNOWN
+        else _or(read(credentials, "adminUserSshPublicKey"), None),
+        admin_password=UNKNOWN
+        if credentials is UNKNOWN
+        else _or(read(credentials, "adminUserPassword"), None),
+        subnet_id=UNKNOWN if subnet is UNKNOWN else _or(read(subnet, "id"), None),
         # azure-native defaults enableNodePublicIp to true when it is not given.
-        node_public_ip=public_ip is not False,
-        disable_local_auth=get(props, "properties", "disableLocalAuth"),
+        node_public_ip=UNKNOWN if public_ip is UNKNOWN else public_ip is not False,
+        disable_local_auth=read(props, "properties", "disableLocalAuth"),
     )
 
 
-def cluster_validator(messages: ClusterMessages) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
+def _or(value: Any, fallback: Any) -> Any:
+    """`value or fallback`, keeping UNKNOWN."""
+    if value is UNKNOWN:
+        return UNKNOWN
+    return value or fallback
+
+
+def cluster_validator(
+    messages: ClusterMessages, needs: tuple[str, ...]
+) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
     """A ResourceValidationPolicy `validate`: reports `messages(cluster, config)` on each AmlCompute cluster
-    (no property path) and ignores every other resource."""
+    (no property path) and ignores every other resource. `needs`: the Cluster fields the verdict reads; when
+    one is unknown (a preview), the policy reports why it cannot decide instead."""
 
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
         if cluster is None:
+            return
+        if (why := cluster.undecided(*needs)) is not None:
+            report_violation(why, None)
             return
         for message in messages(cluster, args.get_config()):
             report_violation(message, None)
@@ -161,17 +284,15 @@ def cluster_validator(messages: ClusterMessages) -> Callable[[ResourceValidation
 
 
 def clusters_of(resources: Iterable[Any]) -> list[Cluster]:
-    """Every AmlCompute cluster among a stack's PolicyResources; a cluster whose fields are still unknown
-    (a preview before its inputs resolve) is skipped rather than aborting the whole stack policy."""
-    found = []
-    for r in resources:
-        try:
-            c = aml_cluster(r.resource_type, r.props, r.name, r.urn)
-        except UnknownValueError:
-            continue
-        if c is not None:
-            found.append(c)
-    return found
+    """Every AmlCompute cluster among a stack's PolicyResources (their outputs), unknown fields as UNKNOWN."""
+    found = (aml_cluster(r.resource_type, r.props, r.name, r.urn) for r in resources)
+    return [c for c in found if c is not None]
+
+
+def depends_on(resource: Any, key: str) -> list[Any]:
+    """The PolicyResources a property's value comes from (AnalyzeStack's propertyDependencies: the engine
+    sends them for every resource, pulumi/pulumi step_generator.go AnalyzeResources)."""
+    return list((getattr(resource, "property_dependencies", None) or {}).get(key, []))
 
 
 def evaluation_date(config: Mapping[str, Any]) -> date:

@@ -73,8 +73,9 @@ def _bounds_messages(cluster: Cluster, config: Mapping[str, Any]) -> list[str]:
     return out_of_bounds(cluster.idle, low, high)
 
 
-validate = cluster_validator(_bounds_messages)
-validate_companion = cluster_validator(lambda cluster, _config: unparseable(cluster.idle))
+# The bounds are advisory and the parse check mandatory: each says so when the timer is unknown.
+validate = cluster_validator(_bounds_messages, ("idle",))
+validate_companion = cluster_validator(lambda cluster, _config: unparseable(cluster.idle), ("idle",))
 
 
 POLICY = ResourceValidationPolicy(

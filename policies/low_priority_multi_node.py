@@ -28,7 +28,7 @@ def messages(cluster: Cluster) -> list[str]:
     ]
 
 
-validate = cluster_validator(lambda cluster, _config: messages(cluster))
+validate = cluster_validator(lambda cluster, _config: messages(cluster), ("priority", "max_nodes"))
 
 
 POLICY = ResourceValidationPolicy(

@@ -27,7 +27,9 @@ def messages(cluster: Cluster, allow: list[str]) -> list[str]:
     ]
 
 
-validate = cluster_validator(lambda cluster, config: messages(cluster, list(config.get("allow", []))))
+validate = cluster_validator(
+    lambda cluster, config: messages(cluster, list(config.get("allow", []))), ("min_nodes", "size")
+)
 
 
 POLICY = ResourceValidationPolicy(

@@ -31,11 +31,7 @@ def messages(size: str | None, max_nodes: int | None) -> list[str]:
         ]
     if described.rdma_usable:
         return []
-    how = (
-        " (inferred from the size name: the size is not in the catalog)"
-        if described.inferred
-        else ""
-    )
+    how = " (inferred from the size name: the size is not in the catalog)" if described.inferred else ""
     why = (
         "has RDMA but no SR-IOV, so NCCL cannot use InfiniBand"
         if described.rdma
@@ -48,7 +44,9 @@ def messages(size: str | None, max_nodes: int | None) -> list[str]:
     ]
 
 
-validate = cluster_validator(lambda cluster, _config: messages(cluster.size, cluster.max_nodes))
+validate = cluster_validator(
+    lambda cluster, _config: messages(cluster.size, cluster.max_nodes), ("size", "max_nodes")
+)
 
 
 POLICY = ResourceValidationPolicy(

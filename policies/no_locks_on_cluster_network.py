@@ -6,15 +6,22 @@ MicrosoftDocs/azure-docs articles/machine-learning/how-to-secure-training-vnet.m
 network ... One network security group, One public IP address, One load balancer". Those are named by
 Azure at deployment, so any NSG, load balancer or public IP lock in the resource group of a cluster's virtual
 network is treated as one of them; the virtual network and subnet are matched by id.
+
+A stack policy (it needs the clusters and the locks together), so it sees outputs: a lock's target comes
+from what no-resource-group-locks recorded at Analyze (the lock's inputs; policies/_locks.py), else from the
+resource its scope is computed from (property dependencies): a lock computed from the same network resource
+a cluster's subnet comes from is a violation even while both ids are unknown. A lock whose target stays
+unknown while clusters use subnets is reported as undecidable (mandatory, never skipped).
 """
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, StackValidationArgs, StackValidationPolicy
-from pulumi_policy.proxy import UnknownValueError
+from typing import Any
 
-from policies._common import ReportViolation, clusters_of, get
-from policies._locks import relative, target
+from pulumi_policy import EnforcementLevel, StackValidationArgs, StackValidationPolicy
+
+from policies._common import UNKNOWN, ReportViolation, aml_cluster, depends_on, read
+from policies._locks import is_lock, observed, relative
 
 NAME = "no-locks-on-cluster-network"
 _CREATED_BY_AZURE_ML = {
@@ -35,40 +42,68 @@ def _what(path: str, subnets: dict[str, list[str]]) -> tuple[str, list[str]] | N
         if path == vnet:
             return "the virtual network", clusters
         if path.startswith(rg + _NETWORK):
-            kind = path[len(rg + _NETWORK):].split("/")[0]
+            kind = path[len(rg + _NETWORK) :].split("/")[0]
             if kind in _CREATED_BY_AZURE_ML:
                 return f"a {_CREATED_BY_AZURE_ML[kind]} in the virtual network's resource group", clusters
     return None
 
 
+def _message(level: Any, name: str, what: str, shown: str, clusters: list[str]) -> str:
+    return (
+        f"{level if isinstance(level, str) else 'a'} lock '{name}' on {what} ({shown}) used by cluster(s) "
+        f"{', '.join(clusters)}: Azure ML creates, updates and deletes these network resources as it scales, "
+        "so scaling fails and the cluster sticks at 'resizing'. Fix: remove the lock; lock the storage, key "
+        "vault and registry instead."
+    )
+
+
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     subnets: dict[str, list[str]] = {}
-    for cluster in clusters_of(args.resources):
+    subnet_sources: dict[str, list[str]] = {}  # URN of a stack resource a cluster's subnet comes from
+    for r in args.resources:
+        cluster = aml_cluster(r.resource_type, r.props, r.name, r.urn)
+        if cluster is None:
+            continue
+        if cluster.subnet_id is UNKNOWN:
+            for source in depends_on(r, "properties"):
+                subnet_sources.setdefault(source.urn, []).append(cluster.name)
+            continue
         path = relative(cluster.subnet_id) if cluster.subnet_id else None
         if path and "/subnets/" in path:
             subnets.setdefault(path, []).append(cluster.name)
-    if not subnets:
+    if not subnets and not subnet_sources:
         return
     for r in args.resources:
-        try:
-            scope = target(r)
-        except UnknownValueError:
+        if not is_lock(r.resource_type):
             continue
-        if scope is None or scope.kind != "resource" or not scope.path:
+        level = read(r.props, "level")
+        target = observed(r.urn)
+        if target is None or target.kind == "unknown":
+            sources = depends_on(r, "scope")
+            shared = [s for s in sources if s.urn in subnet_sources]
+            if shared:
+                what = f"{shared[0].resource_type.split(':')[-1]} {shared[0].name}"
+                report_violation(
+                    _message(level, r.name, "the network resource", what, subnet_sources[shared[0].urn]),
+                    r.urn,
+                )
+                continue
+            if sources:
+                continue  # computed from a resource no cluster's subnet comes from
+            report_violation(
+                f"cannot decide during preview whether lock '{r.name}' covers a network resource of "
+                f"cluster(s) {', '.join(sorted({c for cs in subnets.values() for c in cs}))}: its scope is "
+                "not known until deployment and comes from no resource of this stack. Fix: give the scope "
+                "as a literal ARM id.",
+                r.urn,
+            )
             continue
-        hit = _what(scope.path, subnets)
-        if hit is None:
+        if target.kind != "resource" or not target.path:
             continue
-        what, clusters = hit
-        level = get(r.props, "level", default="a")
-        report_violation(
-            f"{level} lock '{r.name}' on {what} ({scope.shown}) used by cluster(s) {', '.join(clusters)}: "
-            "Azure "
-            f"ML creates, updates and deletes these network resources as it scales, so scaling fails and the "
-            f"cluster sticks at 'resizing'. Fix: remove the lock; lock the storage, key vault and registry "
-            f"instead.",
-            r.urn,
-        )
+        hit = _what(target.path, subnets)
+        if hit is not None:
+            what, clusters = hit
+            report_violation(_message(level, r.name, what, target.shown, clusters), r.urn)
 
 
 POLICY = StackValidationPolicy(

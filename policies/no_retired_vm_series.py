@@ -75,6 +75,10 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
     cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
     if cluster is None:
         return
+    if (why := cluster.undecided("size", "region")) is not None:
+        _handoff.put(args.urn, [])
+        report_violation(why, None)
+        return
     on, warn_days = _settings(args.get_config())
     mandatory, advisory = findings(cluster.size, cluster.region, on, warn_days)
     _handoff.put(args.urn, advisory)

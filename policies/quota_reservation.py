@@ -126,14 +126,20 @@ def reservation(clusters: Iterable[Cluster]) -> tuple[QuotaReport, list[tuple[st
 
 
 def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(mandatory, advisory) messages for the clusters' reservations against the configured quotas."""
+    """(mandatory, advisory) messages for the clusters' reservations against the configured quotas. A
+    cluster whose size, node count, region or priority is unknown in this preview cannot be counted: that
+    is a mandatory message of its own (its pool's total is unknown)."""
+    undecided = [
+        (c, why) for c in clusters if (why := c.undecided("size", "max_nodes", "region", "priority"))
+    ]
+    clusters = [c for c in clusters if not any(c is u for u, _ in undecided)]
     report, rejected = reservation(clusters)
     advisory = [
         f"cluster {name}: cannot compute its quota reservation ({why}). Fix: use a size from the "
         f"catalog (vmsizes/data/sizes.yaml)."
         for name, why in rejected
     ]
-    mandatory = []
+    mandatory = [f"cluster {c.name}: its quota reservation {why}" for c, why in undecided]
     for pool in report.pools:
         quota = configured_quota(quotas, pool)
         who = _who(report, pool)

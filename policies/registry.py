@@ -31,6 +31,7 @@ POLICIES: list[Policy] = [
     no_retired_vm_series.POLICY,
     no_retired_vm_series.COMPANION_POLICY,
     no_resource_group_locks.POLICY,
+    no_resource_group_locks.COMPANION_POLICY,
     no_locks_on_cluster_network.POLICY,
     ssh_decided_at_creation.POLICY,
     quota_reservation.POLICY,

@@ -36,7 +36,17 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from policies._common import KEY_VAULT, STORAGE_ACCOUNT, WORKSPACE, Cluster, ReportViolation, aml_cluster, get
+from policies._common import (
+    KEY_VAULT,
+    STORAGE_ACCOUNT,
+    UNKNOWN,
+    WORKSPACE,
+    Cluster,
+    ReportViolation,
+    aml_cluster,
+    read,
+    undecided_message,
+)
 
 NAME = "secure-defaults"
 
@@ -76,8 +86,11 @@ def resource_messages(
     resource_type: str, props: Mapping[str, Any], public_workspaces: Collection[str] = ()
 ) -> list[str]:
     if resource_type == WORKSPACE:
-        access = get(props, "publicNetworkAccess")
-        if access != "Disabled" and get(props, "workspaceName") not in public_workspaces:
+        access, name = read(props, "publicNetworkAccess"), read(props, "workspaceName")
+        unknown = [p for p, v in (("publicNetworkAccess", access), ("workspaceName", name)) if v is UNKNOWN]
+        if unknown:
+            return [undecided_message(unknown)]
+        if access != "Disabled" and name not in public_workspaces:
             shown = access if access else "not set (Azure's default: Enabled)"
             return [
                 f"workspace publicNetworkAccess is {shown}: the workspace API is reachable from the "
@@ -87,12 +100,17 @@ def resource_messages(
             ]
     elif resource_type == STORAGE_ACCOUNT:
         found = []
-        if get(props, "allowBlobPublicAccess") is True:
+        public, tls = read(props, "allowBlobPublicAccess"), read(props, "minimumTlsVersion")
+        unknown = [
+            p for p, v in (("allowBlobPublicAccess", public), ("minimumTlsVersion", tls)) if v is UNKNOWN
+        ]
+        if unknown:
+            return [undecided_message(unknown)]
+        if public is True:
             found.append(
                 "storage allowBlobPublicAccess is true: containers can be made readable by anyone, including "
                 "training data and checkpoints. Fix: set allowBlobPublicAccess to false."
             )
-        tls = get(props, "minimumTlsVersion")
         if tls != "TLS1_2":
             shown = tls if tls else "not set (Azure's default: TLS1_0)"
             found.append(
@@ -100,7 +118,12 @@ def resource_messages(
                 f"Fix: set minimumTlsVersion to TLS1_2."
             )
         return found
-    elif resource_type == KEY_VAULT and get(props, "properties", "enablePurgeProtection") is not True:
+    elif resource_type == KEY_VAULT:
+        purge = read(props, "properties", "enablePurgeProtection")
+        if purge is UNKNOWN:
+            return [undecided_message(["properties.enablePurgeProtection"])]
+        if purge is True:
+            return []
         return [
             "key vault purge protection is off: a deleted vault and the workspace's secrets can be purged at "
             "once, and the workspace cannot switch to another vault. Fix: set "
@@ -114,7 +137,15 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
     config = args.get_config()
     public = list(config.get("public_workspaces", []))
     if cluster is not None:
-        found = cluster_messages(cluster, list(config.get("ssh_clusters", [])))
+        why = cluster.undecided(
+            "remote_login",
+            "ssh_public_key",
+            "admin_password",
+            "disable_local_auth",
+            "subnet_id",
+            "node_public_ip",
+        )
+        found = [why] if why else cluster_messages(cluster, list(config.get("ssh_clusters", [])))
     else:
         found = resource_messages(args.resource_type, args.props, public)
     for message in found:

@@ -62,7 +62,10 @@ def messages(cluster: Cluster) -> list[str]:
     return found
 
 
-validate = cluster_validator(lambda cluster, _config: messages(cluster))
+validate = cluster_validator(
+    lambda cluster, _config: messages(cluster),
+    ("remote_login", "ssh_public_key", "admin_password", "disable_local_auth"),
+)
 
 
 POLICY = ResourceValidationPolicy(

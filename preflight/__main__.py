@@ -1,4 +1,5 @@
-"""`python -m preflight STACK [--json] [--date YYYY-MM-DD] [--outputs-file F]`: the offline policy gate.
+"""`python -m preflight STACK [--json] [--date YYYY-MM-DD] [--state FILE] [--outputs-file F]`: the offline
+policy gate, in the two previews a stack goes through (first deploy, and update against deployed state).
 
 Exit 0: no mandatory violation; 1: mandatory violations; 2: invalid input (bad flag, invalid stack or policy
 config, every problem listed) or a program error (message, no traceback). Progress goes to stderr.
@@ -35,13 +36,21 @@ def parser() -> argparse.ArgumentParser:
         json_error=_json_error,
         prog="python -m preflight",
         description="Evaluate the stack program under Pulumi mocks and run the CrossGuard policy pack over "
-        "its gRPC analyzer protocol, as `pulumi preview --policy-pack policies` would.",
+        "its gRPC analyzer protocol, as `pulumi preview --policy-pack policies` would: once as the first "
+        "preview of a new stack, once as an update preview against deployed state.",
     )
     p.add_argument(
         "stack", metavar="STACK", help="stack name: reads Pulumi.STACK.yaml and policies/config/STACK.json"
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON (schema: docs/preflight.md)")
     p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="evaluate VM retirement on this day")
+    p.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="`pulumi stack export --show-secrets --file FILE` of the deployed stack: the update evaluation "
+        "diffs against it and lists what the change replaces (default: the stack deployed as declared)",
+    )
     p.add_argument(
         "--outputs-file",
         type=Path,
@@ -97,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     from preflight.program import read_config_file
 
     problems = _outputs_file_problems(args.outputs_file) if args.outputs_file is not None else []
+    if args.state is not None and not args.state.is_file():
+        what = "is a directory" if args.state.is_dir() else "does not exist"
+        problems.append(
+            f"--state: {args.state} {what}; give the file that `pulumi stack export --show-secrets --file "
+            "FILE` wrote"
+        )
     config = None
     if args.config_file is not None:
         try:
@@ -122,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         args.stack,
         config=config,
         policy_config=policy_config,
+        state_path=args.state,
         on=args.date,
         progress=_progress,
     )

@@ -7,11 +7,20 @@ the first stdout line and serves `pulumirpc.Analyzer` (GetAnalyzerInfo, Configur
 AnalyzeStack). The engine address is a real `pulumirpc.Engine` server here (EngineLog records its Log calls),
 so anything the pack logs through pulumi.log is kept rather than lost.
 
-Config (`--policy-pack-config FILE.json`) is read as the CLI reads it: per policy name, either an enforcement
-level string or an object with an optional "enforcementLevel" and the policy's properties; "all" sets the
-level of every policy. Properties are checked against each policy's configSchema (JSON Schema) and its
-defaults filled in, as the CLI does; unknown policy names and unknown properties are errors here (stricter
-than the CLI).
+Requests carry what the engine sends (pulumi/pulumi pkg/resource/plugin/analyzer_plugin.go, read at v3.259):
+Analyze gets a resource's checked inputs and AnalyzeStack its outputs, both marshalled with `KeepUnknowns`,
+`KeepSecrets` and `SkipInternalKeys` (top-level `__` keys dropped; unknowns as the sentinel string, secrets as
+secret objects, nulls kept; every number a protobuf double), plus the resource's provider (its inputs) and
+options; AnalyzeStack also parent, dependencies and the non-empty property dependencies.
+
+Config (`--policy-pack-config FILE.json`) is read as the CLI reads it (pkg/resource/analyzer/config.go
+`ReconcilePolicyPackConfig`): schema defaults and each policy's own level first, then `"all"` (a level
+string, or an object whose `enforcementLevel` applies to every policy; other keys under `all` are not
+applied by the CLI, and are an error here), then each policy's entry (a level string, or an object with an
+optional `enforcementLevel` and properties merged over the defaults key by key), then JSON-schema
+validation. Unknown policy names and unknown properties are errors here (stricter than the CLI), except the
+gate's own checks (`GATE_CHECKS`, e.g. cluster-replacement), which the CLI passes through when they carry an
+enforcementLevel.
 """
 
 from __future__ import annotations
@@ -78,8 +87,19 @@ class Violation:
 
 
 @dataclass
+class Provider:
+    """A resource's provider as the engine sends it (AnalyzerProviderResource: its inputs)."""
+
+    type: str
+    name: str
+    urn: str
+    inputs: Mapping[str, Any]
+
+
+@dataclass
 class Resource:
-    """What the engine sends the analyzer for one resource (inputs in wire format)."""
+    """What the engine sends the analyzer for one resource: `inputs` to Analyze (the checked inputs),
+    `outputs` to AnalyzeStack (None: the inputs, for a resource built by hand in a test)."""
 
     type: str
     name: str
@@ -89,6 +109,8 @@ class Resource:
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    outputs: Mapping[str, Any] | None = None
+    provider: Provider | None = None
 
 
 class EngineLog(engine_pb2_grpc.EngineServicer):
@@ -102,10 +124,21 @@ class EngineLog(engine_pb2_grpc.EngineServicer):
         return empty_pb2.Empty()
 
 
-def _struct(values: Mapping[str, Any]) -> struct_pb2.Struct:
+def _struct(values: Mapping[str, Any], skip_internal: bool = False) -> struct_pb2.Struct:
+    """Properties as a protobuf Struct (every number a double); `skip_internal` drops top-level `__` keys
+    (MarshalOptions.SkipInternalKeys, as the engine marshals Analyze and AnalyzeStack properties)."""
     s = struct_pb2.Struct()
-    s.update(json.loads(json.dumps(dict(values), default=str)))
+    kept = {k: v for k, v in values.items() if not (skip_internal and k.startswith("__"))}
+    s.update(json.loads(json.dumps(kept, default=str)))
     return s
+
+
+def _provider(provider: Provider | None) -> analyzer_pb2.AnalyzerProviderResource | None:
+    if provider is None:
+        return None
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=provider.type, name=provider.name, urn=provider.urn, properties=_struct(provider.inputs, True)
+    )
 
 
 def _options(options: Mapping[str, Any], parent: str) -> analyzer_pb2.AnalyzerResourceOptions:
@@ -272,12 +305,16 @@ class PolicyPack:
         assert self.info is not None
         return {p.name: p for p in self.info.policies}
 
-    def configure(self, config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    def configure(
+        self, config: Mapping[str, Any], gate_checks: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> dict[str, dict[str, Any]]:
         """Validate a `--policy-pack-config` object against the pack, send it; returns the effective
-        config."""
-        effective = resolve_config(config, self.policies())
+        config (the gate's own checks included, but not sent to the pack)."""
+        effective = resolve_config(config, self.policies(), gate_checks)
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, (level, props) in effective.items():
+            if gate_checks and name in gate_checks:
+                continue
             entry = request.policyConfig[name]
             entry.enforcementLevel = LEVELS[level]
             entry.properties.CopyFrom(_struct(props))
@@ -301,10 +338,11 @@ class PolicyPack:
         assert self.stub is not None
         request = analyzer_pb2.AnalyzeRequest(
             type=r.type,
-            properties=_struct(r.inputs),
+            properties=_struct(r.inputs, skip_internal=True),
             urn=r.urn,
             name=r.name,
             options=_options(r.options, r.parent),
+            provider=_provider(r.provider),
         )
         return _violations(self._call(self.stub.Analyze, request), r.urn)
 
@@ -314,15 +352,17 @@ class PolicyPack:
         for r in resources:
             item = request.resources.add(
                 type=r.type,
-                properties=_struct(r.inputs),
+                properties=_struct(r.inputs if r.outputs is None else r.outputs, skip_internal=True),
                 urn=r.urn,
                 name=r.name,
                 options=_options(r.options, r.parent),
                 parent=r.parent,
                 dependencies=list(r.dependencies),
+                provider=_provider(r.provider),
             )
             for key, urns in r.property_dependencies.items():
-                item.propertyDependencies[key].urns.extend(urns)
+                if urns:  # the engine skips empty lists (analyzer_plugin.go AnalyzeStack)
+                    item.propertyDependencies[key].urns.extend(urns)
         return _violations(self._call(self.stub.AnalyzeStack, request))
 
 
@@ -331,27 +371,48 @@ def _levels() -> str:
 
 
 def resolve_config(
-    config: Mapping[str, Any], policies: Mapping[str, analyzer_pb2.PolicyInfo]
+    config: Mapping[str, Any],
+    policies: Mapping[str, analyzer_pb2.PolicyInfo],
+    gate_checks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Per policy: (enforcement level, properties with schema defaults), or PolicyConfigError listing every
-    problem. Mirrors the CLI's reading of --policy-pack-config."""
+    """Per policy (and per gate check): (enforcement level, properties), or PolicyConfigError listing every
+    problem. Mirrors the CLI's reading of --policy-pack-config (module docstring). `gate_checks`: name ->
+    {"enforcementLevel": default level, "configSchema": JSON schema} of the gate's own checks."""
     problems: list[str] = []
     if not isinstance(config, Mapping):
         raise PolicyConfigError(["the policy config must be a JSON object keyed by policy name"])
+    checks = dict(gate_checks or {})
+    infos: dict[str, tuple[str, dict[str, Any]]] = {
+        name: (
+            LEVEL_NAMES[info.enforcementLevel],
+            json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {},
+        )
+        for name, info in policies.items()
+    }
+    infos |= {name: (spec["enforcementLevel"], spec.get("configSchema", {})) for name, spec in checks.items()}
     all_level = None
     if "all" in config:
-        if config["all"] not in LEVELS:
-            problems.append(f"all: {config['all']!r} is not an enforcement level; use one of {_levels()}")
+        raw_all = config["all"]
+        level = raw_all.get("enforcementLevel") if isinstance(raw_all, Mapping) else raw_all
+        extra = sorted(k for k in raw_all if k != "enforcementLevel") if isinstance(raw_all, Mapping) else []
+        if level not in LEVELS:
+            problems.append(f"all: {level!r} is not an enforcement level; use one of {_levels()}")
         else:
-            all_level = config["all"]
+            all_level = level
+        if extra:
+            problems.append(
+                f"all.{extra[0]}: only enforcementLevel under all applies to every policy (the Pulumi CLI "
+                "ignores other keys there); move it under the policy it is for"
+            )
     for name in config:
-        if name != "all" and name not in policies:
-            problems.append(f"{name}: no such policy in the pack; known: {', '.join(sorted(policies))}")
+        if name != "all" and name not in infos:
+            problems.append(f"{name}: no such policy in the pack; known: {', '.join(sorted(infos))}")
     effective: dict[str, tuple[str, dict[str, Any]]] = {}
-    for name, info in policies.items():
-        level = all_level or LEVEL_NAMES[info.enforcementLevel]
+    for name, (own_level, schema) in infos.items():
+        level = all_level or own_level
         raw = config.get(name, {})
         props: dict[str, Any] = {}
+        known = schema.get("properties", {})
         if isinstance(raw, str):
             if raw not in LEVELS:
                 problems.append(f"{name}: {raw!r} is not an enforcement level; use one of {_levels()}")
@@ -367,8 +428,11 @@ def resolve_config(
                     )
                 else:
                     level = raw["enforcementLevel"]
-            schema = json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {}
-            known = schema.get("properties", {})
+            elif name in checks and name in config:
+                problems.append(
+                    f"{name}: give an enforcementLevel; it is the gate's own check, not a pack policy, and "
+                    "the Pulumi CLI accepts an entry for it only with a level"
+                )
             for key in props:
                 if key not in known:
                     hint = f"known: {', '.join(sorted(known))}" if known else "it takes no properties"
@@ -389,12 +453,9 @@ def resolve_config(
                 )
         else:
             problems.append(f"{name}: expected an enforcement level or an object, got {type(raw).__name__}")
-        # Schema defaults are filled in, as the CLI does for the config it sends.
-        schema = json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {}
-        for key, spec in schema.get("properties", {}).items():
-            if key not in props and "default" in spec:
-                props[key] = spec["default"]
-        effective[name] = (level, props)
+        # Schema defaults are filled in first, and the given properties merged over them key by key.
+        defaults = {key: spec["default"] for key, spec in known.items() if "default" in spec}
+        effective[name] = (level, {**defaults, **props})
     if problems:
         raise PolicyConfigError(problems)
     return effective
@@ -433,6 +494,7 @@ __all__ = [
     "PackError",
     "PolicyConfigError",
     "PolicyPack",
+    "Provider",
     "Resource",
     "Violation",
     "load_policy_config",

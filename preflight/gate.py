@@ -1,15 +1,21 @@
-"""The offline policy gate: the program under mocks, then the policy pack over its analyzer gRPC protocol.
+"""The offline policy gate: the program under mocks, then the policy pack over its analyzer gRPC protocol,
+in the two previews a stack goes through.
 
 `evaluate(stack, ...)` does what `pulumi preview --policy-pack policies --policy-pack-config
-policies/config/<stack>.json` does with the pack, without a cloud or the CLI:
-1. run `__main__.py` with the stack's config under Pulumi mocks (preflight.program.run_program);
-2. start the pack exactly as the engine does (preflight.analyzer.PolicyPack), GetAnalyzerInfo, Configure with
-   the stack's policy config (plus `evaluation_date` for --date), ConfigureStack;
-3. Analyze each registered resource, then AnalyzeStack with all of them (parent, dependencies and property
-   dependencies included);
-4. build the plan (resources by type, clusters, quota pools via vmsizes.quota) and the exit code:
-   0 no mandatory violation, 1 mandatory violations, 2 invalid config or a program error.
-The pack process is started while the program runs; a caller may pass a running PolicyPack to reuse it.
+policies/config/<stack>.json` does with the pack, without a cloud or the CLI, twice:
+- `first-deploy`: the first preview of a new stack. Every resource is a create, so the values that come from
+  other resources' outputs (a Compute's workspaceName and resourceGroupName, a lock's scope, every id) are
+  unknown, and AnalyzeStack gets azure-native's preview outputs (preflight.engine, preflight.azure_native).
+- `update`: a preview against deployed state: a `pulumi stack export` file (`state_path`), or the synthetic
+  state of the stack deployed as declared. With a state file it also lists what the change replaces, and
+  cluster replacements are the gate's own check (preflight.replacements).
+For each: run `__main__.py` under Pulumi mocks answering as the engine would (preflight.program.run_program),
+Configure the pack with the stack's policy config (plus `evaluation_date` for --date), ConfigureStack, Analyze
+every resource (the stack, components, the default azure-native provider and every custom resource, with
+their checked inputs), then AnalyzeStack with every resource's outputs, parent, dependencies and property
+dependencies. The verdict is the worse of the two: 0 no mandatory violation, 1 mandatory violations, 2 invalid
+config or a program error. The pack process is started while the first program runs; a caller may pass a
+running PolicyPack to reuse it.
 """
 
 from __future__ import annotations
@@ -19,20 +25,26 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from policies._common import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
+from preflight import permissions, replacements
 from preflight.analyzer import (
     PackError,
     PolicyConfigError,
     PolicyPack,
+    Provider,
     Resource,
     Violation,
     load_policy_config,
 )
+from preflight.azure_native import UNKNOWN
+from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment, Kind, StateFileError, StateResource, read_state
 from preflight.program import (
+    LOCATION_KEY,
     PROJECT,
     REPO_ROOT,
     ProgramResult,
@@ -40,10 +52,66 @@ from preflight.program import (
     read_stack_config,
     run_program,
 )
+from preflight.program import Resource as ProgramResource
 
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2
+CANT_RUN = "can't run policy"  # pulumi_policy/policy.py: an unknown value read by a policy during preview
 
 Progress = Callable[[str], None]
+
+
+@dataclass
+class Evaluation:
+    """One preview: what the engine sent and what the pack answered."""
+
+    kind: Kind
+    state: str  # "none (new stack)" | "synthetic: ..." | the --state file
+    program: ProgramResult
+    resources: list[Resource] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    replacements: list[dict[str, Any]] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_MANDATORY if any(v.enforcement == "mandatory" for v in self.violations) else EXIT_OK
+
+    @property
+    def unknown_inputs(self) -> int:
+        """How many input values sent to Analyze are unknown (the engine's sentinel)."""
+        return sum(_count_unknown(r.inputs) for r in self.resources)
+
+    @property
+    def steps(self) -> dict[str, int]:
+        return dict(sorted(Counter(r.op for r in self.program.resources).items()))
+
+    @property
+    def title(self) -> str:
+        if self.kind == FIRST_DEPLOY:
+            return "first deploy: every resource created"
+        return f"update against {self.state}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "state": self.state,
+            "exit_code": self.exit_code,
+            "steps": self.steps,
+            "unknown_inputs": self.unknown_inputs,
+            "violations": [v.as_json() for v in self.violations],
+            "replacements": self.replacements,
+            "deletes": self.deletes,
+        }
+
+
+def _count_unknown(value: Any) -> int:
+    if isinstance(value, str):
+        return int(value == UNKNOWN)
+    if isinstance(value, Mapping):
+        return sum(_count_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_unknown(v) for v in value)
+    return 0
 
 
 @dataclass
@@ -51,21 +119,49 @@ class GateResult:
     """Everything the gate found. `errors` (exit 2) lists invalid config or the program error."""
 
     stack: str
-    resources: list[Resource] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     clusters: list[dict[str, Any]] = field(default_factory=list)
     quota: list[dict[str, Any]] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     evaluation_date: str = ""
     policy_config: dict[str, dict[str, Any]] = field(default_factory=dict)
+    policy_config_file: str | None = None
+    notes: list[str] = field(default_factory=list)
+    permissions: list[dict[str, str]] = field(default_factory=list)
     engine_log: list[str] = field(default_factory=list)
+
+    @property
+    def resources(self) -> list[Resource]:
+        """The resources as the update evaluation sent them (every value known, unless --state changes
+        them); the first-deploy evaluation's when there is no update."""
+        return self.evaluations[-1].resources if self.evaluations else []
+
+    @property
+    def violations(self) -> list[Violation]:
+        """Every distinct violation of the evaluations, first-deploy first."""
+        seen: dict[tuple[str, str, str, str], Violation] = {}
+        for evaluation in self.evaluations:
+            for v in evaluation.violations:
+                seen.setdefault((v.policy, v.enforcement, v.urn, v.message), v)
+        return list(seen.values())
+
+    def evaluations_of(self, violation: Violation) -> list[str]:
+        return [
+            e.kind
+            for e in self.evaluations
+            if any(
+                (v.policy, v.enforcement, v.urn, v.message)
+                == (violation.policy, violation.enforcement, violation.urn, violation.message)
+                for v in e.violations
+            )
+        ]
 
     @property
     def exit_code(self) -> int:
         if self.errors:
             return EXIT_INVALID
-        return EXIT_MANDATORY if any(v.enforcement == "mandatory" for v in self.violations) else EXIT_OK
+        return max((e.exit_code for e in self.evaluations), default=EXIT_OK)
 
     def by_level(self, level: str) -> list[Violation]:
         return [v for v in self.violations if v.enforcement == level]
@@ -74,6 +170,7 @@ class GateResult:
         return {
             "exit_code": self.exit_code,
             "evaluation_date": self.evaluation_date,
+            "evaluations": {e.kind: e.exit_code for e in self.evaluations},
             "resources": len(self.resources),
             "resources_by_type": dict(sorted(Counter(r.type for r in self.resources).items())),
             "violations": {level: len(self.by_level(level)) for level in ("mandatory", "advisory")},
@@ -84,27 +181,51 @@ class GateResult:
 
     def as_json(self) -> dict[str, Any]:
         """The `--json` document (schema: docs/preflight.md)."""
+        program = {r.urn: r for e in self.evaluations[-1:] for r in e.program.resources}
         return {
             "stack": self.stack,
+            "policy_config": {"file": self.policy_config_file, "notes": self.notes},
             "resources": [
                 {
                     "urn": r.urn,
                     "type": r.type,
                     "name": r.name,
                     "parent": r.parent or None,
+                    "op": program[r.urn].op if r.urn in program else "same",
                     "inputs": json.loads(json.dumps(dict(r.inputs), default=str)),
                     "options": dict(r.options),
                 }
                 for r in self.resources
             ],
-            "violations": [v.as_json() for v in self.violations],
+            "evaluations": [e.as_json() for e in self.evaluations],
+            "violations": [{**v.as_json(), "evaluations": self.evaluations_of(v)} for v in self.violations],
+            "permissions": self.permissions,
             "summary": self.summary(),
         }
 
 
-def _resources(program: ProgramResult) -> list[Resource]:
-    return [
-        Resource(
+def default_provider(stack: str, project: str, flat: Mapping[str, str]) -> Provider:
+    """The provider the engine creates for resources that name none (pkg/resource/deploy/default_providers.go:
+    `pulumi:providers:azure-native::default_<version>`, no parent; its inputs are the stack config of the
+    package plus `version`)."""
+    version = metadata.version("pulumi-azure-native")
+    name = f"default_{version.replace('.', '_')}"
+    inputs: dict[str, Any] = {k.split(":", 1)[1]: v for k, v in flat.items() if k.startswith("azure-native:")}
+    inputs["version"] = version
+    return Provider(
+        "pulumi:providers:azure-native",
+        name,
+        f"urn:pulumi:{stack}::{project}::pulumi:providers:azure-native::{name}",
+        inputs,
+    )
+
+
+def _resources(program: ProgramResult, provider: Provider) -> list[Resource]:
+    """What the engine sends for each resource of this run: the stack, the default provider, components
+    and custom resources (custom azure-native resources carry the provider)."""
+
+    def convert(r: ProgramResource) -> Resource:
+        return Resource(
             type=r.type,
             name=r.name,
             urn=r.urn,
@@ -113,9 +234,15 @@ def _resources(program: ProgramResult) -> list[Resource]:
             dependencies=list(r.dependencies),
             property_dependencies={k: list(v) for k, v in r.property_dependencies.items()},
             options=r.options,
+            outputs=r.outputs,
+            provider=provider if r.custom and r.type.startswith("azure-native:") else None,
         )
-        for r in program.resources
-    ]
+
+    converted = [convert(r) for r in program.resources]
+    provider_resource = Resource(
+        provider.type, provider.name, provider.urn, provider.inputs, outputs=provider.inputs
+    )
+    return converted[:1] + [provider_resource] + converted[1:]
 
 
 def _clusters(resources: list[Resource]) -> list[Cluster]:
@@ -176,6 +303,61 @@ def _quota_rows(clusters: list[Cluster], quotas: Mapping[str, Any]) -> list[dict
     return rows
 
 
+def _policy_config(
+    stack: str, root: Path, policy_config: Mapping[str, Any] | None, path: Path | None, result: GateResult
+) -> Mapping[str, Any] | None:
+    """The --policy-pack-config object: given, read from `path`, or from policies/config/<stack>.json; a
+    stack without that file runs with the pack's defaults, as `pulumi preview --policy-pack policies`
+    without --policy-pack-config does (the engine still configures every policy: pkg/engine/update.go)."""
+    if policy_config is not None:
+        return policy_config
+    default = root / "policies" / "config" / f"{stack}.json"
+    chosen = path or default
+    if path is None and not default.exists():
+        result.notes.append(
+            f"no {default.relative_to(root)}: the pack's own levels and defaults apply, as with `pulumi "
+            "preview --policy-pack policies` and no --policy-pack-config (secure-defaults stays advisory, "
+            "quota-reservation has no quotas to check)"
+        )
+        return {}
+    try:
+        loaded = load_policy_config(chosen)
+    except PolicyConfigError as e:
+        result.errors.extend(e.problems)
+        return None
+    result.policy_config_file = str(chosen)
+    return loaded
+
+
+def _with_date(config: Mapping[str, Any], pack: PolicyPack, on: date | None) -> dict[str, Any]:
+    sent = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in config.items()}
+    if on is not None:
+        for name, info in pack.policies().items():
+            if "evaluation_date" in (info.configSchema.properties or {}):
+                entry = sent.get(name, {})
+                entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry)
+                entry["evaluation_date"] = on.isoformat()
+                sent[name] = entry
+    return sent
+
+
+def _run(
+    stack: str, root: Path, config: Mapping[str, Any] | None, deployment: Deployment, result: GateResult
+) -> ProgramResult | None:
+    try:
+        program = run_program(stack, root, config, deployment=deployment)
+    except Exception as e:  # noqa: BLE001 - a program bug: message, no traceback (exit 2)
+        result.errors = [f"the program failed: {type(e).__name__}: {e}"]
+        return None
+    if program.problems:
+        result.errors = list(program.problems)
+        return None
+    if program.error:
+        result.errors = [f"the program failed: {program.error}"]
+        return None
+    return program
+
+
 def evaluate(
     stack: str,
     *,
@@ -183,82 +365,93 @@ def evaluate(
     config: Mapping[str, Any] | None = None,
     policy_config: Mapping[str, Any] | None = None,
     policy_config_path: Path | None = None,
+    state_path: Path | None = None,
     on: date | None = None,
     pack: PolicyPack | None = None,
     progress: Progress | None = None,
 ) -> GateResult:
-    """Run the gate for `stack`. `config`: the stack config mapping (None: Pulumi.<stack>.yaml);
-    `policy_config`: the --policy-pack-config object (None: read `policy_config_path`, default
-    policies/config/<stack>.json); `on`: evaluate retirement on this day; `pack`: a started pack to reuse."""
+    """Run the gate for `stack`: both evaluations. `config`: the stack config mapping (None:
+    Pulumi.<stack>.yaml); `policy_config`: the --policy-pack-config object (None: read `policy_config_path`,
+    default policies/config/<stack>.json, the pack's defaults when that does not exist); `state_path`: a
+    `pulumi stack export` file for the update evaluation (None: synthetic state); `on`: evaluate retirement
+    on this day; `pack`: a started pack to reuse."""
     say = progress or (lambda _msg: None)
     result = GateResult(stack=stack, evaluation_date=(on or date.today()).isoformat())
 
     if config is None and not (root / f"Pulumi.{stack}.yaml").is_file():
-        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
         result.errors.append(
             f"STACK {stack!r}: no Pulumi.{stack}.yaml in {root}; use one of: {', '.join(known) or '(none)'}"
         )
-    if policy_config is None:
-        path = policy_config_path or root / "policies" / "config" / f"{stack}.json"
+    chosen_config = _policy_config(stack, root, policy_config, policy_config_path, result)
+    state: dict[str, StateResource] | None = None
+    if state_path is not None:
         try:
-            policy_config = load_policy_config(path)
-        except PolicyConfigError as e:
-            result.errors.extend(e.problems)
-    if result.errors:
+            state = read_state(state_path)
+        except (OSError, StateFileError, ValueError) as e:
+            result.errors.append(f"--state: {e}")
+    if result.errors or chosen_config is None:
         return result
 
+    try:
+        flat = flatten_config(config if config is not None else read_stack_config(stack, root))
+    except (OSError, ValueError):
+        flat = {}  # unreadable: run_program says why
     own_pack = None
     if pack is None:
-        # PULUMI_CONFIG for the pack: the flat stack config, as the CLI passes it (unreadable: run_program
-        # says).
-        try:
-            flat = flatten_config(config if config is not None else read_stack_config(stack, root))
-        except (OSError, ValueError):
-            flat = {}
+        # PULUMI_CONFIG for the pack: the flat stack config, as the CLI passes it.
         own_pack = PolicyPack(PROJECT, stack, stack_config=flat)
         say("starting the policy pack (policies/, its own virtualenv)")
         own_pack.spawn()
+    provider = default_provider(stack, PROJECT, flat)
+    location = flat.get(LOCATION_KEY)
+    plans = [
+        (Deployment(FIRST_DEPLOY, provider_location=location), "none (a new stack)"),
+        (
+            Deployment(UPDATE, provider_location=location, state=state),
+            str(state_path) if state_path is not None else "the stack deployed as declared (synthetic state)",
+        ),
+    ]
     try:
-        say(f"evaluating __main__.py for stack {stack!r} under Pulumi mocks")
-        try:
-            program = run_program(stack, root, config)
-        except Exception as e:  # noqa: BLE001 - a program bug: message, no traceback (exit 2)
-            result.errors = [f"the program failed: {type(e).__name__}: {e}"]
-            return result
-        if program.problems:
-            result.errors = list(program.problems)
-            return result
-        if program.error:
-            result.errors = [f"the program failed: {program.error}"]
-            return result
-        result.outputs = program.outputs
-        result.resources = _resources(program)
-
-        if own_pack is not None:
-            own_pack.connect()
-            pack = own_pack
-        assert pack is not None
-        sent = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in policy_config.items()}
-        if on is not None:
-            for name, info in pack.policies().items():
-                if "evaluation_date" in (info.configSchema.properties or {}):
-                    entry = sent.get(name, {})
-                    entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry)
-                    entry["evaluation_date"] = on.isoformat()
-                    sent[name] = entry
-        try:
-            result.policy_config = pack.configure(sent)
-        except PolicyConfigError as e:
-            result.errors = [f"policy config: {p}" for p in e.problems]
-            return result
-
-        say(f"analyzing {len(result.resources)} resources (Analyze each, then AnalyzeStack)")
-        for r in result.resources:
-            result.violations.extend(pack.analyze(r))
-        result.violations.extend(pack.analyze_stack(result.resources))
+        for deployment, state_label in plans:
+            say(f"evaluating __main__.py for stack {stack!r} under Pulumi mocks: {deployment.kind} preview")
+            program = _run(stack, root, config, deployment, result)
+            if program is None:
+                return result
+            if own_pack is not None and pack is None:
+                own_pack.connect()
+                pack = own_pack
+            assert pack is not None
+            try:
+                result.policy_config = pack.configure(
+                    _with_date(chosen_config, pack, on), replacements.GATE_CHECKS
+                )
+            except PolicyConfigError as e:
+                result.errors = [f"policy config: {p}" for p in e.problems]
+                return result
+            evaluation = Evaluation(deployment.kind, state_label, program)
+            evaluation.resources = _resources(program, provider)
+            say(
+                f"{deployment.kind}: analyzing {len(evaluation.resources)} resources (Analyze each, then "
+                "AnalyzeStack)"
+            )
+            for r in evaluation.resources:
+                evaluation.violations.extend(pack.analyze(r))
+            evaluation.violations.extend(pack.analyze_stack(evaluation.resources))
+            if deployment.kind == UPDATE:
+                evaluation.replacements = replacements.replacement_rows(program.resources)
+                evaluation.violations.extend(
+                    replacements.findings(program.resources, result.policy_config.get(replacements.NAME, {}))
+                )
+                registered = {r.urn for r in program.resources}
+                evaluation.deletes = sorted(u for u in (state or {}) if u not in registered)
+                result.outputs = program.outputs
+                result.permissions = permissions.required(program.resources, program.invokes)
+            result.evaluations.append(evaluation)
         result.engine_log = [m for _, m, _ in pack.engine.messages]
 
-        clusters = _clusters(result.resources)
+        known = result.evaluations[-1].resources
+        clusters = _clusters(known)
         result.clusters = _cluster_rows(clusters)
         quotas = result.policy_config.get("quota-reservation", {}).get("quotas", {})
         result.quota = _quota_rows(clusters, quotas)

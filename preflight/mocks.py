@@ -22,8 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
+
+from preflight.azure_native import UNKNOWN
+from preflight.engine import Deployment, Step
 
 # Used when the stack config has no `azure-native:subscriptionId` (all-zero GUIDs are what Azure's
 # own documentation examples use).
@@ -59,6 +64,10 @@ def _rg_id(subscription_id: str, resource_group: str) -> str:
     return f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}"
 
 
+def _known(*values: Any) -> bool:
+    return all(isinstance(v, str) and v and v != UNKNOWN for v in values)
+
+
 @dataclass
 class AzureMocks(pulumi_mocks.Mocks):
     """Realistic azure-native answers. `subscription_id`: the subscription ids are built in."""
@@ -66,51 +75,59 @@ class AzureMocks(pulumi_mocks.Mocks):
     subscription_id: str = DEFAULT_SUBSCRIPTION_ID
     calls: list[tuple[str, dict]] = field(default_factory=list)
 
-    def arm_id(self, typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, str]:
-        """(id, Azure name) of a resource of type `typ` with these wire-format inputs."""
+    def arm_identity(self, typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, str, str] | None:
+        """(ARM id, Azure name, ARM type) of a resource of type `typ` with these checked inputs; None while
+        an input the id is made of is unknown (a preview before the resources it names exist)."""
         sub = self.subscription_id
         if typ == "azure-native:resources:ResourceGroup":
             azure_name = inputs.get("resourceGroupName") or name
-            return _rg_id(sub, azure_name), azure_name
+            return (
+                (_rg_id(sub, azure_name), azure_name, "Microsoft.Resources/resourceGroups")
+                if _known(azure_name)
+                else None
+            )
         if typ == "azure-native:machinelearningservices:Compute":
             azure_name = inputs.get("computeName") or name
-            ws_id = _rg_id(sub, inputs["resourceGroupName"]) + (
-                f"/providers/Microsoft.MachineLearningServices/workspaces/{inputs['workspaceName']}"
+            rg, ws = inputs.get("resourceGroupName"), inputs.get("workspaceName")
+            if not _known(azure_name, rg, ws):
+                return None
+            ws_id = _rg_id(sub, rg) + f"/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
+            return (
+                f"{ws_id}/computes/{azure_name}",
+                azure_name,
+                "Microsoft.MachineLearningServices/workspaces/computes",
             )
-            return f"{ws_id}/computes/{azure_name}", azure_name
+        lock_type = "Microsoft.Authorization/locks"
         if typ == "azure-native:authorization:ManagementLockByScope":
-            azure_name = inputs.get("lockName") or name
-            return f"{inputs['scope']}/providers/Microsoft.Authorization/locks/{azure_name}", azure_name
+            azure_name, scope = inputs.get("lockName") or name, inputs.get("scope")
+            if not _known(azure_name, scope):
+                return None
+            return f"{scope}/providers/Microsoft.Authorization/locks/{azure_name}", azure_name, lock_type
         if typ == "azure-native:authorization:ManagementLockAtResourceLevel":
             azure_name = inputs.get("lockName") or name
-            parent = inputs.get("parentResourcePath")
-            path = "/".join(
-                part
-                for part in (
-                    inputs["resourceProviderNamespace"],
-                    parent,
-                    inputs["resourceType"],
-                    inputs["resourceName"],
-                )
-                if part
-            )
-            scope = f"{_rg_id(sub, inputs['resourceGroupName'])}/providers/{path}"
-            return f"{scope}/providers/Microsoft.Authorization/locks/{azure_name}", azure_name
+            parts = [
+                inputs.get(k)
+                for k in ("resourceProviderNamespace", "parentResourcePath", "resourceType", "resourceName")
+            ]
+            if not _known(azure_name, inputs.get("resourceGroupName"), *[p for p in parts if p]):
+                return None
+            scope = f"{_rg_id(sub, inputs['resourceGroupName'])}/providers/{'/'.join(p for p in parts if p)}"
+            return f"{scope}/providers/Microsoft.Authorization/locks/{azure_name}", azure_name, lock_type
         if typ in ID_TEMPLATES:
             template, name_key = ID_TEMPLATES[typ]
-            azure_name = inputs.get(name_key) or name
-            rg_id = _rg_id(sub, inputs["resourceGroupName"])
-            return f"{rg_id}/providers/{template.format(azure_name)}", azure_name
+            azure_name, rg = inputs.get(name_key) or name, inputs.get("resourceGroupName")
+            if not _known(azure_name, rg):
+                return None
+            arm_type = template.rsplit("/", 1)[0]
+            return f"{_rg_id(sub, rg)}/providers/{template.format(azure_name)}", azure_name, arm_type
         raise UnknownResourceType(
             f"preflight mocks: no ARM id template for {typ} (resource {name!r}); add one to "
             "preflight/mocks.py ID_TEMPLATES"
         )
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
-        if not args.custom:  # component resources have no physical id
-            return None, dict(args.inputs)
-        resource_id, azure_name = self.arm_id(args.typ, args.name, args.inputs)
-        return resource_id, {**args.inputs, "id": resource_id, "name": azure_name}
+        """Unused: RecordingMonitor.RegisterResource answers through the engine model (preflight.engine)."""
+        raise NotImplementedError("RecordingMonitor answers registrations through preflight.engine")
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
         # A plain dict: MockMonitor.Invoke reads a tuple's second item as a list of check failures.
@@ -135,7 +152,11 @@ class AzureMocks(pulumi_mocks.Mocks):
 
 @dataclass
 class Registration:
-    """One RegisterResourceRequest as the engine received it, plus the mock's answer."""
+    """One RegisterResourceRequest as the engine received it, and the engine's step for it.
+
+    `inputs` are what the program sent (unknowns as the sentinel string, secrets as secret objects);
+    `step.inputs` what Analyze receives (after the provider's Check), `step.outputs` what the program got
+    back and AnalyzeStack receives (components: replaced by their registered outputs)."""
 
     type: str
     name: str
@@ -147,8 +168,7 @@ class Registration:
     property_dependencies: dict[str, list[str]]
     provider: str
     options: dict[str, Any]
-    id: str | None
-    state: dict[str, Any]
+    step: Step
 
 
 def _options(request) -> dict[str, Any]:
@@ -170,48 +190,75 @@ def _options(request) -> dict[str, Any]:
     }
 
 
-class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """Pulumi's MockMonitor, keeping every registration and the stack's outputs."""
+def wire_values(value: Any) -> Any:
+    """Deserialized properties with every unknown as the engine's sentinel string (the SDK deserializes
+    the sentinel into `pulumi.output.Unknown` during a preview)."""
+    if isinstance(value, Unknown):
+        return UNKNOWN
+    if isinstance(value, dict):
+        return {k: wire_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [wire_values(v) for v in value]
+    return value
 
-    def __init__(self, mocks: AzureMocks) -> None:
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """Pulumi's MockMonitor answering each registration as the engine would in `deployment`'s evaluation,
+    and keeping every registration and the stack's outputs."""
+
+    def __init__(self, mocks: AzureMocks, deployment: Deployment) -> None:
         super().__init__(mocks)
+        self.azure = mocks
+        self.deployment = deployment
         self.registrations: list[Registration] = []
         self.stack_outputs: dict[str, Any] | None = None
         self.stack_urn: str | None = None
         self.registered_outputs: dict[str, dict[str, Any]] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)
-        pulumi_mocks._ensure_event_loop()
-        inputs = rpc.deserialize_properties(request.object)
-        state = rpc.deserialize_properties(response.object) if response.object else {}
+        urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:pulumi:Stack":
-            self.stack_urn = response.urn
+            self.stack_urn = urn
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        pulumi_mocks._ensure_event_loop()
+        inputs = wire_values(rpc.deserialize_properties(request.object))
+        custom = bool(request.custom)
+        options = _options(request)
+        step = self.deployment.register(
+            urn,
+            request.type,
+            custom,
+            inputs,
+            options,
+            lambda checked: self.azure.arm_identity(request.type, request.name, dict(checked)),
+        )
+        answer = step.outputs if custom else inputs
+        obj_proto = pulumi_mocks._sync_await(rpc.serialize_properties(answer, {}))
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, step.id, answer)
         self.registrations.append(
             Registration(
                 type=request.type,
                 name=request.name,
-                urn=response.urn,
-                custom=bool(request.custom),
+                urn=urn,
+                custom=custom,
                 parent=request.parent,
                 inputs=inputs,
                 dependencies=list(request.dependencies),
                 property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
                 provider=request.provider,
-                options=_options(request),
-                id=response.id or None,
-                state=state,
+                options=options,
+                step=step,
             )
         )
-        return response
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=step.id, object=obj_proto)
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
         pulumi_mocks._ensure_event_loop()
-        outputs = rpc.deserialize_properties(request.outputs)
+        outputs = wire_values(rpc.deserialize_properties(request.outputs))
         self.registered_outputs[request.urn] = outputs
         if request.urn == self.stack_urn:
             self.stack_outputs = outputs
         return super().RegisterResourceOutputs(request)
 
 
-__all__ = ["AzureMocks", "RecordingMonitor", "Registration", "UnknownResourceType"]
+__all__ = ["AzureMocks", "RecordingMonitor", "Registration", "UnknownResourceType", "wire_values"]

@@ -5,10 +5,18 @@ under `pulumi preview` (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec
 stack, `run_in_stack(lambda: runpy.run_path(program, run_name="__main__"))`, `pulumi.RunError`
 printed without a stack trace), with the resource monitor replaced by `preflight.mocks`.
 
-What it returns (`ProgramResult`): every registered resource with its type, name, URN, physical id,
-inputs in wire format (camelCase, as the engine receives them), parent URN, dependencies, provider
-and options (replaceOnChanges, deleteBeforeReplace, protect, ignoreChanges, ...), the exported stack
-outputs (resolved), and, when the config is invalid, the ConfigError problems (no exception).
+The resource monitor answers every registration as the engine would in one evaluation
+(`preflight.engine.Deployment`): `first-deploy` (every resource created: no ids, preview outputs, so
+the values that come from other resources are unknown, as in the first `pulumi preview` of a new stack) or
+`update` (against a `pulumi stack export` state, or a synthetic state of the stack deployed as declared:
+the default, in which every value is known).
+
+What it returns (`ProgramResult`): every registered resource with its type, name, URN, the engine's step
+(create / same / update / replace, and why a replacement), the program's inputs and the checked inputs
+Analyze receives (wire format: camelCase, unknowns as the engine's sentinel string), the outputs
+AnalyzeStack receives, the physical id ("" while unknown), parent URN, dependencies, property
+dependencies, provider and options (replaceOnChanges, deleteBeforeReplace, protect, ignoreChanges, ...),
+the exported stack outputs, and, when the config is invalid, the ConfigError problems (no exception).
 
 Isolation between runs (choice: in-process, one fresh runtime per run). Pulumi keeps its runtime
 state in context variables (pulumi/runtime/settings.py, config.py: the settings bag, the root
@@ -34,17 +42,26 @@ import pulumi
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_in_stack
 
+from preflight.engine import UPDATE, Deployment, Replacement
 from preflight.gctuning import postponed_full_collections
 from preflight.mocks import DEFAULT_SUBSCRIPTION_ID, AzureMocks, RecordingMonitor, Registration
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "azml-gpu"  # Pulumi.yaml `name:`; bare config keys belong to this namespace (Pulumi's rule).
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
+LOCATION_KEY = "azure-native:location"
 
 
 @dataclass(frozen=True)
 class Resource:
-    """One resource as the engine saw its registration."""
+    """One resource as the engine saw its registration and decided its step.
+
+    - `program_inputs`: what the program sent; `inputs`: what Analyze receives (custom resources: after the
+      provider's Check, e.g. with `azureApiVersion`); `outputs`: what AnalyzeStack receives (custom: the
+      step's outputs; components: their registered outputs; the stack: its exports); `state`: what the
+      program got back from the registration.
+    - `op`: "create" | "same" | "update" | "replace"; `replacement`: why, for a replace.
+    """
 
     type: str
     name: str
@@ -59,6 +76,10 @@ class Resource:
     state: Mapping[str, Any]
     options: Mapping[str, Any]
     outputs: Mapping[str, Any] = field(default_factory=dict)
+    program_inputs: Mapping[str, Any] = field(default_factory=dict)
+    op: str = "create"
+    changed: tuple[str, ...] = ()
+    replacement: Replacement | None = None
 
     @property
     def replace_on_changes(self) -> list[str]:
@@ -166,21 +187,50 @@ def _plain_numbers(value: Any) -> Any:
     return value
 
 
-def _to_resource(reg: Registration, outputs: Mapping[str, Any]) -> Resource:
+def _to_resource(reg: Registration, registered: Mapping[str, Any] | None) -> Resource:
+    step = reg.step
+    outputs = step.outputs if reg.custom else (registered or {})
     return Resource(
         type=reg.type,
         name=reg.name,
         urn=reg.urn,
-        id=reg.id,
+        id=step.id or None,
         custom=reg.custom,
         parent=reg.parent or None,
         dependencies=tuple(reg.dependencies),
         property_dependencies={k: tuple(v) for k, v in reg.property_dependencies.items()},
         provider=reg.provider or None,
-        inputs=reg.inputs,
-        state=reg.state,
+        inputs=step.inputs,
+        state=step.outputs if reg.custom else reg.inputs,
         options=reg.options,
         outputs=_plain_numbers(dict(outputs)),
+        program_inputs=reg.inputs,
+        op=step.op,
+        changed=step.changed,
+        replacement=step.replacement,
+    )
+
+
+def _stack_resource(monitor: RecordingMonitor) -> Resource | None:
+    """The root `pulumi:pulumi:Stack`: no inputs, its exports as outputs (what Analyze, AnalyzeStack get)."""
+    if monitor.stack_urn is None:
+        return None
+    exports = _plain_numbers(dict(monitor.stack_outputs or {}))
+    return Resource(
+        type="pulumi:pulumi:Stack",
+        name=monitor.stack_urn.split("::")[-1],
+        urn=monitor.stack_urn,
+        id=None,
+        custom=False,
+        parent=None,
+        dependencies=(),
+        property_dependencies={},
+        provider=None,
+        inputs={},
+        state={},
+        options={},
+        outputs=exports,
+        op="same" if monitor.deployment.kind == UPDATE else "create",
     )
 
 
@@ -193,6 +243,7 @@ _NO_STACK_YET = object()
 def _execute(
     program: Path, stack: str, project: str, flat: dict[str, str], monitor: RecordingMonitor, preview: bool
 ) -> BaseException | None:
+    """Run the program in this (copied) context on a fresh event loop; the RunError it raised, if any."""
     previous = _current_event_loop()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -227,6 +278,7 @@ def run_program(
     *,
     preview: bool = True,
     project: str = PROJECT,
+    deployment: Deployment | None = None,
 ) -> ProgramResult:
     """Run `<root>/__main__.py` for `stack` under mocks.
 
@@ -235,6 +287,8 @@ def run_program(
     - `config`: the stack config as a mapping (`namespace:key` -> value, values as in the YAML);
       None reads `Pulumi.<stack>.yaml`. An explicit mapping lets a benchmark run synthetic stacks.
     - `preview` (default True): Pulumi's dry-run flag, as under `pulumi preview`.
+    - `deployment`: the evaluation (preflight.engine.Deployment); default: an update against the synthetic
+      state of the stack deployed as declared, where every value is known.
 
     Returns a ProgramResult. An invalid config gives `problems` (nothing declared), never an
     exception; an unreadable stack file gives one problem naming the file. Any other exception from
@@ -262,13 +316,16 @@ def run_program(
     result.config = flat
 
     mocks = AzureMocks(subscription_id=flat.get(SUBSCRIPTION_KEY) or DEFAULT_SUBSCRIPTION_ID)
-    monitor = RecordingMonitor(mocks)
+    if deployment is None:
+        deployment = Deployment(UPDATE, provider_location=flat.get(LOCATION_KEY))
+    monitor = RecordingMonitor(mocks, deployment)
     with postponed_full_collections():  # also while the result is built from the (large) heap
         failure = contextvars.copy_context().run(
             _execute, root / "__main__.py", stack, project, flat, monitor, preview
         )
-        result.resources = [
-            _to_resource(reg, monitor.registered_outputs.get(reg.urn, {})) for reg in monitor.registrations
+        stack = [r for r in [_stack_resource(monitor)] if r is not None]
+        result.resources = stack + [
+            _to_resource(reg, monitor.registered_outputs.get(reg.urn)) for reg in monitor.registrations
         ]
     result.invokes = list(mocks.calls)
     if failure is not None:

@@ -1,4 +1,5 @@
-"""The gate's report for people: the plan and the violations grouped by enforcement level.
+"""The gate's report for people: the plan, each evaluation's violations grouped by enforcement level (and the
+update's replacements), the Azure permissions `pulumi up` needs, and the verdict.
 
 Rich tables on a terminal; plain aligned text when stdout is not a tty (CI logs, pipes). `--json` is
 GateResult.as_json (schema in docs/preflight.md).
@@ -10,7 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import IO
 
-from preflight.gate import GateResult
+from preflight import permissions
+from preflight.gate import Evaluation, GateResult
 
 LEVEL_ORDER = ("mandatory", "advisory", "remediate", "disabled")
 
@@ -75,15 +77,57 @@ def _plain_table(stream: IO[str], title: str, headers: Sequence[str], rows: Sequ
     stream.write("\n")
 
 
+def _evaluation_lines(evaluation: Evaluation) -> list[tuple[str, str]]:
+    """(style, text) lines of one evaluation: its steps, replacements, deletes and violations."""
+    steps = ", ".join(f"{n} {op}" for op, n in evaluation.steps.items())
+    lines = [
+        (
+            "bold",
+            f"Evaluation: {evaluation.title} ({steps}; {evaluation.unknown_inputs} input values "
+            "unknown until deployment)",
+        )
+    ]
+    for row in evaluation.replacements:
+        lines.append(("yellow", f"  replace: {row['summary']}"))
+    for urn in evaluation.deletes:
+        lines.append(("yellow", f"  delete: {urn.split('::')[-1]} ({urn.split('::')[-2].split('$')[-1]})"))
+    for level in LEVEL_ORDER:
+        found = [v for v in evaluation.violations if v.enforcement == level]
+        if not found:
+            continue
+        style = "red" if level == "mandatory" else "yellow"
+        lines.append((f"bold {style}", f"  {level.upper()} ({len(found)})"))
+        for v in found:
+            lines.append((style, f"    {v.policy} {v.urn or '(stack)'}"))
+            lines.append(("", f"      {v.message}"))
+    verdict = "FAIL" if evaluation.exit_code else "PASS"
+    lines.append(("", f"  {verdict}: {len(evaluation.violations)} violation(s) in this evaluation"))
+    return lines
+
+
+def _tail_lines(result: GateResult) -> list[str]:
+    lines = []
+    if result.permissions:
+        lines.append("Azure permissions `pulumi up` of this stack needs (and `pulumi destroy`):")
+        for row in result.permissions:
+            lines.append(f"  {row['action']}  ({row['granted_by']})")
+        lines.append(f"  {permissions.roles(result.permissions)}")
+    return lines
+
+
 def render(result: GateResult, stream: IO[str], rich_output: bool) -> None:
-    """Write the plan and the violations to `stream`, with rich tables when `rich_output`."""
+    """Write the plan, both evaluations and the verdict to `stream`, with rich tables when `rich_output`."""
     header = f"Policy gate for stack {result.stack} (retirement evaluated on {result.evaluation_date})"
+    config = f"policy config: {result.policy_config_file or 'none (the pack defaults)'}"
     if rich_output:
         from rich.console import Console
         from rich.table import Table
 
         console = Console(file=stream)
         console.print(f"[bold]{header}[/bold]")
+        console.print(config, highlight=False)
+        for note in result.notes:
+            console.print(f"note: {note}", highlight=False, markup=False)
         for title, headers, rows in tables(result):
             table = Table(title=title, title_justify="left")
             for h in headers:
@@ -91,33 +135,36 @@ def render(result: GateResult, stream: IO[str], rich_output: bool) -> None:
             for row in rows:
                 table.add_row(*row)
             console.print(table)
-        for level in LEVEL_ORDER:
-            found = result.by_level(level)
-            if not found:
-                continue
-            style = "red" if level == "mandatory" else "yellow"
-            console.print(f"[bold {style}]{level.upper()} ({len(found)})[/bold {style}]")
-            for v in found:
-                console.print(f"  [{style}]{v.policy}[/{style}] {v.urn or '(stack)'}", highlight=False)
-                console.print(f"    {v.message}", highlight=False, markup=False)
+        for evaluation in result.evaluations:
+            for style, text in _evaluation_lines(evaluation):
+                console.print(text, style=style or None, highlight=False, markup=False)
+        for line in _tail_lines(result):
+            console.print(line, highlight=False, markup=False)
         console.print(_verdict(result), highlight=False)
         return
-    stream.write(header + "\n\n")
+    stream.write(header + "\n" + config + "\n")
+    for note in result.notes:
+        stream.write(f"note: {note}\n")
+    stream.write("\n")
     for title, headers, rows in tables(result):
         _plain_table(stream, title, headers, rows)
-    for level in LEVEL_ORDER:
-        found = result.by_level(level)
-        if not found:
-            continue
-        stream.write(f"{level.upper()} ({len(found)})\n")
-        for v in found:
-            stream.write(f"  {v.policy} {v.urn or '(stack)'}\n    {v.message}\n")
+    for evaluation in result.evaluations:
+        for _style, text in _evaluation_lines(evaluation):
+            stream.write(text + "\n")
+        stream.write("\n")
+    for line in _tail_lines(result):
+        stream.write(line + "\n")
+    if result.permissions:
         stream.write("\n")
     stream.write(_verdict(result) + "\n")
 
 
 def _verdict(result: GateResult) -> str:
     mandatory, advisory = len(result.by_level("mandatory")), len(result.by_level("advisory"))
+    failed = [e.kind for e in result.evaluations if e.exit_code]
     if mandatory:
-        return f"FAIL: {mandatory} mandatory violation(s), {advisory} advisory; `pulumi up` would be blocked."
-    return f"PASS: no mandatory violation ({advisory} advisory)."
+        return (
+            f"FAIL: {mandatory} mandatory violation(s), {advisory} advisory (failed: {', '.join(failed)}); "
+            "`pulumi up` would be blocked."
+        )
+    return f"PASS: no mandatory violation in either evaluation ({advisory} advisory)."

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_resource_group_created_with_region_and_tags(run, typed):
     rg = one(run, RESOURCE_GROUP)
     ws = typed.workspace
-    assert rg.inputs == {"resourceGroupName": ws.resource_group.name, "location": ws.region, "tags": ws.tags}
+    assert rg.program_inputs == {"resourceGroupName": ws.resource_group.name, "location": ws.region, "tags": ws.tags}
     sub = run.config["azure-native:subscriptionId"]
     assert rg.id == f"/subscriptions/{sub}/resourceGroups/{ws.resource_group.name}"
 
@@ -43,7 +43,7 @@ def test_storage_account_https_only_tls12_no_public_blobs(run, typed):
     st = one(run, STORAGE)
     ws = typed.workspace
     assert re.fullmatch(r"[a-z0-9]{3,24}", st.inputs["accountName"])
-    assert st.inputs == {
+    assert st.program_inputs == {
         "accountName": st.inputs["accountName"],
         "resourceGroupName": ws.resource_group.name,
         "location": ws.region,
@@ -158,7 +158,7 @@ def test_prod_reference_cluster_exact_wire_body(runs):
     """The seed's reference cluster h100-x4, the whole body as azure-native sends it."""
     r = compute(runs["prod"], "h100-x4")
     key = typed_prod_key()
-    assert r.inputs == {
+    assert r.program_inputs == {
         "computeName": "h100-x4",
         "workspaceName": "ws-llm",
         "resourceGroupName": "rg-train",
@@ -216,3 +216,16 @@ def test_every_custom_resource_has_a_realistic_arm_id(run, typed):
             assert r.id is None, r.urn
             continue
         assert r.id == rg_id or r.id.startswith(rg_id + "/providers/Microsoft."), r.id
+
+
+def test_analyze_sees_the_checked_inputs_with_the_api_version_azure_native_adds(runs):
+    """azure-native v3's Check adds `azureApiVersion` (the resource's API version, here read from the installed
+    SDK's class, which says "Uses Azure REST API version ..."); Analyze receives the checked inputs."""
+    import inspect
+
+    import pulumi_azure_native.machinelearningservices as ml
+
+    r = compute(runs["prod"], "h100-x4")
+    version = re.search(r"Uses Azure REST API version (\S+?)\.\s", inspect.getsource(ml.Compute)).group(1)
+    assert version == "2025-12-01"
+    assert r.inputs == {**r.program_inputs, "azureApiVersion": version}

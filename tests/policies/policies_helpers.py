@@ -2,7 +2,10 @@
 
 Arguments are built the way the pack's servicer builds them (pulumi_policy/policy.py Analyze/AnalyzeStack):
 properties go through a protobuf Struct and back (numbers become floats), then deserialize_properties and the
-unknown-checking proxy.
+unknown-checking proxy. Resource policies get inputs; stack policies get what the engine sends AnalyzeStack:
+each resource's OUTPUTS (azure-native's preview outputs of those inputs, `preflight.azure_native`: path
+parameters such as computeName and workspaceName absent, `name` unknown for a resource being created) and
+its property dependencies. `UNKNOWN` is the engine's sentinel for a value not known during the preview.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
+
+from preflight import azure_native
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"
@@ -108,8 +113,22 @@ def resource_args(
     return ResourceValidationArgs(type_, wire(props), urn(type_, name), name, options(), None, config)
 
 
-def stack_resource(type_: str, name: str, props: dict[str, Any]) -> PolicyResource:
-    return PolicyResource(type_, wire(props), urn(type_, name), name, options(), None, None, [], {})
+def stack_resource(
+    type_: str,
+    name: str,
+    props: dict[str, Any],
+    deps: dict[str, list[PolicyResource]] | None = None,
+    deployed: bool = False,
+) -> PolicyResource:
+    """A resource as AnalyzeStack receives it: the outputs azure-native gives for these inputs in a preview
+    (or, `deployed`, once created: known name and type), with property dependencies `deps`."""
+    if deployed:
+        outputs = azure_native.deployed_outputs(type_, props, str(props.get("computeName", name)), "")
+    else:
+        outputs = azure_native.preview_outputs(type_, props)
+    return PolicyResource(
+        type_, wire(outputs), urn(type_, name), name, options(), None, None, [], dict(deps or {})
+    )
 
 
 def stack_args(resources: list[PolicyResource], config: dict[str, Any] | None = None) -> StackValidationArgs:

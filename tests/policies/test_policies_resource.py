@@ -34,6 +34,7 @@ from policies import (
     ssh_decided_at_creation,
 )
 from policies._common import norm_region, parse_seconds
+from preflight.azure_native import UNKNOWN
 from vmsizes.retirement import normalize_region
 
 P = "properties__properties__"
@@ -627,8 +628,17 @@ def test_cluster_policies_ignore_other_compute_types(validate: Any) -> None:
 
 @pytest.mark.parametrize(
     ("value", "seconds"),
-    [("PT5M", 300), ("PT30S", 30), ("P1DT1H", 90000), ("P1M", None), ("P1Y", None), ("half an hour", None),
-     ("", None), (300, None), (None, None)],
+    [
+        ("PT5M", 300),
+        ("PT30S", 30),
+        ("P1DT1H", 90000),
+        ("P1M", None),
+        ("P1Y", None),
+        ("half an hour", None),
+        ("", None),
+        (300, None),
+        (None, None),
+    ],
 )
 def test_parse_seconds_reads_fixed_length_iso_durations_only(value: Any, seconds: int | None) -> None:
     assert parse_seconds(value) == seconds
@@ -637,3 +647,116 @@ def test_parse_seconds_reads_fixed_length_iso_durations_only(value: Any, seconds
 def test_norm_region_is_the_catalog_normaliser_and_none_safe() -> None:
     assert norm_region("US Gov Virginia") == normalize_region("US Gov Virginia") == "usgovvirginia"
     assert (norm_region(None), norm_region(42)) == (None, None)
+
+
+# The first preview of a new stack: a Compute's workspaceName and resourceGroupName are outputs of resources
+# not created yet, so the engine sends them as its unknown sentinel (pulumi/pulumi analyzer_plugin.go,
+# KeepUnknowns). Reading one would turn the whole policy into pulumi-policy's advisory "can't run policy ...
+# during preview"; every verdict must come out the same as with the values known.
+FIRST_PREVIEW = {"workspaceName": UNKNOWN, "resourceGroupName": UNKNOWN, "azureApiVersion": "2025-12-01"}
+
+
+@pytest.mark.parametrize(
+    ("validate", "overrides", "config", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_cluster_verdicts_do_not_depend_on_the_values_unknown_in_a_first_preview(
+    validate: Any, overrides: dict[str, Any], config: Any, expected: list[str]
+) -> None:
+    props = cluster(**overrides, **FIRST_PREVIEW)
+    assert run_resource(validate, resource_args(COMPUTE, props, config)) == expected
+
+
+def undecided(*paths: str) -> str:
+    verb = "is" if len(paths) == 1 else "are"
+    return (
+        f"cannot decide during preview: {', '.join(paths)} {verb} not known until deployment (computed from "
+        "another resource's output), so this check would first run during `pulumi up`, after resources were "
+        f"already created. Fix: give {'it' if len(paths) == 1 else 'them'} a literal value in the program "
+        "(the stack config)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("validate", "overrides", "expected"),
+    [
+        (
+            multi_node_requires_rdma.validate,
+            {P + "vmSize": UNKNOWN},
+            [undecided("properties.properties.vmSize")],
+        ),
+        (
+            multi_node_requires_rdma.validate,
+            {SCALE + "maxNodeCount": UNKNOWN},
+            [undecided("properties.properties.scaleSettings.maxNodeCount")],
+        ),
+        (
+            no_retired_vm_series.validate,
+            {"properties__computeLocation": UNKNOWN},
+            [undecided("properties.computeLocation (else location)")],
+        ),
+        (
+            ssh_decided_at_creation.validate,
+            {P + "userAccountCredentials": UNKNOWN},
+            [
+                undecided(
+                    "properties.properties.userAccountCredentials.adminUserSshPublicKey",
+                    "properties.properties.userAccountCredentials.adminUserPassword",
+                )
+            ],
+        ),
+        (
+            idle_timer_bounds.validate_companion,
+            {SCALE + "nodeIdleTimeBeforeScaleDown": UNKNOWN},
+            [undecided("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown")],
+        ),
+        (
+            secure_defaults.validate,
+            {P + "subnet": {"id": UNKNOWN}},
+            [undecided("properties.properties.subnet.id")],
+        ),
+        (
+            low_priority_multi_node.validate,
+            {P + "vmPriority": UNKNOWN},
+            [undecided("properties.properties.vmPriority")],
+        ),
+    ],
+    ids=[
+        "rdma/size",
+        "rdma/max",
+        "retired/region",
+        "ssh/credentials",
+        "idle/timer",
+        "secure/subnet",
+        "lowpri",
+    ],
+)
+def test_a_deciding_value_unknown_in_preview_is_reported_not_skipped(
+    validate: Any, overrides: dict[str, Any], expected: list[str]
+) -> None:
+    """The fields that decide a cluster are literals in this program; a program that computes one from
+    another resource gets the reason instead of a silent pass."""
+    assert run_resource(validate, resource_args(COMPUTE, cluster(**overrides), None)) == expected
+
+
+@pytest.mark.parametrize(
+    ("type_", "props", "expected"),
+    [
+        (WORKSPACE, workspace(publicNetworkAccess=UNKNOWN), [undecided("publicNetworkAccess")]),
+        (
+            STORAGE,
+            {"minimumTlsVersion": UNKNOWN, "allowBlobPublicAccess": False},
+            [undecided("minimumTlsVersion")],
+        ),
+        (
+            VAULT,
+            {"properties": {"enablePurgeProtection": UNKNOWN}},
+            [undecided("properties.enablePurgeProtection")],
+        ),
+        (WORKSPACE, workspace(resourceGroupName=UNKNOWN, location=UNKNOWN), []),
+    ],
+    ids=["workspace", "storage", "vault", "workspace: unknown resource group and location are not read"],
+)
+def test_secure_defaults_on_other_resources_with_unknowns(
+    type_: str, props: dict, expected: list[str]
+) -> None:
+    assert run_resource(secure_defaults.validate, resource_args(type_, props, {}, name="x")) == expected

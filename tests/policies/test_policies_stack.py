@@ -1,5 +1,7 @@
-"""Stack policies called directly (StackValidationArgs of PolicyResources built as the servicer builds them):
-locks, quota reservation and its advisory companion, cross-region clusters."""
+"""Stack policies called directly (StackValidationArgs of PolicyResources built as the servicer builds them
+from what the engine sends AnalyzeStack: outputs and property dependencies), and the lock policy on a lock's
+inputs (Analyze), which records what it saw for the stack policies: locks, quota reservation and its advisory
+companion, cross-region clusters. UNKNOWN is the engine's sentinel for a value unknown during the preview."""
 
 from __future__ import annotations
 
@@ -17,10 +19,14 @@ from policies_helpers import (
     WORKSPACE,
     Recorder,
     cluster,
+    resource_args,
     stack_args,
     stack_resource,
     urn,
     workspace,
+)
+from policies_helpers import (
+    STORAGE as STORAGE_ACCOUNT,
 )
 from pulumi_policy import PolicyResource
 
@@ -30,7 +36,10 @@ from policies import (
     no_resource_group_locks,
     quota_reservation,
 )
+from preflight.azure_native import UNKNOWN
 from vmsizes import UnknownSize
+
+RESOURCE_GROUP = "azure-native:resources:ResourceGroup"
 
 P = "properties__properties__"
 WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace())
@@ -52,61 +61,133 @@ NET_TAIL = (
 
 
 def run(validate: Any, resources: list[PolicyResource], config: dict[str, Any] | None = None) -> list[tuple]:
+    """One preview: Analyze every lock's inputs (as the engine does for every resource, before AnalyzeStack),
+    then the stack policy."""
+    analyze_locks([r.lock_inputs for r in resources if hasattr(r, "lock_inputs")])
     rec = Recorder()
     validate(stack_args(resources, config), rec)
     return rec.calls
 
 
-def lock(type_: str, props: dict[str, Any], name: str = "l") -> PolicyResource:
-    return stack_resource(type_, name, {"level": "CanNotDelete", **props})
+def analyze_locks(locks: list[tuple[str, dict[str, Any], str]]) -> list[tuple[str, str | None]]:
+    """Analyze each lock's inputs with no-resource-group-locks, as the engine does before AnalyzeStack."""
+    rec = Recorder()
+    for type_, props, name in locks:
+        no_resource_group_locks.validate(resource_args(type_, props, name=name), rec)
+    return rec.calls
+
+
+def lock_inputs(type_: str, props: dict[str, Any], name: str = "l") -> tuple[str, dict[str, Any], str]:
+    return (type_, {"level": "CanNotDelete", **props}, name)
+
+
+def lock(type_: str, props: dict[str, Any], name: str = "l", deps: dict | None = None) -> PolicyResource:
+    """A lock as AnalyzeStack gets it (outputs: no scope); `run` Analyzes its inputs first."""
+    resource = stack_resource(type_, name, {"level": "CanNotDelete", **props}, deps)
+    resource.lock_inputs = lock_inputs(type_, props, name)  # type: ignore[attr-defined]
+    return resource
 
 
 RG_CASES = [
     (
         "pass: lock on a storage account",
-        [
-            WS,
-            lock(
-                LOCK_BY_SCOPE,
-                {"scope": f"{SUB}/resourceGroups/rg-train/providers/Microsoft.Storage/storageAccounts/st"},
-            ),
-        ],
-        [],
-    ),
-    (
-        "pass: resource-group lock without a workspace",
-        [lock(LOCK_AT_RG, {"resourceGroupName": "rg-train"})],
+        lock_inputs(
+            LOCK_BY_SCOPE,
+            {"scope": f"{SUB}/resourceGroups/rg-train/providers/Microsoft.Storage/storageAccounts/st"},
+        ),
         [],
     ),
     (
         "fail: at resource group level",
-        [WS, lock(LOCK_AT_RG, {"resourceGroupName": "rg-train"}, "rg-lock")],
-        [("CanNotDelete lock 'rg-lock' on resource group rg-train" + RG_TAIL, urn(LOCK_AT_RG, "rg-lock"))],
+        lock_inputs(LOCK_AT_RG, {"resourceGroupName": "rg-train"}, "rg-lock"),
+        ["CanNotDelete lock 'rg-lock' on resource group rg-train" + RG_TAIL],
+    ),
+    (
+        "fail: at resource group level, its name unknown in preview",
+        lock_inputs(LOCK_AT_RG, {"resourceGroupName": UNKNOWN}, "rg-lock"),
+        ["CanNotDelete lock 'rg-lock' on a resource group (name not known until deployment)" + RG_TAIL],
     ),
     (
         "fail: at subscription level",
-        [WS, lock(LOCK_AT_SUB, {"level": "ReadOnly"}, "sub-lock")],
-        [("ReadOnly lock 'sub-lock' on the subscription" + RG_TAIL, urn(LOCK_AT_SUB, "sub-lock"))],
+        lock_inputs(LOCK_AT_SUB, {"level": "ReadOnly"}, "sub-lock"),
+        ["ReadOnly lock 'sub-lock' on the subscription" + RG_TAIL],
     ),
     (
-        "fail: by scope on a resource group id",
-        [WS, lock(LOCK_BY_SCOPE, {"scope": f"{SUB}/resourceGroups/rg-train"})],
-        [(f"CanNotDelete lock 'l' on {SUB}/resourceGroups/rg-train" + RG_TAIL, urn(LOCK_BY_SCOPE, "l"))],
+        "fail: by scope on a resource group id (an adopted group, known in every preview)",
+        lock_inputs(LOCK_BY_SCOPE, {"scope": f"{SUB}/resourceGroups/rg-train"}),
+        [f"CanNotDelete lock 'l' on {SUB}/resourceGroups/rg-train" + RG_TAIL],
     ),
     (
         "fail: by scope on the subscription id",
-        [WS, lock(LOCK_BY_SCOPE, {"scope": SUB + "/"})],
-        [(f"CanNotDelete lock 'l' on {SUB}/" + RG_TAIL, urn(LOCK_BY_SCOPE, "l"))],
+        lock_inputs(LOCK_BY_SCOPE, {"scope": SUB + "/"}),
+        [f"CanNotDelete lock 'l' on {SUB}/" + RG_TAIL],
+    ),
+    (
+        "pass: scope unknown in preview: left to the stack companion",
+        lock_inputs(LOCK_BY_SCOPE, {"scope": UNKNOWN}),
+        [],
     ),
 ]
 
 
-@pytest.mark.parametrize(("resources", "expected"), [c[1:] for c in RG_CASES], ids=[c[0] for c in RG_CASES])
-def test_no_resource_group_locks(resources: list[PolicyResource], expected: list[tuple]) -> None:
-    assert run(no_resource_group_locks.validate, resources) == expected
+@pytest.mark.parametrize(("lock_", "expected"), [c[1:] for c in RG_CASES], ids=[c[0] for c in RG_CASES])
+def test_no_resource_group_locks_on_inputs(lock_: tuple, expected: list[str]) -> None:
+    assert [m for m, _ in analyze_locks([lock_])] == expected
+
+
+RG = stack_resource(RESOURCE_GROUP, "ws-llm-rg", {"resourceGroupName": "rg-train", "location": "eastus"})
+STORAGE = stack_resource(STORAGE_ACCOUNT, "ws-llm-st", {"accountName": "st", "location": "eastus"})
+CANNOT_DECIDE_RG = (
+    "cannot decide during preview whether lock 'l' covers a resource group: its scope is not known until "
+    "deployment and comes from no resource of this stack (AnalyzeStack carries a lock's outputs, which have "
+    "no scope). Fix: give the scope as a literal ARM id, or compute it from the resource it locks."
+)
+
+
+@pytest.mark.parametrize(
+    ("scope", "deps", "expected"),
+    [
+        (
+            UNKNOWN,
+            {"scope": [RG]},
+            [
+                (
+                    "CanNotDelete lock 'l' on the resource group ws-llm-rg created in this stack" + RG_TAIL,
+                    urn(LOCK_BY_SCOPE, "l"),
+                )
+            ],
+        ),
+        (UNKNOWN, {"scope": [STORAGE]}, []),
+        (UNKNOWN, {}, [(CANNOT_DECIDE_RG, urn(LOCK_BY_SCOPE, "l"))]),
+        # known at Analyze (literal or update preview): decided there, not again here
+        (f"{SUB}/resourceGroups/rg-train", {"scope": [RG]}, []),
+    ],
+    ids=[
+        "fail: scope from a resource group of the stack",
+        "pass: scope from a storage account",
+        "undecidable: unknown and from nothing in the stack",
+        "known at Analyze: not reported twice",
+    ],
+)
+def test_no_resource_group_locks_by_dependency(scope: str, deps: dict, expected: list[tuple]) -> None:
+    """The first preview of a new stack: the lock's scope is the unknown id of a resource being created;
+    AnalyzeStack's property dependencies say which."""
+    resources = [WS, RG, STORAGE, lock(LOCK_BY_SCOPE, {"scope": scope}, deps=deps)]
+    assert run(no_resource_group_locks.validate_stack, resources) == expected
+
+
+def test_no_resource_group_locks_by_dependency_needs_a_workspace_in_the_stack() -> None:
+    assert (
+        run(
+            no_resource_group_locks.validate_stack,
+            [RG, lock(LOCK_BY_SCOPE, {"scope": UNKNOWN}, deps={"scope": [RG]})],
+        )
+        == []
+    )
 
 
 IN_VNET = stack_resource(COMPUTE, "h100-x4", cluster(**{P + "subnet": {"id": SUBNET}}))
+SUBNET_RESOURCE = stack_resource("azure-native:network:Subnet", "snet", {"subnetName": "snet-train"})
 NET_CASES = [
     (
         "pass: cluster without subnet",
@@ -119,9 +200,7 @@ NET_CASES = [
             IN_VNET,
             lock(
                 LOCK_BY_SCOPE,
-                {
-                    "scope": f"{NET}/virtualNetworks/vnet-other"
-                },
+                {"scope": f"{NET}/virtualNetworks/vnet-other"},
             ),
         ],
         [],
@@ -200,9 +279,7 @@ NET_CASES = [
             IN_VNET,
             lock(
                 LOCK_BY_SCOPE,
-                {
-                    "scope": f"{NET}/networkSecurityGroups/nsg"
-                },
+                {"scope": f"{NET}/networkSecurityGroups/nsg"},
             ),
         ],
         [
@@ -222,8 +299,36 @@ def test_no_locks_on_cluster_network(resources: list[PolicyResource], expected: 
     assert run(no_locks_on_cluster_network.validate, resources) == expected
 
 
-def compute(name: str, **overrides: Any) -> PolicyResource:
-    return stack_resource(COMPUTE, name, cluster(computeName=name, **overrides))
+def test_network_lock_and_subnet_from_the_same_stack_resource_fail_while_both_are_unknown() -> None:
+    """A subnet created in the stack: the cluster's subnet id and the lock's scope are both unknown in the
+    first preview, and both come from the same resource."""
+    in_new_subnet = stack_resource(
+        COMPUTE, "h100-x4", cluster(**{P + "subnet": {"id": UNKNOWN}}), deps={"properties": [SUBNET_RESOURCE]}
+    )
+    on_it = lock(LOCK_BY_SCOPE, {"scope": UNKNOWN}, deps={"scope": [SUBNET_RESOURCE]})
+    assert run(no_locks_on_cluster_network.validate, [in_new_subnet, SUBNET_RESOURCE, on_it]) == [
+        ("CanNotDelete lock 'l' on the network resource (Subnet snet)" + NET_TAIL, urn(LOCK_BY_SCOPE, "l"))
+    ]
+    elsewhere = lock(LOCK_BY_SCOPE, {"scope": UNKNOWN}, deps={"scope": [STORAGE]})
+    assert (
+        run(no_locks_on_cluster_network.validate, [in_new_subnet, SUBNET_RESOURCE, STORAGE, elsewhere]) == []
+    )
+
+
+def test_network_lock_with_an_undecidable_scope_is_reported() -> None:
+    unknown = lock(LOCK_BY_SCOPE, {"scope": UNKNOWN})
+    assert run(no_locks_on_cluster_network.validate, [IN_VNET, unknown]) == [
+        (
+            "cannot decide during preview whether lock 'l' covers a network resource of cluster(s) h100-x4: "
+            "its scope is not known until deployment and comes from no resource of this stack. Fix: give the "
+            "scope as a literal ARM id.",
+            urn(LOCK_BY_SCOPE, "l"),
+        )
+    ]
+
+
+def compute(name: str, deps: dict | None = None, **overrides: Any) -> PolicyResource:
+    return stack_resource(COMPUTE, name, cluster(computeName=name, **overrides), deps)
 
 
 H100_X4 = compute("h100-x4")
@@ -250,7 +355,7 @@ OVER = (
     "lower "
     "max_instances, delete unused clusters, or request {} more vCPUs of quota."
 )
-UNKNOWN = (
+NO_QUOTA = (
     ", but the policy config gives no quota for this pool, so nothing checks that jobs can get nodes. Fix: "
     "add "
     "quotas.eastus.{} to the quota-reservation config: `python -m jobs quota --stack STACK --write "
@@ -306,7 +411,7 @@ QUOTA_CASES = [
         ],
         [
             f"eastus standardNDSH100v5Family: h100-x4 (4 x 96 {H100}) reserves 384 vCPUs"
-            + UNKNOWN.format("standardNDSH100v5Family")
+            + NO_QUOTA.format("standardNDSH100v5Family")
         ],
     ),
     (
@@ -338,12 +443,12 @@ QUOTA_CASES = [
         [],
         [
             f"eastus standardNDSH100v5Family: h100-x4 (4 x 96 {H100}) reserves 384 vCPUs"
-            + UNKNOWN.format("standardNDSH100v5Family"),
+            + NO_QUOTA.format("standardNDSH100v5Family"),
             f"eastus total regional dedicated vCPUs: h100-x4 (4 x 96 {H100}) reserves 384 vCPUs"
-            + UNKNOWN.format("total"),
+            + NO_QUOTA.format("total"),
             "eastus low-priority vCPUs (all families): a100-spot (1 x 24 vCPUs of Standard_NC24ads_A100_v4) "
             "reserves 24 "
-            "vCPUs" + UNKNOWN.format("lowPriority"),
+            "vCPUs" + NO_QUOTA.format("lowPriority"),
         ],
     ),
     (
@@ -376,6 +481,22 @@ QUOTA_CASES = [
 ]
 
 
+QUOTA_CASES.append(
+    (
+        "fail: a node count unknown in preview cannot be counted",
+        [H100_X4, compute("h100-x2", **{P + "scaleSettings__maxNodeCount": UNKNOWN})],
+        QUOTAS,
+        [
+            "cluster h100-x2: its quota reservation cannot decide during preview: "
+            "properties.properties.scaleSettings.maxNodeCount is not known until deployment (computed from "
+            "another resource's output), so this check would first run during `pulumi up`, after resources "
+            "were already created. Fix: give it a literal value in the program (the stack config)."
+        ],
+        [],
+    )
+)
+
+
 @pytest.mark.parametrize(
     ("resources", "config", "mandatory", "advisory"),
     [c[1:] for c in QUOTA_CASES],
@@ -396,15 +517,22 @@ CROSS = (
 )
 
 
+WS_DEP = {"workspaceName": [WS]}
+
+
 @pytest.mark.parametrize(
     ("resources", "config", "expected"),
     [
-        ([WS, H100_X4], {"acknowledged": []}, []),
-        ([WS, H100_X4, H100_WUS3], {"acknowledged": []}, [(CROSS, urn(COMPUTE, "h100-wus3"))]),
+        ([WS, compute("h100-x4", WS_DEP)], {"acknowledged": []}, []),
+        (
+            [WS, H100_X4, compute("h100-wus3", WS_DEP, properties__computeLocation="westus3")],
+            {"acknowledged": []},
+            [(CROSS, urn(COMPUTE, "h100-wus3"))],
+        ),
         ([WS, H100_X4, H100_WUS3], {"acknowledged": ["h100-wus3"]}, []),
         # computeLocation wins over location (the cluster's envelope stays in the workspace region)
         (
-            [WS, compute("h100-wus3", location="eastus", properties__computeLocation="westus3")],
+            [WS, compute("h100-wus3", WS_DEP, location="eastus", properties__computeLocation="westus3")],
             {},
             [(CROSS, urn(COMPUTE, "h100-wus3"))],
         ),
@@ -414,14 +542,58 @@ CROSS = (
             {},
             [(CROSS, urn(COMPUTE, "h100-wus3"))],
         ),
+        # the workspace the cluster's workspaceName comes from, not another one in the stack
+        (
+            [
+                WS,
+                stack_resource(WORKSPACE, "ws-west", workspace(workspaceName="ws-west", location="westus3")),
+                compute("h100-wus3", WS_DEP, properties__computeLocation="westus3"),
+            ],
+            {},
+            [(CROSS, urn(COMPUTE, "h100-wus3"))],
+        ),
+        (
+            [WS, compute("h100-x4", WS_DEP, properties__computeLocation=UNKNOWN, location=UNKNOWN)],
+            {},
+            [
+                (
+                    "cluster h100-x4: cannot decide during preview: the cluster region is not known until "
+                    "deployment (computed from another resource's output), so this check would first run "
+                    "during `pulumi up`, after resources were already created. Fix: give it a literal value "
+                    "in the program (the stack config).",
+                    urn(COMPUTE, "h100-x4"),
+                )
+            ],
+        ),
     ],
     ids=[
         "pass: same region",
         "fail: westus3",
         "pass: acknowledged",
         "fail: computeLocation",
-        "fail: location",
+        "fail: location, the only workspace",
+        "fail: its own workspace by dependency",
+        "undecidable: region unknown",
     ],
 )
 def test_cross_region_compute(resources: list[PolicyResource], config: dict, expected: list[tuple]) -> None:
     assert run(cross_region_compute.validate, resources, config) == expected
+
+
+def test_stack_policies_read_preview_outputs_without_a_cant_run_advisory() -> None:
+    """In the first preview the outputs carry unknowns (name, type, ...) that the stack policies never read:
+    no UnknownValueError escapes (it would become pulumi-policy's "can't run policy ... during preview")."""
+    first_deploy = [
+        WS,
+        RG,
+        STORAGE,
+        compute("h100-x4", WS_DEP),
+        lock(LOCK_BY_SCOPE, {"scope": UNKNOWN}, deps={"scope": [STORAGE]}),
+    ]
+    for validate in (
+        no_resource_group_locks.validate_stack,
+        no_locks_on_cluster_network.validate,
+        quota_reservation.validate,
+        cross_region_compute.validate,
+    ):
+        assert run(validate, first_deploy, QUOTAS if validate is quota_reservation.validate else {}) == []
