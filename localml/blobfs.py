@@ -139,8 +139,11 @@ class BlobFS:
                     fout.write(chunk)
                     sent += len(chunk)
                     with self.lock:
-                        if key in self.uploading:
+                        tracked = key in self.uploading
+                        if tracked:
                             self.uploading[key] = sent
+                    if tracked:
+                        self._write_state()
                     if self.upload_rate > 0:
                         ahead = sent / self.upload_rate - (time.monotonic() - t0)
                         if ahead > 0:

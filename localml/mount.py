@@ -127,22 +127,30 @@ class BlobMount:
         return self.proc is not None and self.proc.poll() is None
 
     def unmount(self, timeout_s: float = DEFAULT_UNMOUNT_TIMEOUT_S) -> bool:
-        """Job end: SIGTERM (libfuse leaves its loop once requests in flight finish); after `timeout_s`,
-        SIGKILL and whatever was still uploading is lost. True when it finished in time."""
+        """Job end: uploads and renames in flight get up to `timeout_s` to finish, then the daemon stops;
+        whatever is still in flight then is lost. True when nothing was pending any more."""
         if self.proc is None:
             return True
-        clean = True
+        deadline = time.monotonic() + timeout_s
+        while self.alive and self._pending() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        drained = not self._pending()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            # Drained: a clean stop. Not drained: libfuse would finish the requests in flight, so the
+            # daemon is killed instead; the kernel then fails the waiting close() (ENOTCONN).
+            self.proc.send_signal(signal.SIGTERM if drained else signal.SIGKILL)
             try:
-                self.proc.wait(timeout=timeout_s)
+                self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                clean = False
                 self.proc.kill()
                 self.proc.wait()
         _force_unmount(self.mountpoint)
         self.proc = None
-        return clean
+        return drained
+
+    def _pending(self) -> bool:
+        state = self.state()
+        return bool(state.get("uploading") or state.get("renaming"))
 
     def lose(self) -> None:
         """The node is gone: the daemon dies at once, uploads in flight never commit."""
