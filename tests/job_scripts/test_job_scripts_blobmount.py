@@ -109,7 +109,8 @@ def test_another_node_sees_a_stale_listing_and_stale_absence(mounts):
 def _writer(path, mb: int) -> subprocess.Popen:
     """A process that checkpoints `mb` MB of tensors to `path` with checkpointing.save_checkpoint."""
     code = (f"import sys, torch; sys.path.insert(0, {str(SRC)!r}); import checkpointing as ck; "
-            f"ck.save_checkpoint({{'w': torch.ones({mb} * 262144), 'step': 7}}, __import__('pathlib').Path({str(path)!r}))")
+            f"from pathlib import Path; ck.save_checkpoint({{'w': torch.ones({mb} * 262144), 'step': 7}}, "
+            f"Path({str(path)!r}))")
     return track(subprocess.Popen([PY, "-c", code], env=base_env()))
 
 
@@ -127,7 +128,8 @@ def test_a_writer_killed_mid_write_leaves_a_partial_file_without_marker(mounts, 
     wait_for(lambda: (tmp_path / "store" / target.name).exists() and not a.state().get("uploading"), 60,
              "the partial upload")
     store = tmp_path / "store"
-    assert 0 < (store / target.name).stat().st_size < 400 * 2**20 and not (store / f"{target.name}.sha256").exists()
+    assert 0 < (store / target.name).stat().st_size < 400 * 2**20
+    assert not (store / f"{target.name}.sha256").exists()
     warnings: list[str] = []
     state, path = ck.resume_state(a.mountpoint, log=warnings.append)
     assert path.name == ck.checkpoint_name(3) and state["step"] == 3
@@ -135,7 +137,8 @@ def test_a_writer_killed_mid_write_leaves_a_partial_file_without_marker(mounts, 
                         "(its write was interrupted)"]
 
 
-def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads_the_timeout(mounts, tmp_path):
+def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads_the_timeout(mounts,
+                                                                                            tmp_path):
     store = tmp_path / "store"
     # Node lost during the upload inside close(): the blob never commits.
     a = mounts("a", upload_rate=20e6)
@@ -153,7 +156,8 @@ def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads
         target = m.mountpoint / f"raw{int(timeout)}.bin"
         code = f"with open({str(target)!r}, 'wb') as f: f.write(b'x' * 40_000_000)"  # close() reports errors
         proc = track(subprocess.Popen([PY, "-c", code], stderr=subprocess.PIPE))
-        wait_for(lambda m=m, t=target: m.state().get("uploading", {}).get(f"/{t.name}", 0) > 0, 60, "the upload")
+        wait_for(lambda m=m, t=target: m.state().get("uploading", {}).get(f"/{t.name}", 0) > 0, 60,
+                 "the upload")
         assert m.unmount(timeout_s=timeout) is finished
         assert (proc.wait(timeout=30) == 0) is finished
         assert (store / target.name).exists() is finished
@@ -196,8 +200,8 @@ def test_resume_on_a_node_with_a_stale_listing_finds_the_newest_by_name(mounts):
 def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mounts, tmp_path):
     """One process, synthetic data: a run killed during a checkpoint upload (node lost), resumed on a new
     node's mount, ends on the uninterrupted run's fingerprint."""
-    args = ["--steps", "12", "--ckpt-every", "4", "--log-every", "1", "--n-embd", "128", "--vocab-size", "2048",
-            "--block-size", "32"]
+    args = ["--steps", "12", "--ckpt-every", "4", "--log-every", "1", "--n-embd", "128",
+            "--vocab-size", "2048", "--block-size", "32"]
     ref = subprocess.run([PY, str(SRC / "train.py"), *args], env=base_env(), capture_output=True, text=True,
                          timeout=300, cwd=REPO)
     assert ref.returncode == 0, ref.stderr

@@ -1,4 +1,4 @@
-"""checkpointing.py in-process: marker written last, damaged checkpoints skipped, snapshots, RNG, retention."""
+"""checkpointing.py in-process: marker written last, damaged ones skipped, snapshots, RNG, retention."""
 
 from __future__ import annotations
 
