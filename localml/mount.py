@@ -127,7 +127,7 @@ class BlobMount:
         return self.proc is not None and self.proc.poll() is None
 
     def unmount(self, timeout_s: float = DEFAULT_UNMOUNT_TIMEOUT_S) -> bool:
-        """Job end: uploads and renames in flight get up to `timeout_s` to finish, then the daemon stops;
+        """Job end: uploads, renames and closes still to come get up to `timeout_s`, then the daemon stops;
         whatever is still in flight then is lost. True when nothing was pending any more."""
         if self.proc is None:
             return True
@@ -149,8 +149,8 @@ class BlobMount:
         return drained
 
     def _pending(self) -> bool:
-        state = self.state()
-        return bool(state.get("uploading") or state.get("renaming"))
+        state = self.state()  # "writing": files still open and dirty, whose close (upload) is still to come
+        return bool(state.get("uploading") or state.get("renaming") or state.get("writing"))
 
     def lose(self) -> None:
         """The node is gone: the daemon dies at once, uploads in flight never commit."""
