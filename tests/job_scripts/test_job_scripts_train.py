@@ -92,9 +92,11 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
     rnd = random.Random(20261130)
     store = tmp_path / "store"
     kills: list[str] = []
+    started: list[BlobMount] = []
 
     def node(name: str, **options) -> BlobMount:
         mount = BlobMount(store, tmp_path / f"mnt-{name}", tmp_path / f"node-{name}", MountOptions(**options))
+        started.append(mount)
         return mount.start()
 
     def args(mount: BlobMount) -> list[str]:
@@ -142,17 +144,21 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         for name_ in uploading:
             assert not (store / name_.lstrip("/")).with_name(name_.lstrip("/") + ".sha256").exists()
 
-    kill_at_random_step("run1")
-    assert any(kill_mid_write(f"write{i}") for i in range(3)), "never killed during a checkpoint write"
-    lose_node_mid_upload("upload")
-    kill_at_random_step("run2")
-    assert len(kills) >= 4
-    complete = [p.name for p in store.glob("*.pt") if (store / f"{p.name}.sha256").exists()]
-    assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
-    mount = node("final")
-    final = LocalRun(args(mount), procs=2, logs=tmp_path / "final")
-    rc, out, err = final.finish()
-    mount.unmount()
+    try:
+        kill_at_random_step("run1")
+        assert any(kill_mid_write(f"write{i}") for i in range(3)), "never killed during a checkpoint write"
+        lose_node_mid_upload("upload")
+        kill_at_random_step("run2")
+        assert len(kills) >= 4
+        complete = [p.name for p in store.glob("*.pt") if (store / f"{p.name}.sha256").exists()]
+        assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
+        mount = node("final")
+        final = LocalRun(args(mount), procs=2, logs=tmp_path / "final")
+        rc, out, err = final.finish()
+        mount.unmount()
+    finally:
+        for m in started:  # no daemon outlives the test, whatever failed
+            m.lose()
     assert rc == 0, out + err
     assert f"resumed from {mount.mountpoint / max(complete)}" in out
     assert fingerprint(out) == reference[0], f"kills: {kills}"
