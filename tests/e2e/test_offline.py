@@ -171,6 +171,28 @@ def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
     assert FINGERPRINT.findall(log0) == reference
 
 
+def test_two_node_train_reads_the_checkpoint_through_each_nodes_own_mount(
+        local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
+    """Every node mounts the output itself; a resumed 2-node job loads rank 0's choice on both nodes."""
+    assert local.control_plane is not None
+    runs = []
+    for i in range(2):
+        code, summary = _jobs(local, outputs_file, tmp_path / str(i), "train", "--run-name", "e2e-two-nodes",
+                              "--steps", "200", "--nodes", "2", "--allow-tcp")
+        job = summary["jobs"][0]
+        assert code == 0 and job["status"] == "Completed", job
+        runs.append(job)
+    workdir = local.control_plane.store.root / "jobs" / runs[1]["name"] / "nodes"
+    assert sorted(p.name for p in workdir.iterdir()) == ["node-0", "node-1"]
+    for node in (0, 1):  # each node had its own blobfs daemon (its state) and its own ranks
+        assert (workdir / f"node-{node}" / "blobfs-ckpt" / "state" / "state.json").exists()
+        assert len(list((workdir / f"node-{node}" / "pids").iterdir())) == 2
+    log0, log2 = _rank_log(runs[1], 0), _rank_log(runs[1], 2)
+    assert re.search(r"resumed from \S+/nodes/node-0/outputs/ckpt/step_00000200\.pt at step 200", log0), log0
+    assert "Traceback" not in log2 and "error" not in log2.lower(), log2
+    assert FINGERPRINT.findall(log0) == FINGERPRINT.findall(_rank_log(runs[0], 0)) != []
+
+
 def test_failing_command_gives_exit_code_1(local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
     assert local.control_plane is not None
     empty = local.control_plane.store.datastore_path("workspaceblobstore", "e2e-empty-data")
