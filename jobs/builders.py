@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs import unmount
 from jobs.errors import UsageError
 
 if TYPE_CHECKING:
@@ -201,6 +202,7 @@ def _command(
     tags: dict[str, str],
     inputs: dict | None = None,
     outputs: dict | None = None,
+    env: dict[str, str] | None = None,
 ) -> Command:
     from azure.ai.ml import command as ml_command
     from azure.ai.ml.entities import QueueSettings
@@ -223,7 +225,7 @@ def _command(
         instance_count=nodes,
         # REST: distribution {distributionType: PyTorch, processCountPerInstance: N} (platform-notes).
         distribution={"type": "PyTorch", "process_count_per_instance": processes},
-        environment_variables={"NCCL_DEBUG": "INFO"},
+        environment_variables={"NCCL_DEBUG": "INFO", **(env or {})},
         inputs=inputs or {},
         outputs=outputs or {},
         display_name=display_name,
@@ -402,6 +404,8 @@ def train(
         tags=tags,
         inputs=inputs,
         outputs=outputs,
+        # Time for the last checkpoint's upload when the job ends (jobs/unmount.py).
+        env=unmount.train_env(script_args),
     )
     return BuiltJob("train", "train", job, nodes, procs, target.size, {"checkpoint_uri": ckpt_uri})
 

@@ -7,20 +7,31 @@ process_count_per_instance processes (Azure ML's PyTorch variables plus the job'
 variables; ``python`` is this interpreter), upload every rank's log to the artifact store as
 ``user_logs/std_log_process_<N>.txt`` while it runs, and move the job through
 Queued -> Running -> Completed / Failed / Canceled.
+
+A ``rw_mount`` output (mode ReadWriteMount, the default of a uri_folder output) is not a plain folder:
+every node gets its own ``localml.blobfs`` mount of the datastore folder, with blobfuse2's semantics
+(localml/blobfs.py), at ``<job>/nodes/node-<N>/outputs/<name>``; ranks start through
+``localml/nodeexec.py``, which points the binding at their node's mount. At job end each mount gives
+pending uploads at most the job's ``DATASET_UNMOUNT_TIMEOUT_SECONDS`` (Azure ML's default 30 s); on a
+cancel, that time starts after the launcher's 10 s grace.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import shlex
+import signal
 import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localml.blobs import ARTIFACT_CONTAINER
+from localml.mount import DEFAULT_UNMOUNT_TIMEOUT_S, BlobMount, MountOptions
+from localml.nodeexec import PLACEHOLDER
 from localml.store import Job, now_iso
 
 if TYPE_CHECKING:
@@ -34,12 +45,18 @@ BINDING = re.compile(r"\$\{\{\s*(inputs|outputs)\.([A-Za-z0-9_]+)\s*\}\}")
 SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
 LOG_UPLOAD_EVERY_S = 1.0
 FOLDER_TYPES = {"uri_folder", "uri_file", "custom_model", "mlflow_model"}
+NODEEXEC = Path(__file__).resolve().parent / "nodeexec.py"
+#: jobs.launcher's default grace between SIGTERM and SIGKILL; a cancel's unmount starts after it.
+LAUNCHER_GRACE_S = 10.0
 
 
 class Runner:
     def __init__(self, store: Store, blobs: Blobs) -> None:
         self.store = store
         self.blobs = blobs
+        #: How every rw_mount behaves (tests slow uploads down to stop a job in the middle of one).
+        self.mount_options = MountOptions()
+        self.mounts: dict[str, list[tuple[int, BlobMount]]] = {}  # job name -> (node, mount)
 
     # --- at submission ------------------------------------------------------------------------
 
@@ -85,17 +102,25 @@ class Runner:
         workdir = self.store.root / "jobs" / job.name
         logs_dir = workdir / "logs"
         uploader = _LogUploader(self.blobs, logs_dir, job.artifact_prefix)
+        job_env = job.properties.get("environmentVariables") or {}
+        unmount_s = _unmount_timeout(job_env)
         try:
             code_dir = workdir / "code"
             self._download_code(job, code_dir)
-            command = self._bind(job)
-            argv = _argv(command)
             dist = job.properties.get("distribution") or {}
             nodes = int((job.properties.get("resources") or {}).get("instanceCount") or 1)
             procs = int(dist.get("processCountPerInstance") or 1)
+            mounted: dict[str, Path] = {}
+            command = self._bind(job, workdir / "nodes", mounted)
+            argv = _argv(command)
+            if mounted:
+                self._mount(job, workdir / "nodes", nodes, mounted)
+                argv = [sys.executable, str(NODEEXEC), str(workdir / "nodes"), "--", *argv]
+                threading.Thread(target=self._unmount_on_cancel, args=(job, unmount_s), daemon=True,
+                                 name=f"localml-unmount-{job.name}").start()
             # One intra-op thread per rank unless the job says otherwise (torchrun's default when it
             # starts several processes per node): N ranks share this machine's cores.
-            env = {"OMP_NUM_THREADS": "1", **(job.properties.get("environmentVariables") or {}),
+            env = {"OMP_NUM_THREADS": "1", **job_env,
                    "AZUREML_RUN_ID": job.name,
                    "AZUREML_EXPERIMENT_NAME": str(job.properties["experimentName"]),
                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -121,6 +146,7 @@ class Runner:
             self._finish(job, "Failed", f"localml could not run the job: {exc}", uploader)
 
     def _finish(self, job: Job, status: str, err: str | None, uploader: _LogUploader) -> None:
+        self._unmount(job, _unmount_timeout(job.properties.get("environmentVariables") or {}))
         uploader.stop()
         job.error = err
         job.end_time = now_iso()
@@ -139,7 +165,53 @@ class Runner:
         if n == 0:
             raise RuntimeError(f"no files under {code.body['properties']['codeUri']}")
 
-    def _bind(self, job: Job) -> str:
+    # --- rw_mount outputs --------------------------------------------------------------------
+
+    def _mount(self, job: Job, nodes_dir: Path, nodes: int, mounted: dict[str, Path]) -> None:
+        """One blobfs mount per node and rw_mount output: node N sees the store at its own path."""
+        made = self.mounts.setdefault(job.name, [])
+        for node in range(nodes):
+            for name, store in mounted.items():
+                node_dir = nodes_dir / f"node-{node}"
+                mount = BlobMount(store, node_dir / "outputs" / name, node_dir / f"blobfs-{name}",
+                                  self.mount_options)
+                made.append((node, mount.start()))
+        log.info("job %s: %d rw_mount output(s) mounted on %d node(s)", job.name, len(mounted), nodes)
+
+    def _unmount(self, job: Job, timeout_s: float) -> None:
+        for node, mount in self.mounts.pop(job.name, []):
+            if not mount.unmount(timeout_s):
+                log.warning("job %s: node %d: uploads still pending after DATASET_UNMOUNT_TIMEOUT_SECONDS=%g "
+                            "were dropped (%s)", job.name, node, timeout_s, mount.mountpoint)
+
+    def _unmount_on_cancel(self, job: Job, timeout_s: float) -> None:
+        """A cancelled job's ranks may sit in close() while it uploads (the kernel waits for a FUSE
+        flush, even for a killed process): after the launcher's grace, unmount with the timeout."""
+        while not job.done.is_set():
+            if job.stop_event.wait(0.5):
+                if not job.done.wait(LAUNCHER_GRACE_S):
+                    self._unmount(job, timeout_s)
+                return
+
+    def lose_node(self, job_name: str, node: int) -> int:
+        """The node is gone, as when a VM is lost: SIGKILL its ranks and its mounts. For tests.
+
+        Returns how many rank processes were killed. The job then fails the way a lost node makes it
+        fail: its other ranks lose a peer.
+        """
+        pids_dir = self.store.root / "jobs" / job_name / "nodes" / f"node-{node}" / "pids"
+        killed = 0
+        for pid_file in sorted(pids_dir.glob("*")) if pids_dir.exists() else []:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid_file.name), signal.SIGKILL)
+                killed += 1
+        for n, mount in self.mounts.get(job_name, []):
+            if n == node:
+                mount.lose()
+        return killed
+
+    def _bind(self, job: Job, nodes_dir: Path, mounted: dict[str, Path]) -> str:
+        """The command with its bindings substituted; rw_mount outputs go to `mounted` (name -> store)."""
         inputs = job.properties.get("inputs") or {}
         outputs = job.properties.get("outputs") or {}
 
@@ -154,6 +226,9 @@ class Runner:
             path = self._local(spec["uri"])
             if kind == "outputs":
                 path.mkdir(parents=True, exist_ok=True)
+                if spec.get("mode", "ReadWriteMount") == "ReadWriteMount":
+                    mounted[name] = path
+                    return str(nodes_dir / f"node-{PLACEHOLDER}" / "outputs" / name)
             return str(path)
 
         return BINDING.sub(value, str(job.properties.get("command", "")))
@@ -163,6 +238,14 @@ class Runner:
         if not m:
             raise RuntimeError(f"{uri}: localml maps only azureml://datastores/<ds>/paths/<path> URIs")
         return self.store.datastore_path(m.group("ds"), m.group("path"))
+
+
+def _unmount_timeout(env: dict[str, Any]) -> float:
+    """The job's DATASET_UNMOUNT_TIMEOUT_SECONDS, else Azure ML's default (how-to-read-write-data-v2.md)."""
+    try:
+        return max(0.0, float(env.get("DATASET_UNMOUNT_TIMEOUT_SECONDS", DEFAULT_UNMOUNT_TIMEOUT_S)))
+    except (TypeError, ValueError):
+        return DEFAULT_UNMOUNT_TIMEOUT_S
 
 
 def _binding_problem(kind: str, name: str, spec: dict[str, Any]) -> str | None:

@@ -1,9 +1,9 @@
-"""Checkpoints that survive preemption: atomic, verified, written in the background. Importable on its own.
+"""Checkpoints that survive preemption on a blob mount: verified, written in the background. Importable alone.
 
     from checkpointing import AsyncCheckpointer, StopRequest, resume_state, rng_state, set_rng_state
 
     ckpt = AsyncCheckpointer(args.ckpt, keep=3)        # every rank constructs it; only rank 0 writes
-    if (found := resume_state(args.ckpt)):             # all ranks load the file rank 0 verified
+    if (found := resume_state(args.ckpt, probe=planned_steps)):   # all ranks load the file rank 0 verified
         state, path = found
         model.load_state_dict(state["model"]); opt.load_state_dict(state["optimizer"])
         start = state["step"]
@@ -12,18 +12,21 @@
                "rng": gather_rng_states()}, step)  # snapshot to CPU now, write in a thread
     ckpt.close()                                       # flush the last write before exiting
 
-Why it looks like this (Azure facts: shared/reference/azure-notes.md §5): Azure ML low-priority nodes are
-preempted with no dependable signal ("there is no signal that we can make use of", microsoft/hi-ml
-docs/source/lowpriority.md), Spot VMs get at most ~30 s best-effort notice (Azure Scheduled Events), and
-"you have to restart a preempted job" (Azure ML how-to-create-attach-compute-cluster.md). So a job
-checkpoints often to its output mount and resumes from the newest *complete* checkpoint at start.
+Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)", azure-notes §5): a
+job is preempted with no dependable signal and must be resubmitted, so it checkpoints often to its output
+mount and resumes from the newest *complete* checkpoint. That mount is a blob FUSE file system: rename is a
+copy then a delete (blobfuse2 component/azstorage/block_blob.go RenameFile) and can fail outright on Azure
+ML (microsoft/hi-ml#258); fsync and directory fsync do nothing by default (component/file_cache/
+file_cache.go SyncFile; SyncDir is not implemented); a file reaches storage when it is closed
+(file_cache.go FlushFile), and a process killed mid-write has its partial file closed, hence uploaded.
+So nothing here renames or fsyncs, and completeness is a marker written last that holds the checksum.
 
 On disk, for step N in the checkpoint folder:
-    step_0000000N.pt         torch.save of one dict (weights_only-loadable)
-    step_0000000N.pt.sha256  "<hex>  step_0000000N.pt", written only after the .pt is durable
-Each file is written to `<name>.tmp`, flushed, fsynced, renamed over the final name, then the folder is
-fsynced, so a kill at any instant leaves either the old set of files or the new one. A checkpoint without
-its .sha256, or whose bytes do not match it (truncated or corrupt), is skipped with a warning.
+    step_0000000N.pt         torch.save of one dict (weights_only-loadable), written under its final name
+    step_0000000N.pt.sha256  "<hex>  step_0000000N.pt", written only after the .pt was closed successfully
+A checkpoint without its .sha256, or whose bytes do not match it (a partial upload, a flipped bit), is
+skipped with a warning. Retention deletes only checkpoints older than the newest one this process wrote
+complete: the newest `keep` complete ones stay, so the last good checkpoint is never deleted.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +48,10 @@ import torch
 import torch.distributed as dist
 
 NAME = re.compile(r"^step_(\d{8})\.pt$")
+MARKER = re.compile(r"^step_(\d{8})\.pt\.sha256$")
 Log = Callable[[str], None]
+#: Scheduled checkpoint names looked up beyond the newest one a listing shows (list_checkpoints).
+PROBE_AHEAD = 8
 
 
 def _log(msg: str) -> None:
@@ -126,51 +132,85 @@ class _HashingWriter:
         self.f.flush()
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def marker_of(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
 
 
-def _write_atomic(path: Path, write: Callable[[Any], None]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+def save_checkpoint(obj: Any, path: Path) -> str:
+    """torch.save `obj` under its final name, close it, then write its .sha256 marker. Returns the hex.
 
-
-def atomic_save(obj: Any, path: Path) -> str:
-    """torch.save `obj` to `path` atomically, then its .sha256 (the completion marker). Returns the hex."""
-    digest = ""
-
-    def write(f: Any) -> None:
-        nonlocal digest
+    No temporary name, no rename, no fsync: on a blob mount the upload happens inside close(), which
+    raises if it failed, so the marker exists only for bytes that reached storage (file_cache.go
+    FlushFile / ReleaseFile). Rewriting an existing step drops its marker first, so a half-rewritten
+    file is never taken for complete.
+    """
+    marker = marker_of(path)
+    marker.unlink(missing_ok=True)
+    with open(path, "wb") as f:
         w = _HashingWriter(f)
         torch.save(obj, w)
         digest = w.sha.hexdigest()
-
-    _write_atomic(path, write)
-    _write_atomic(
-        path.with_name(path.name + ".sha256"), lambda f: f.write(f"{digest}  {path.name}\n".encode())
-    )
+    with open(marker, "wb") as f:
+        f.write(f"{digest}  {path.name}\n".encode())
     return digest
 
 
-def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
-    """(step, path) of every step_*.pt in the folder, newest first (complete or not)."""
+def _step_of(name: str) -> int | None:
+    m = NAME.match(name) or MARKER.match(name)
+    return int(m.group(1)) if m else None
+
+
+def list_checkpoints(directory: Path, probe: Iterable[int] = ()) -> list[tuple[int, Path]]:
+    """(step, path of the .pt) of every checkpoint the folder names, newest first (complete or not).
+
+    A name counts when the listing shows the .pt or its marker. The first PROBE_AHEAD steps of `probe`
+    newer than anything listed are also looked up by name: a blob mount's listing on this node may lack
+    the newest files (attribute and list caches), while a lookup of a name this mount has not asked
+    about goes to storage (attr_cache.go GetAttr on a miss).
+    """
     if not directory.is_dir():
         return []
-    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := NAME.match(p.name))]
-    return sorted(found, reverse=True)
+    steps = {s for p in directory.iterdir() if (s := _step_of(p.name)) is not None}
+    newest = max(steps, default=-1)
+    for step in sorted(s for s in set(probe) if s > newest)[:PROBE_AHEAD]:
+        path = directory / checkpoint_name(step)
+        if path.exists() or marker_of(path).exists():
+            steps.add(step)
+    return [(s, directory / checkpoint_name(s)) for s in sorted(steps, reverse=True)]
+
+
+def prune(directory: Path, keep: int, newest: int, log: Log = _log) -> list[Path]:
+    """Retention after step `newest` was written complete by this process. Returns what was deleted.
+
+    Among checkpoints at or before `newest`, the `keep` newest complete ones (marker present) stay;
+    older complete ones go, and so do incomplete leftovers (a .pt without marker, a marker without .pt)
+    older than `newest`. Anything newer than `newest` (another run's leftover, or one a stale listing
+    hid at resume) is left alone. The marker goes before its .pt, so a kill in between leaves an
+    incomplete .pt, never a marker that vouches for nothing.
+    """
+    names = {p.name for p in directory.iterdir()}
+    complete = sorted((s for s in {_step_of(n) for n in names} if s is not None and s <= newest
+                       and checkpoint_name(s) in names and checkpoint_name(s) + ".sha256" in names),
+                      reverse=True)
+    if newest not in complete:
+        complete.insert(0, newest)  # just written; a listing cannot make us delete it
+    kept = set(complete[: max(1, keep)])
+    deleted = []
+    for name in sorted(names):
+        step = _step_of(name)
+        if step is None or step >= newest or step in kept:
+            continue
+        path = directory / checkpoint_name(step)
+        for victim in (marker_of(path), path):
+            if victim.name in names:
+                victim.unlink(missing_ok=True)
+                deleted.append(victim)
+        names -= {path.name, marker_of(path).name}
+    return deleted
 
 
 class AsyncCheckpointer:
-    """Snapshot at a step boundary, write in a background thread, keep the newest `keep`.
+    """Snapshot at a step boundary, write in a background thread, keep the newest `keep` complete ones.
 
     `save(state, step)` copies every tensor of `state` to CPU, then returns while a thread writes it; at
     most one write is in flight (the next `save` waits for the previous one). With `overlap=True` the
@@ -194,7 +234,7 @@ class AsyncCheckpointer:
         self.last_write_s = 0.0
         if self.writer:
             self.dir.mkdir(parents=True, exist_ok=True)
-            for stale in self.dir.glob("step_*.tmp"):  # left by a write that was killed
+            for stale in self.dir.glob("step_*.tmp"):  # left by the rename protocol this one replaced
                 stale.unlink(missing_ok=True)
 
     def save(self, state: dict[str, Any], step: int, block: bool = False, overlap: bool = False) -> float:
@@ -232,11 +272,9 @@ class AsyncCheckpointer:
                     state = to_cpu(state)
                 self._copied.set()
             t0 = time.perf_counter()
-            atomic_save(state, self.dir / checkpoint_name(step))
+            save_checkpoint(state, self.dir / checkpoint_name(step))
             self.last_write_s = time.perf_counter() - t0
-            for _, old in list_checkpoints(self.dir)[self.keep :]:
-                old.unlink(missing_ok=True)
-                old.with_name(old.name + ".sha256").unlink(missing_ok=True)
+            prune(self.dir, self.keep, step, self.log)
         except BaseException as e:  # surfaced on the training thread by fence() or wait()
             self._error = e
         finally:
@@ -284,19 +322,26 @@ def _sha256(path: Path) -> str:
 
 def verify(path: Path) -> str | None:
     """None when `path` is a complete checkpoint, else why it is not."""
-    marker = path.with_name(path.name + ".sha256")
-    if not marker.exists():
+    marker = marker_of(path)
+    try:
+        fields = marker.read_text().split()
+    except FileNotFoundError:
         return "no .sha256 completion marker (its write was interrupted)"
-    fields = marker.read_text().split()
     expected = fields[0] if fields else ""
-    if _sha256(path) != expected:
+    try:
+        actual = _sha256(path)
+    except FileNotFoundError:
+        return "its .sha256 marker is there but the .pt is not"
+    if actual != expected:
         return "sha256 mismatch (truncated or corrupt)"
     return None
 
 
-def latest_complete(directory: str | os.PathLike[str], log: Log = _log) -> Path | None:
+def latest_complete(
+    directory: str | os.PathLike[str], log: Log = _log, probe: Iterable[int] = ()
+) -> Path | None:
     """The newest checkpoint whose bytes match its checksum; damaged ones are skipped with a warning."""
-    for _, path in list_checkpoints(Path(directory)):
+    for _, path in list_checkpoints(Path(directory), probe):
         problem = verify(path)
         if problem is None:
             return path
@@ -309,38 +354,39 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def resume_state(
-    directory: str | os.PathLike[str] | None, log: Log = _log
+    directory: str | os.PathLike[str] | None, log: Log = _log, probe: Iterable[int] = ()
 ) -> tuple[dict[str, Any], Path] | None:
     """Load the newest complete checkpoint, the same one on every rank.
 
-    Rank 0 chooses (verifying checksums, and loading to be sure) and broadcasts the path; the other ranks
-    load that path, so all ranks agree on the resume step even if their view of the mount differs.
-    A collective when a process group is initialised: every rank must call it.
+    Rank 0 chooses (verifying checksums, and loading to be sure) and broadcasts the file *name*; every
+    other rank loads that name from its own view of the folder (on Azure ML, its node's mount), so all
+    ranks agree on the resume step even if their listings differ. `probe`: steps at which checkpoints
+    are expected (see list_checkpoints). A collective when a process group is initialised.
     """
     distributed = dist.is_available() and dist.is_initialized()
     rank = dist.get_rank() if distributed else 0
-    chosen: Path | None = None
+    chosen: str | None = None
     state: dict[str, Any] | None = None
     if rank == 0 and directory is not None:
-        for _, path in list_checkpoints(Path(directory)):
+        for _, path in list_checkpoints(Path(directory), probe):
             problem = verify(path)
             if problem is None:
                 try:
                     state = load(path)
-                    chosen = path
+                    chosen = path.name
                     break
                 except Exception as e:  # a valid checksum over a file torch cannot read
                     problem = f"unreadable ({type(e).__name__}: {e})"
             log(f"warning: skipping damaged checkpoint {path}: {problem}")
     if distributed:
-        box: list[Any] = [str(chosen) if chosen else None]
+        box: list[Any] = [chosen]
         dist.broadcast_object_list(box, src=0)
-        chosen = Path(box[0]) if box[0] else None
-        if rank != 0 and chosen is not None:
-            state = load(chosen)
-    if chosen is None or state is None:
+        chosen = box[0]
+        if rank != 0 and chosen is not None and directory is not None:
+            state = load(Path(directory) / chosen)
+    if chosen is None or state is None or directory is None:
         return None
-    return state, chosen
+    return state, Path(directory) / chosen
 
 
 # ----------------------------------------------------------------------------- stopping

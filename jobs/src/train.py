@@ -234,7 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     stop = StopRequest((signal.SIGTERM, signal.SIGINT))  # SIGINT: Ctrl-C in `python -m jobs local`
     ckpt = AsyncCheckpointer(args.ckpt, keep=args.keep) if args.ckpt else None
     start = 0
-    found = resume_state(args.ckpt) if args.ckpt else None
+    # The steps this run checkpoints at: looked up by name too, so a stale listing of the mount that lacks
+    # the newest files does not send the run back further than needed (checkpointing.list_checkpoints).
+    planned = [*range(args.ckpt_every, args.steps + 1, args.ckpt_every), args.steps]
+    found = resume_state(args.ckpt, probe=planned) if args.ckpt else None
     if found:
         state, path = found
         model.load_state_dict(state["model"])

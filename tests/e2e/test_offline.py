@@ -2,7 +2,8 @@
 
 Everything goes through the real SDK HTTP pipeline; the only wiring is the environment
 (`LocalAzureML.subprocess_env()`). One control plane serves the whole module, so the datastore
-folders (checkpoints) persist from one job to the next, as on a workspace.
+folders (checkpoints) persist from one job to the next, as on a workspace. The checkpoint output is a
+rw_mount: each node writes it through its own blobfuse2-like FUSE mount (localml/blobfs.py).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import re
 import ssl
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from jobs.verify import verify
 from localml import LocalAzureML
+from localml.mount import MountOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = "Standard_NC80adis_H100_v5"  # 2 GPUs per node in the catalog: 2 processes per node is one per GPU
@@ -84,17 +87,23 @@ def test_smoke_submit_completes_downloads_and_verifies(local: LocalAzureML, outp
     assert local.host is not None and local.host.tunnels > 0  # the artifact store was read through Azurite
 
 
-def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(local: LocalAzureML, outputs_file: Path,
-                                                                      tmp_path: Path) -> None:
-    assert local.control_plane is not None
-    uploads_before = _uploads(local)
-    # Reference: the same run, uninterrupted.
-    code, ref = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-reference",
-                      "--steps", str(STEPS))
+@pytest.fixture(scope="module")
+def reference(local: LocalAzureML, outputs_file: Path, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The final fingerprint of an uninterrupted train job of STEPS steps (as a one-item list)."""
+    code, ref = _jobs(local, outputs_file, tmp_path_factory.mktemp("reference"), "train", "--run-name",
+                      "e2e-reference", "--steps", str(STEPS))
     ref_job = ref["jobs"][0]
     assert code == 0 and ref_job["status"] == "Completed", ref_job
     expected = FINGERPRINT.findall(_rank_log(ref_job, 0))
     assert len(expected) == 1
+    return expected
+
+
+def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(
+        local: LocalAzureML, outputs_file: Path, tmp_path: Path, reference: list[str]) -> None:
+    assert local.control_plane is not None
+    uploads_before = _uploads(local)
+    expected = reference
 
     # Interrupted: cancel through azure-ai-ml as soon as the first checkpoint is complete.
     code, first = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume",
@@ -121,6 +130,67 @@ def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(local: Loc
     assert FINGERPRINT.findall(log0) == expected
     # Same code each time: azure-ai-ml found it by content hash after the first upload at most.
     assert _uploads(local) - uploads_before <= 1
+
+
+def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
+        local: LocalAzureML, outputs_file: Path, tmp_path: Path, reference: list[str]) -> None:
+    """The node dies while its mount uploads step 200 (a VM loss: ranks and mount SIGKILLed together); the
+    resubmitted job resumes from step 100 on fresh mounts and ends on the uninterrupted run's weights."""
+    assert local.control_plane is not None
+    runner = local.control_plane.runner
+    runner.mount_options = MountOptions(upload_rate=300_000)  # ~1.6 MB checkpoints: ~5 s per upload
+    try:
+        code, first = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-node-loss",
+                            "--steps", str(STEPS), "--no-wait")
+        name = first["jobs"][0]["name"]
+        assert code == 0 and name
+        deadline = time.monotonic() + 240
+
+        def uploading_step_200() -> bool:
+            mounts = runner.mounts.get(name, [])
+            return bool(mounts) and "/step_00000200.pt" in mounts[0][1].state().get("uploading", {})
+
+        while not uploading_step_200():
+            assert time.monotonic() < deadline, "the upload of step 200 never started"
+            time.sleep(0.02)
+        assert runner.lose_node(name, 0) == 2
+    finally:
+        runner.mount_options = MountOptions()
+    job = local.control_plane.store.job(_ws_id(), name)
+    assert job is not None and job.done.wait(120) and job.status == "Failed", job and job.status
+    store = local.control_plane.store.datastore_path("workspaceblobstore", "ckpt/e2e-node-loss")
+    names = sorted(p.name for p in store.iterdir() if not p.name.startswith("."))
+    assert names == ["step_00000100.pt", "step_00000100.pt.sha256"], names  # step 200 never committed
+
+    code, second = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-node-loss",
+                         "--steps", str(STEPS))
+    job2 = second["jobs"][0]
+    assert code == 0 and job2["status"] == "Completed", job2
+    log0 = _rank_log(job2, 0)
+    assert re.search(r"resumed from \S+/step_00000100\.pt at step 100", log0), log0[-2000:]
+    assert FINGERPRINT.findall(log0) == reference
+
+
+def test_two_node_train_reads_the_checkpoint_through_each_nodes_own_mount(
+        local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
+    """Every node mounts the output itself; a resumed 2-node job loads rank 0's choice on both nodes."""
+    assert local.control_plane is not None
+    runs = []
+    for i in range(2):
+        code, summary = _jobs(local, outputs_file, tmp_path / str(i), "train", "--run-name", "e2e-two-nodes",
+                              "--steps", "200", "--nodes", "2", "--allow-tcp")
+        job = summary["jobs"][0]
+        assert code == 0 and job["status"] == "Completed", job
+        runs.append(job)
+    workdir = local.control_plane.store.root / "jobs" / runs[1]["name"] / "nodes"
+    assert sorted(p.name for p in workdir.iterdir()) == ["node-0", "node-1"]
+    for node in (0, 1):  # each node had its own blobfs daemon (its state) and its own ranks
+        assert (workdir / f"node-{node}" / "blobfs-ckpt" / "state" / "state.json").exists()
+        assert len(list((workdir / f"node-{node}" / "pids").iterdir())) == 2
+    log0, log2 = _rank_log(runs[1], 0), _rank_log(runs[1], 2)
+    assert re.search(r"resumed from \S+/nodes/node-0/outputs/ckpt/step_00000200\.pt at step 200", log0), log0
+    assert "Traceback" not in log2 and "error" not in log2.lower(), log2
+    assert FINGERPRINT.findall(log0) == FINGERPRINT.findall(_rank_log(runs[0], 0)) != []
 
 
 def test_failing_command_gives_exit_code_1(local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:

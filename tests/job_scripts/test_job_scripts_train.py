@@ -32,6 +32,8 @@ from jobscripts_util import (
 sys.path.insert(0, str(SRC))
 import checkpointing as ck  # noqa: E402
 
+from localml.mount import BlobMount, MountOptions  # noqa: E402
+
 STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
 
 
@@ -84,50 +86,82 @@ def test_torchrun_gives_the_same_fingerprint_as_the_launcher(reference, tmp_path
 
 
 def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tmp_path):
-    """kill -9 every process of the run (as a VM loss does) at seeded random steps and during a write."""
+    """kill -9 every process of the run (as a VM loss does) at seeded random steps, during a checkpoint's
+    write and during its upload, on the emulated blob mount (localml.blobfs); each run gets a new node's
+    mount of the same store, and the last one resumes to the uninterrupted run's weights."""
     rnd = random.Random(20261130)
-    ckpt = tmp_path / "ckpt"
-    args = [*TRAIN_ARGS, "--ckpt", str(ckpt)]
+    store = tmp_path / "store"
     kills: list[str] = []
+    started: list[BlobMount] = []
+
+    def node(name: str, **options) -> BlobMount:
+        mount = BlobMount(store, tmp_path / f"mnt-{name}", tmp_path / f"node-{name}", MountOptions(**options))
+        started.append(mount)
+        return mount.start()
+
+    def args(mount: BlobMount) -> list[str]:
+        return [*TRAIN_ARGS, "--ckpt", str(mount.mountpoint)]
 
     def kill_at_random_step(name: str) -> None:
-        before = last_complete(ckpt)
+        before = last_complete(store)
         target = before + rnd.randint(2, 7)
-        run = LocalRun(args, procs=2, logs=tmp_path / name)
+        mount = node(name)
+        run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
         run.wait_step(target)
         # Each run makes progress: at least one new complete checkpoint before the kill.
-        wait_for(lambda: last_complete(ckpt) > before, 60, "a new complete checkpoint")
+        wait_for(lambda: last_complete(store) > before, 60, "a new complete checkpoint")
         time.sleep(rnd.uniform(0.0, 0.05))
         assert run.kill9() == -signal.SIGKILL
+        mount.unmount()
         kills.append(f"after step {target}")
 
     def kill_mid_write(name: str) -> bool:
-        run = LocalRun(args, procs=2, logs=tmp_path / name)
-        run.wait_step(last_step_of(ckpt) + 1)  # past start-up, where stale temp files are cleaned
-        wait_for(
-            lambda: run.proc.poll() is not None or any(p.name.endswith(".pt.tmp") for p in ckpt.iterdir()),
-            120,
-            "a checkpoint write",
-            poll=0.001,
-        )
+        """Processes killed inside torch.save: the kernel closes the file, the mount uploads the part."""
+        mount = node(name)
+        run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
+        wait_for(lambda: run.proc.poll() is not None or bool(mount.state().get("writing")), 120,
+                 "a checkpoint write", poll=0.001)
+        writing = mount.state().get("writing", [])
         assert run.kill9() == -signal.SIGKILL
-        kills.append("during a write")
-        for path in ckpt.glob("step_*.pt"):  # nothing that looks complete is damaged
+        mount.unmount()
+        kills.append(f"during the write of {writing}")
+        for path in store.glob("step_*.pt"):  # nothing that looks complete is damaged
             assert ck.verify(path) in (None, "no .sha256 completion marker (its write was interrupted)")
-        return any(p.name.endswith(".pt.tmp") for p in ckpt.iterdir())  # the write really was cut short
+        cut = [store / w.lstrip("/") for w in writing]
+        return any(ck.verify(p) is not None for p in cut if p.exists())  # the write really was cut short
 
-    kill_at_random_step("run1")
-    assert any(kill_mid_write(f"write{i}") for i in range(3)), "never killed during a checkpoint write"
-    kill_at_random_step("run2")
-    assert len(kills) >= 3
-    complete = [p.name for p in ckpt.glob("*.pt") if (ckpt / f"{p.name}.sha256").exists()]
-    assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
-    final = LocalRun(args, procs=2, logs=tmp_path / "final")
-    rc, out, err = final.finish()
+    def lose_node_mid_upload(name: str) -> None:
+        """The node is lost while its mount uploads a checkpoint: the upload never commits."""
+        before = last_complete(store)
+        mount = node(name, upload_rate=20e6)
+        run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
+        wait_for(lambda: last_complete(store) > before and bool(mount.state().get("uploading")), 120,
+                 "an upload after a new complete checkpoint", poll=0.001)
+        uploading = list(mount.state().get("uploading", {}))
+        mount.lose()
+        assert run.kill9() == -signal.SIGKILL
+        kills.append(f"node lost during the upload of {uploading}")
+        for name_ in uploading:
+            assert not (store / name_.lstrip("/")).with_name(name_.lstrip("/") + ".sha256").exists()
+
+    try:
+        kill_at_random_step("run1")
+        assert any(kill_mid_write(f"write{i}") for i in range(3)), "never killed during a checkpoint write"
+        lose_node_mid_upload("upload")
+        kill_at_random_step("run2")
+        assert len(kills) >= 4
+        complete = [p.name for p in store.glob("*.pt") if (store / f"{p.name}.sha256").exists()]
+        assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
+        mount = node("final")
+        final = LocalRun(args(mount), procs=2, logs=tmp_path / "final")
+        rc, out, err = final.finish()
+        mount.unmount()
+    finally:
+        for m in started:  # no daemon outlives the test, whatever failed
+            m.lose()
     assert rc == 0, out + err
-    assert f"resumed from {ckpt / max(complete)}" in out
+    assert f"resumed from {mount.mountpoint / max(complete)}" in out
     assert fingerprint(out) == reference[0], f"kills: {kills}"
-    assert not list(ckpt.glob("*.tmp"))
 
 
 def last_complete(ckpt) -> int:
