@@ -6,7 +6,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints
+.PHONY: test preview smoke lint setup constraints fuse-check
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
@@ -31,13 +31,18 @@ $(AZURITE): localml/package.json localml/package-lock.json
 	npm ci --prefix localml --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test: setup
+# The end-to-end and checkpoint tests mount localml's blob file system (FUSE 3): say what is missing up front.
+fuse-check:
+	@command -v fusermount3 >/dev/null 2>&1 || { echo "make: fusermount3 not found: install Debian's fuse3 (apt-get install -y fuse3), needed by localml's rw_mount (localml/blobfs.py)" >&2; exit 2; }
+	@test -r /dev/fuse -a -w /dev/fuse || { echo "make: /dev/fuse is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
+
+test: setup fuse-check
 	$(PY) -m pytest
 
 preview: $(VENV)/.installed $(PACK_VENV)/.installed
 	$(PY) -m preflight $(STACK)
 
-smoke: setup
+smoke: setup fuse-check
 	$(PY) -m localml smoke
 
 lint: $(VENV)/.installed
