@@ -48,6 +48,7 @@ def main() -> None:
             public_network_access=ws_cfg.public_network_access,
             container_registry=ws_cfg.container_registry,
             key_vault_purge_protection=ws_cfg.key_vault_purge_protection,
+            key_vault_soft_delete_days=ws_cfg.key_vault_soft_delete_days,
             friendly_name=ws_cfg.friendly_name,
             description=ws_cfg.description,
             tags=ws_cfg.tags,

@@ -40,6 +40,9 @@ class WorkspaceArgs:
     - `container_registry` (default False): Azure ML creates a registry lazily the first time it
       builds an image when none is attached (learn.microsoft.com/azure/machine-learning/concept-workspace,
       "Associated resources"); True declares one here so it can be locked and owned by the stack.
+    - `key_vault_soft_delete_days` (default 90): days a deleted vault stays soft-deleted (7-90, azure-native
+      VaultPropertiesArgs.soft_delete_retention_in_days); its globally unique name stays taken that long
+      unless the vault is purged, which purge protection forbids (docs/azure-behaviour.md).
     - `key_vault_purge_protection` (default True): irreversible once on; the vault property "does not
       accept false" (azure-native keyvault.VaultPropertiesArgs.enable_purge_protection docstring), so
       False omits the property rather than sending false.
@@ -56,6 +59,7 @@ class WorkspaceArgs:
     create_resource_group: bool = True
     container_registry: bool = False
     key_vault_purge_protection: bool = True
+    key_vault_soft_delete_days: int = 90
     friendly_name: str | None = None
     description: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
@@ -135,7 +139,7 @@ class Workspace(pulumi.ComponentResource):
                 enable_rbac_authorization=True,
                 # Soft delete cannot be turned off once on, 7-90 days retention (same docstrings).
                 enable_soft_delete=True,
-                soft_delete_retention_in_days=90,
+                soft_delete_retention_in_days=args.key_vault_soft_delete_days,
                 # `enablePurgeProtection` "does not accept false as its value": omit it instead.
                 enable_purge_protection=True if args.key_vault_purge_protection else None,
             ),

@@ -100,8 +100,10 @@ def _evaluation_lines(evaluation: Evaluation) -> list[tuple[str, str]]:
         for v in found:
             lines.append((style, f"    {v.policy} {v.urn or '(stack)'}"))
             lines.append(("", f"      {v.message}"))
+    mandatory = sum(v.enforcement == "mandatory" for v in evaluation.violations)
+    advisory = sum(v.enforcement == "advisory" for v in evaluation.violations)
     verdict = "FAIL" if evaluation.exit_code else "PASS"
-    lines.append(("", f"  {verdict}: {len(evaluation.violations)} violation(s) in this evaluation"))
+    lines.append(("", f"  {verdict} ({mandatory} mandatory, {advisory} advisory)"))
     return lines
 
 

@@ -182,6 +182,9 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
     if kind in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
         return problem(path, f"{_show(value)} is below {bound}; use {bound} or more")
+    if kind in ("less_than_equal", "less_than"):
+        bound = ctx.get("le", ctx.get("lt"))
+        return problem(path, f"{_show(value)} is above {bound}; use {bound} or less")
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return problem(
             path,

@@ -77,6 +77,13 @@ class WorkspaceConfig(_Strict):
         default=False,
         description="Optional, default false: Azure ML creates a registry on first image build when absent.",
     )
+    key_vault_soft_delete_days: int = Field(
+        default=90,
+        ge=7,
+        le=90,
+        description="Optional, default 90 (Azure's default): days a deleted key vault stays soft-deleted, its "
+        "name taken; 7-90. A disposable (dev) stack uses 7.",
+    )
     key_vault_purge_protection: bool = Field(
         default=True,
         description="Optional, default true: a deleted key vault can't be purged within its retention.",

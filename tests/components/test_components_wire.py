@@ -67,9 +67,16 @@ def test_key_vault_rbac_soft_delete_purge_protection(run, typed):
     assert props["sku"] == {"family": "A", "name": "standard"}
     assert props["enableRbacAuthorization"] is True
     assert props["enableSoftDelete"] is True
-    assert props["softDeleteRetentionInDays"] == 90
+    assert props["softDeleteRetentionInDays"] == ws.key_vault_soft_delete_days
     assert props.get("enablePurgeProtection") is (True if ws.key_vault_purge_protection else None)
     assert kv.inputs["location"] == ws.region
+
+
+def test_dev_can_be_recreated_the_same_day_prod_keeps_protection(typed_configs):
+    """A deleted vault's name stays taken while soft-deleted; purge protection forbids freeing it early."""
+    dev, prod = typed_configs["dev"].workspace, typed_configs["prod"].workspace
+    assert (dev.key_vault_purge_protection, dev.key_vault_soft_delete_days) == (False, 7)
+    assert (prod.key_vault_purge_protection, prod.key_vault_soft_delete_days) == (True, 90)
 
 
 def test_log_analytics_and_workspace_based_app_insights(run, typed):

@@ -26,13 +26,25 @@ def test_dev_passes_with_the_plan_and_progress(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     # progress on stderr, the plan on stdout (plain: not a tty)
-    assert "preflight: evaluating __main__.py for stack 'dev' under Pulumi mocks ..." in run.stderr
-    assert "preflight: analyzing 10 resources (Analyze each, then AnalyzeStack) ..." in run.stderr
+    for kind in ("first-deploy", "update"):
+        assert (
+            f"preflight: evaluating __main__.py for stack 'dev' under Pulumi mocks: {kind} preview ..."
+            in (run.stderr)
+        )
+        assert (
+            f"preflight: {kind}: analyzing 11 resources (Analyze each, then AnalyzeStack) ..." in run.stderr
+        )
     assert (
         "  t4-dev   Standard_NC4as_T4_v3  1          1          eastus  dedicated  1800 s  Enabled"
         in run.stdout
     )
-    assert run.stdout.rstrip().endswith("PASS: no mandatory violation (1 advisory).")
+    assert "Evaluation: first deploy: every resource created (9 create; " in run.stdout
+    assert (
+        "Evaluation: update against the stack deployed as declared (synthetic state) (9 same; " in run.stdout
+    )
+    # dev has no locks: Contributor is enough
+    assert "Microsoft.Authorization/locks" not in run.stdout
+    assert run.stdout.rstrip().endswith("PASS: no mandatory violation in either evaluation (3 advisory).")
     written = StackOutputs.model_validate(json.loads(outputs.read_text()))
     assert written.workspace_name == "ws-llm-dev"
     assert written.clusters["t4-dev"].gpus_per_node == 1
@@ -42,11 +54,46 @@ def test_prod_passes_by_design_json() -> None:
     run = preflight("prod", "--json")
     assert run.returncode == 0, run.stderr
     document = json.loads(run.stdout)
-    assert set(document) == {"stack", "resources", "violations", "summary"}
+    assert set(document) == {
+        "stack",
+        "policy_config",
+        "resources",
+        "evaluations",
+        "violations",
+        "permissions",
+        "summary",
+    }
     assert document["stack"] == "prod"
+    assert document["policy_config"] == {"file": str(ROOT / "policies" / "config" / "prod.json"), "notes": []}
     assert document["violations"] == []
+    first, update = document["evaluations"]
+    assert (first["kind"], first["state"], first["steps"], first["exit_code"]) == (
+        "first-deploy",
+        "none (a new stack)",
+        {"create": 20},
+        0,
+    )
+    assert first["unknown_inputs"] > 0 and update["unknown_inputs"] == 0
+    assert (update["kind"], update["steps"], update["replacements"], update["deletes"]) == (
+        "update",
+        {"same": 20},
+        [],
+        [],
+    )
+    # locks need Owner or User Access Administrator: Contributor alone fails half-way through `pulumi up`
+    locks = [p for p in document["permissions"] if p["action"].startswith("Microsoft.Authorization/locks/")]
+    assert [(p["action"], p["granted_by"]) for p in locks] == [
+        ("Microsoft.Authorization/locks/delete", "Owner or User Access Administrator"),
+        ("Microsoft.Authorization/locks/write", "Owner or User Access Administrator"),
+    ]
+    assert {
+        "action": "Microsoft.MachineLearningServices/workspaces/computes/write",
+        "granted_by": "Contributor",
+        "why": "create or update a100-spot, h100-wus3, h100-x4",
+    } in document["permissions"]
     summary = document["summary"]
     assert summary["exit_code"] == 0
+    assert summary["evaluations"] == {"first-deploy": 0, "update": 0}
     assert summary["resources_by_type"]["azure-native:machinelearningservices:Compute"] == 3
     assert [(q["region"], q["label"], q["reserved_vcpus"], q["quota"]) for q in summary["quota"]] == [
         ("eastus", "standardNDSH100v5Family", 384, 384),
@@ -58,7 +105,8 @@ def test_prod_passes_by_design_json() -> None:
     cluster = next(
         r for r in document["resources"] if r["name"] == "h100-x4" and r["type"].endswith(":Compute")
     )
-    assert set(cluster) == {"urn", "type", "name", "parent", "inputs", "options"}
+    assert set(cluster) == {"urn", "type", "name", "parent", "op", "inputs", "options"}
+    assert cluster["op"] == "same" and cluster["inputs"]["azureApiVersion"] == "2025-12-01"
     assert cluster["parent"].endswith("azml-gpu:components:GpuCluster::h100-x4")
     assert cluster["inputs"]["properties"]["properties"]["vmSize"] == "Standard_ND96isr_H100_v5"
     assert cluster["options"]["deleteBeforeReplace"] is True
@@ -76,10 +124,75 @@ def test_fixture_with_mandatory_violation_exits_1() -> None:
     )
     assert run.returncode == 1, run.stderr
     document = json.loads(run.stdout)
-    assert [(v["policy"], v["enforcement"], v["urn"]) for v in document["violations"]] == [
-        ("quota-reservation", "mandatory", "")
+    assert [(v["policy"], v["enforcement"], v["urn"], v["evaluations"]) for v in document["violations"]] == [
+        ("quota-reservation", "mandatory", "", ["first-deploy", "update"])
     ]
     assert document["summary"]["violations"] == {"mandatory": 1, "advisory": 0}
+
+
+def test_a_stack_without_its_own_policy_config_runs_on_the_pack_defaults() -> None:
+    """As `pulumi preview --policy-pack policies` without --policy-pack-config: not an error; the pack's own
+    levels apply, so a non-RDMA multi-node cluster still fails the first-deploy evaluation."""
+    folder = FIXTURES / "no-rdma"
+    run = preflight("no-rdma", "--json", "--config-file", str(folder / "Pulumi.no-rdma.yaml"))
+    assert run.returncode == 1, run.stderr
+    document = json.loads(run.stdout)
+    assert document["policy_config"]["file"] is None
+    assert document["policy_config"]["notes"][0].startswith(
+        "no policies/config/no-rdma.json: the pack's own levels and defaults apply"
+    )
+    first = document["evaluations"][0]
+    assert (first["kind"], first["exit_code"]) == ("first-deploy", 1)
+    assert ("multi-node-requires-rdma", "mandatory") in [
+        (v["policy"], v["enforcement"]) for v in first["violations"]
+    ]
+    plain = preflight("no-rdma", "--config-file", str(folder / "Pulumi.no-rdma.yaml"))
+    assert "note: no policies/config/no-rdma.json: the pack's own levels and defaults apply" in plain.stdout
+    assert "policy config: none (the pack defaults)" in plain.stdout
+
+
+def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path: Path) -> None:
+    """--state: the stack as deployed (here: the prod stack as declared, exported by a first gate run's
+    synthetic state); a new VM size replaces h100-x4 (replaceOnChanges), which prod's policy config makes a
+    mandatory cluster-replacement; an acknowledgement lets it through."""
+    from preflight.engine import Step, state_document
+    from preflight.program import run_program
+
+    deployed = run_program("prod")
+    steps = {
+        r.urn: Step(r.urn, r.type, r.custom, "same", dict(r.inputs), dict(r.outputs), r.id or "")
+        for r in deployed.resources
+        if r.type != "pulumi:pulumi:Stack"
+    }
+    state = tmp_path / "prod-state.json"
+    state.write_text(json.dumps(state_document(steps)))
+    changed = tmp_path / "Pulumi.prod.yaml"
+    changed.write_text(
+        (ROOT / "Pulumi.prod.yaml")
+        .read_text()
+        .replace("size: Standard_ND96isr_H100_v5", "size: Standard_ND96isr_H200_v5", 1)
+    )
+    run = preflight("prod", "--json", "--config-file", str(changed), "--state", str(state))
+    assert run.returncode == 1, run.stderr
+    update = json.loads(run.stdout)["evaluations"][1]
+    assert update["state"] == str(state)
+    assert [
+        (r["name"], r["fields"], r["trigger"], r["delete_before_replace"]) for r in update["replacements"]
+    ] == [("h100-x4", ["properties.properties.vmSize"], "replaceOnChanges", True)]
+    assert [
+        (v["policy"], v["enforcement"]) for v in update["violations"] if v["enforcement"] == "mandatory"
+    ] == [("cluster-replacement", "mandatory")]
+    plain = preflight("prod", "--config-file", str(changed), "--state", str(state))
+    assert "  replace: h100-x4 will be deleted and recreated (vmSize)" in plain.stdout
+    policy = json.loads((ROOT / "policies" / "config" / "prod.json").read_text())
+    policy["cluster-replacement"]["acknowledged"] = ["h100-x4"]
+    acknowledged = tmp_path / "prod.json"
+    acknowledged.write_text(json.dumps(policy))
+    # the H200 pool has no quota in prod's config: advisory only, so the acknowledged replacement passes
+    again = preflight(
+        "prod", "--config-file", str(changed), "--state", str(state), "--policy-config", str(acknowledged)
+    )
+    assert again.returncode == 0, again.stdout[-2000:]
 
 
 def test_bad_input_exits_2_without_traceback() -> None:
@@ -175,6 +288,11 @@ def test_unreadable_files_name_their_flag_and_exit_2_before_evaluating(tmp_path:
         (
             ("prod", "--outputs-file", str(tmp_path)),
             f"--outputs-file: {tmp_path} is a directory; give a file path, e.g. {tmp_path / 'outputs.json'}",
+        ),
+        (
+            ("prod", "--state", str(tmp_path / "nope.json")),
+            f"--state: {tmp_path / 'nope.json'} does not exist; give the file that `pulumi stack export "
+            "--show-secrets --file FILE` wrote",
         ),
     ]
     for args, message in cases:

@@ -9,8 +9,18 @@ from pathlib import Path
 import pytest
 
 from preflight.analyzer import PolicyPack, Resource
-from preflight.gate import GateResult, _cluster_rows, _clusters, _quota_rows, _resources, evaluate
-from preflight.program import read_stack_config, run_program
+from preflight.azure_native import UNKNOWN
+from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment
+from preflight.gate import (
+    GateResult,
+    _cluster_rows,
+    _clusters,
+    _quota_rows,
+    _resources,
+    default_provider,
+    evaluate,
+)
+from preflight.program import flatten_config, read_stack_config, run_program
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stacks"
 ON = date(2026, 11, 30)
@@ -28,9 +38,14 @@ def gate(name: str, pack: PolicyPack, on: date = ON) -> GateResult:
     )
 
 
-def found(result: GateResult) -> list[tuple[str, str, str]]:
-    """(policy, enforcement, resource name or '' for the stack) of every violation, in pack order."""
-    return [(v.policy, v.enforcement, v.urn.split("::")[-1] if v.urn else "") for v in result.violations]
+def found(result: GateResult, kind: str | None = None) -> list[tuple[str, str, str]]:
+    """(policy, enforcement, resource name or '' for the stack) of every violation, in pack order: of one
+    evaluation (`kind`), or every distinct one."""
+    if kind is None:
+        violations = result.violations
+    else:
+        violations = next(e.violations for e in result.evaluations if e.kind == kind)
+    return [(v.policy, v.enforcement, v.urn.split("::")[-1] if v.urn else "") for v in violations]
 
 
 # (fixture, exit code, violations)
@@ -65,9 +80,16 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "exit_code", "violations"), CASES, ids=[c[0] for c in CASES])
 def test_fixture_stack(pack: PolicyPack, name: str, exit_code: int, violations: list[tuple]) -> None:
+    """Both previews reach the same verdict: the first of a new stack (unknowns wherever the engine has
+    them) and the update against the stack deployed as declared; no policy answers "can't run"."""
     result = gate(name, pack)
     assert result.errors == []
+    assert [e.kind for e in result.evaluations] == ["first-deploy", "update"]
+    assert found(result, "first-deploy") == violations
+    assert found(result, "update") == violations
     assert found(result) == violations
+    assert not [v for v in result.violations if v.message.startswith("can't run policy")]
+    assert [e.exit_code for e in result.evaluations] == [exit_code, exit_code]
     assert result.exit_code == exit_code
     document = result.as_json()
     assert document["stack"] == name
@@ -168,12 +190,11 @@ def test_invalid_policy_config_lists_every_problem(pack: PolicyPack) -> None:
     )
     assert result.exit_code == 2
     assert result.errors == [
-        "policy config: no-such-policy: no such policy in the pack; known: cross-region-compute, "
-        "idle-timer-bounds, idle-timer-parseable, low-priority-multi-node, min-nodes-zero, "
-        "multi-node-requires-rdma, no-locks-on-cluster-network, no-resource-group-locks, "
-        "no-retired-vm-series, "
-        "quota-reservation, quota-reservation-unknown, secure-defaults, ssh-decided-at-creation, "
-        "vm-series-retiring-soon",
+        "policy config: no-such-policy: no such policy in the pack; known: cluster-replacement, "
+        "cross-region-compute, idle-timer-bounds, idle-timer-parseable, low-priority-multi-node, "
+        "min-nodes-zero, multi-node-requires-rdma, no-locks-on-cluster-network, no-resource-group-locks, "
+        "no-resource-group-locks-by-dependency, no-retired-vm-series, quota-reservation, "
+        "quota-reservation-unknown, secure-defaults, ssh-decided-at-creation, vm-series-retiring-soon",
         "policy config: min-nodes-zero.allow: 'h100-x2' is not of type 'array'",
         "policy config: idle-timer-bounds.max_secs: unknown property; known: max_seconds, min_seconds",
         "policy config: secure-defaults: 'strict' is not an enforcement level; use one of advisory, "
@@ -231,6 +252,7 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         ("no-retired-vm-series", "mandatory"),
         ("vm-series-retiring-soon", "advisory"),
         ("no-resource-group-locks", "mandatory"),
+        ("no-resource-group-locks-by-dependency", "mandatory"),
         ("no-locks-on-cluster-network", "mandatory"),
         ("ssh-decided-at-creation", "mandatory"),
         ("quota-reservation", "mandatory"),
@@ -255,22 +277,27 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
     }
 
 
-def _clean_resources() -> list[Resource]:
+def _clean_resources(kind: str = UPDATE) -> list[Resource]:
+    """clean-vnet's resources as the engine sends them in one preview (the gate's own replay)."""
     folder = FIXTURES / "clean-vnet"
-    program = run_program("clean-vnet", config=read_stack_config("clean-vnet", folder))
+    config = read_stack_config("clean-vnet", folder)
+    deployment = Deployment(kind, provider_location="eastus")
+    program = run_program("clean-vnet", config=config, deployment=deployment)
     assert program.ok, program.error
-    return _resources(program)
+    return _resources(program, default_provider("clean-vnet", "azml-gpu", flatten_config(config)))
 
 
 def _stack_urn(resources: list[Resource]) -> str:
     return next(r.urn for r in resources if r.type == "pulumi:pulumi:Stack")
 
 
-def test_locks_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack) -> None:
+@pytest.mark.parametrize("kind", [FIRST_DEPLOY, UPDATE])
+def test_locks_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack, kind: str) -> None:
     """components/ only locks individual resources; a hand-written resource-group lock or a lock on the
-    cluster's subnet (added next to the real program's resources) is caught by the stack policies."""
-    pack.configure({})
-    resources = _clean_resources()
+    cluster's subnet (added next to the real program's resources, with literal scopes: known in every
+    preview) is caught, in the first preview of a new stack as in an update."""
+    pack.configure({"secure-defaults": {"ssh_clusters": ["h100-x2"]}})
+    resources = _clean_resources(kind)
     subnet = next(
         r.inputs["properties"]["properties"]["subnet"]["id"]
         for r in resources
@@ -282,27 +309,32 @@ def test_locks_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack)
             "azure-native:authorization:ManagementLockAtResourceGroupLevel",
             "rg-lock",
             f"{stack}::rg-lock",
-            {"resourceGroupName": "rg-clean-vnet", "level": "CanNotDelete"},
+            {"resourceGroupName": "rg-clean-vnet", "level": "CanNotDelete", "azureApiVersion": "2020-05-01"},
             parent=stack,
+            outputs={"level": "CanNotDelete", "name": UNKNOWN if kind == FIRST_DEPLOY else "rg-lock"},
         ),
         Resource(
             "azure-native:authorization:ManagementLockByScope",
             "subnet-lock",
             f"{stack}::subnet-lock",
-            {"scope": subnet, "level": "ReadOnly"},
+            {"scope": subnet, "level": "ReadOnly", "azureApiVersion": "2020-05-01"},
             parent=stack,
+            outputs={"level": "ReadOnly", "name": UNKNOWN if kind == FIRST_DEPLOY else "subnet-lock"},
         ),
     ]
-    violations = [v for v in pack.analyze_stack(resources + extra) if v.enforcement == "mandatory"]
-    assert [(v.policy, v.enforcement, v.urn) for v in violations] == [
+    violations = []
+    for r in resources + extra:
+        violations.extend(pack.analyze(r))
+    violations.extend(pack.analyze_stack(resources + extra))
+    assert [(v.policy, v.enforcement, v.urn) for v in violations if v.enforcement == "mandatory"] == [
         ("no-resource-group-locks", "mandatory", f"{stack}::rg-lock"),
         ("no-locks-on-cluster-network", "mandatory", f"{stack}::subnet-lock"),
     ]
-    assert violations[1].message == (
+    subnet_lock = next(v for v in violations if v.policy == "no-locks-on-cluster-network")
+    assert subnet_lock.message == (
         f"ReadOnly lock 'subnet-lock' on the subnet ({subnet}) used by cluster(s) h100-x2: Azure ML creates, "
         "updates and deletes these network resources as it scales, so scaling fails and the cluster sticks "
-        "at "
-        "'resizing'. Fix: remove the lock; lock the storage, key vault and registry instead."
+        "at 'resizing'. Fix: remove the lock; lock the storage, key vault and registry instead."
     )
 
 
@@ -310,7 +342,9 @@ def test_cluster_settings_the_program_cannot_declare_are_caught_over_grpc(pack: 
     """A cluster edited by hand (SSH left NotSpecified, an admin password, a free-text idle timer) through
     Analyze: ssh-decided-at-creation and idle-timer-parseable are mandatory."""
     pack.configure({"secure-defaults": {"ssh_clusters": ["h100-x2"]}})  # clean-vnet's SSH is intended
-    compute = next(r for r in _clean_resources() if r.type == "azure-native:machinelearningservices:Compute")
+    compute = next(
+        r for r in _clean_resources(FIRST_DEPLOY) if r.type == "azure-native:machinelearningservices:Compute"
+    )
     inner = compute.inputs["properties"]["properties"]
     edited = {
         **compute.inputs,
@@ -348,12 +382,15 @@ def test_report_groups_violations_by_level_plain_and_rich(pack: PolicyPack) -> N
         "  h100-x2  Standard_ND96isr_H100_v5  8          2          eastus  dedicated  7200 s  Disabled"
         in text
     )
-    assert "ADVISORY (2)\n  min-nodes-zero " in text
+    assert "Evaluation: first deploy: every resource created (14 create; 14 input values unknown" in text
+    assert "Evaluation: update against the stack deployed as declared (synthetic state) (14 same; 0" in text
+    assert text.count("  ADVISORY (2)\n    min-nodes-zero ") == 2
+    assert text.count("  PASS (0 mandatory, 2 advisory)\n") == 2
     assert "MANDATORY" not in text
-    assert text.endswith("PASS: no mandatory violation (2 advisory).\n")
+    assert text.endswith("PASS: no mandatory violation in either evaluation (2 advisory).\n")
     fancy = rich.getvalue()
     assert "ADVISORY (2)" in fancy and "h100-x2" in fancy and "┏" in fancy
-    assert "PASS: no mandatory violation (2 advisory)." in fancy
+    assert "PASS: no mandatory violation in either evaluation (2 advisory)." in fancy
 
 
 def test_plan_rows_read_clusters_as_the_policies_do() -> None:

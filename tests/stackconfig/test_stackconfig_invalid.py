@@ -472,3 +472,14 @@ def test_cli_exits_2_without_traceback(
     assert report["ok"] is False
     assert report["problems"] == info.value.problems
     assert fragment in report["problems"][0]
+
+
+@pytest.mark.parametrize("days", [6, 91])
+def test_key_vault_soft_delete_days_outside_azures_range(days: int) -> None:
+    raw = good_raw()
+    raw["workspace"]["key_vault_soft_delete_days"] = days
+    with pytest.raises(ConfigError) as info:
+        validate(raw)
+    bound = "7" if days < 7 else "90"
+    assert info.value.problems[0].startswith(f"azml-gpu:workspace.key_vault_soft_delete_days: {days} is ")
+    assert bound in info.value.problems[0]
