@@ -4,9 +4,10 @@ A port of pulumi/pulumi `sdk/go/common/resource/properties_path.go` (read at 1b5
 `parsePropertyPath(path, strict=false)` and `PropertyPath.Contains`.
 
 Syntax: bare names run up to the next `.` or `[` (any characters, the property-name production is not
-enforced); `[<digits>]` is an int index; `["..."]` a quoted key in which `\\"` escapes a quote; `[*]`, `["*"]`
-and a bare `*` segment are the wildcard `"*"`. A leading `.` is an error, as are a missing closing quote or
-bracket and a non-numeric unquoted index. `.` followed by `[` is tolerated (non-strict mode).
+enforced); `[<digits>]` is an int index; `["..."]` a quoted key in which only `\\"` is an escape (a quote);
+`[*]`, `["*"]` and a bare `*` segment are the wildcard `"*"`. A leading or trailing `.`, a missing closing
+quote or bracket and a non-numeric unquoted index are errors; `.` followed by `[` is tolerated (non-strict
+mode), and so, as in the Go code, are repeated dots.
 
 `contains(p, other)`: `other` is `p` itself or a descendant of it; `"*"` in `p` (only) matches any one
 segment, string or int; an int never matches a string and vice versa; a shorter `other` never matches.
@@ -24,48 +25,60 @@ class PropertyPathError(ValueError):
 
 def parse(path: str) -> PropertyPath:
     """`"properties.properties.vmSize"` -> `("properties", "properties", "vmSize")`; `a[0]["b.c"]` ->
-    `("a", 0, "b.c")`."""
-    segments: list[Segment] = []
-    i, n = 0, len(path)
+    `("a", 0, "b.c")`. A line-by-line port of `parsePropertyPath(path, strict=false)`."""
+    elements: list[Segment] = []
     if path.startswith("."):
-        raise PropertyPathError(f"expected property path {path!r} not to start with '.'")
-    while i < n:
-        ch = path[i]
-        if ch == "[":
-            if i + 1 < n and path[i + 1] == '"':
-                j, key = i + 2, []
-                while j < n and path[j] != '"':
-                    if path[j] == "\\" and j + 1 < n:
-                        j += 1
-                    key.append(path[j])
-                    j += 1
-                if j >= n or j + 1 >= n or path[j + 1] != "]":
-                    raise PropertyPathError(f"missing closing quote or bracket in property path {path!r}")
-                segments.append("".join(key))
-                i = j + 2
+        raise PropertyPathError("expected property path to start with a name or index")
+    while path:
+        if path[0] == ".":
+            path = path[1:]
+            if not path:
+                raise PropertyPathError("expected property path to end with a name or index")
+            # A '.' followed by a '[' is tolerated (non-strict): "common from old providers".
+        elif path[0] == "[":
+            element: Segment
+            if len(path) > 1 and path[1] == '"':
+                key: list[str] = []
+                i = 2
+                while True:
+                    if i >= len(path):
+                        raise PropertyPathError("missing closing quote in property name")
+                    if path[i] == '"':
+                        i += 1
+                        break
+                    if path[i] == "\\" and i + 1 < len(path) and path[i + 1] == '"':
+                        key.append('"')
+                        i += 2
+                    else:
+                        key.append(path[i])
+                        i += 1
+                if i >= len(path) or path[i] != "]":
+                    raise PropertyPathError("missing closing bracket in property access")
+                element, path = "".join(key), path[i:]
             else:
-                end = path.find("]", i)
-                if end < 0:
-                    raise PropertyPathError(f"missing closing bracket in property path {path!r}")
-                index = path[i + 1 : end]
-                if index == "*":
-                    segments.append("*")
-                elif index.isdigit():
-                    segments.append(int(index))
+                rbracket = path.find("]")
+                if rbracket == -1:
+                    raise PropertyPathError("missing closing bracket in array index")
+                segment = path[1:rbracket]
+                if segment == "*":
+                    element = "*"
                 else:
-                    raise PropertyPathError(f"invalid array index {index!r} in property path {path!r}")
-                i = end + 1
-        elif ch == ".":
-            i += 1
-            if i < n and path[i] == ".":
-                raise PropertyPathError(f"empty segment in property path {path!r}")
+                    try:  # strconv.ParseInt(segment, 10, 0): an optional sign, then decimal digits
+                        if not segment.lstrip("+-").isdigit():
+                            raise ValueError(segment)
+                        element = int(segment)
+                    except ValueError:
+                        raise PropertyPathError(f"invalid array index: {segment!r}") from None
+                path = path[rbracket:]
+            elements.append(element)
+            path = path[1:]
         else:
-            j = i
-            while j < n and path[j] not in ".[":
-                j += 1
-            segments.append(path[i:j])
-            i = j
-    return tuple(segments)
+            i = 0
+            while i < len(path) and path[i] not in ".[":
+                i += 1
+            elements.append(path[:i])
+            path = path[i:]
+    return tuple(elements)
 
 
 def contains(p: PropertyPath, other: PropertyPath) -> bool:

@@ -81,8 +81,8 @@ class WorkspaceConfig(_Strict):
         default=90,
         ge=7,
         le=90,
-        description="Optional, default 90 (Azure's default): days a deleted key vault stays soft-deleted, its "
-        "name taken; 7-90. A disposable (dev) stack uses 7.",
+        description="Optional, default 90 (Azure's default): days a deleted key vault stays soft-deleted, "
+        "its name taken; 7-90. A disposable (dev) stack uses 7.",
     )
     key_vault_purge_protection: bool = Field(
         default=True,

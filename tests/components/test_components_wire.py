@@ -34,7 +34,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_resource_group_created_with_region_and_tags(run, typed):
     rg = one(run, RESOURCE_GROUP)
     ws = typed.workspace
-    assert rg.program_inputs == {"resourceGroupName": ws.resource_group.name, "location": ws.region, "tags": ws.tags}
+    assert rg.program_inputs == {
+        "resourceGroupName": ws.resource_group.name,
+        "location": ws.region,
+        "tags": ws.tags,
+    }
     sub = run.config["azure-native:subscriptionId"]
     assert rg.id == f"/subscriptions/{sub}/resourceGroups/{ws.resource_group.name}"
 
@@ -226,8 +230,9 @@ def test_every_custom_resource_has_a_realistic_arm_id(run, typed):
 
 
 def test_analyze_sees_the_checked_inputs_with_the_api_version_azure_native_adds(runs):
-    """azure-native v3's Check adds `azureApiVersion` (the resource's API version, here read from the installed
-    SDK's class, which says "Uses Azure REST API version ..."); Analyze receives the checked inputs."""
+    """azure-native v3's Check adds `azureApiVersion` (the resource's API version, here read from the
+    installed SDK's class, which says "Uses Azure REST API version ..."); Analyze receives the checked
+    inputs."""
     import inspect
 
     import pulumi_azure_native.machinelearningservices as ml

@@ -38,13 +38,13 @@ def test_dev_passes_with_the_plan_and_progress(tmp_path: Path) -> None:
         "  t4-dev   Standard_NC4as_T4_v3  1          1          eastus  dedicated  1800 s  Enabled"
         in run.stdout
     )
-    assert "Evaluation: first deploy: every resource created (9 create; " in run.stdout
+    assert "Evaluation: first deploy: every resource created (10 create; " in run.stdout
     assert (
-        "Evaluation: update against the stack deployed as declared (synthetic state) (9 same; " in run.stdout
+        "Evaluation: update against the stack deployed as declared (synthetic state) (10 same; " in run.stdout
     )
     # dev has no locks: Contributor is enough
     assert "Microsoft.Authorization/locks" not in run.stdout
-    assert run.stdout.rstrip().endswith("PASS: no mandatory violation in either evaluation (3 advisory).")
+    assert run.stdout.rstrip().endswith("PASS: no mandatory violation in either evaluation (2 advisory).")
     written = StackOutputs.model_validate(json.loads(outputs.read_text()))
     assert written.workspace_name == "ws-llm-dev"
     assert written.clusters["t4-dev"].gpus_per_node == 1
