@@ -17,9 +17,15 @@ TYPE_TOKEN = "azml-gpu:components:GpuCluster"
 
 # Settings Azure fixes when the cluster is created, as wire-format property paths of the
 # `azure-native:machinelearningservices:Compute` inputs. Changing any of them must replace the
-# cluster, because Azure either rejects the change or accepts and silently ignores it (a PUT with a
-# new vmSize: Azure/azure-rest-api-specs#18889). azure-native does not mark them as replace-triggering
-# (pulumi/pulumi-azure-native#577, #959), so the component does.
+# cluster: the update API carries scale settings only, and a cluster re-created under the same name has
+# come back with its old vmSize (Azure/azure-rest-api-specs#18889, docs/azure-behaviour.md §9).
+# azure-native does not replace on them: its Diff replaces a Compute only on its path parameters
+# (computeName, workspaceName, resourceGroupName); the spec's create-only marks on computeLocation and
+# disableLocalAuth sit inside the `properties` union, which its force-new search does not enter
+# (provider/pkg/provider/diff.go calculateDetailedDiff, gen/properties.go forceNew; preflight/
+# azure_native.py). The maintainers' advice for properties the spec does not mark is `replaceOnChanges`
+# (pulumi/pulumi-azure-native#940, #2577), so the component declares it; the engine matches these paths
+# against the provider's detailed diff keys (pulumi/pulumi step_generator.go applyReplaceOnChanges).
 # - vmSize: "Virtual machine type (CPU/GPU) ... can't be changed after creation" (Azure ML docs,
 #   how-to-create-attach-compute-cluster.md).
 # - userAccountCredentials, remoteLoginPortPublicAccess: "SSH access ... can't be changed after
