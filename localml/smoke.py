@@ -3,12 +3,16 @@
 1. start Azurite and the local control plane;
 2. write the dev stack's outputs (``python -m preflight dev --outputs-file F``: the stack program under
    Pulumi mocks, as the policy gate evaluates it);
-3. ``python -m jobs submit smoke`` through the real azure-ai-ml client: 2 nodes x 2 processes, on the
+3. deploy the dev stack's clusters as ``pulumi up`` would (``python -m localml.deploy``: a PUT of each
+   AmlCompute body the program declares), then ``python -m jobs check-deploy`` (the README's post-deploy
+   flow: the live clusters against the stack outputs, through azure-ai-ml);
+4. ``python -m jobs submit smoke`` through the real azure-ai-ml client: 2 nodes x 2 processes, on the
    shape of a 2-GPU size (serverless, since the dev cluster has one GPU and max_instances 1); the
    jobs package creates the job, follows it, streams rank 0 and downloads every rank's log;
    and verifies them with ``--allow-socket``: a CPU (gloo) run has no NCCL lines, so the transport is
    reported as sockets, and the verdict says so without failing;
-4. stop everything; exit with submit's code: 0 only when the job completed and the verdict is OK.
+5. stop everything; exit with submit's code: 0 only when the clusters match, the job completed and the verdict
+   is OK.
 """
 
 from __future__ import annotations
@@ -53,6 +57,22 @@ def main(work: Path | None = None, timeout: float = 600.0, as_json: bool = False
         if r.returncode != 0 or not outputs_file.exists():
             say(f"FAILED: could not write the dev stack outputs (exit {r.returncode})")
             return 1
+        from localml.deploy import declared_bodies
+        from preflight.program import run_program
+
+        bodies_file = work / "dev-computes.json"
+        bodies_file.write_text(json.dumps(declared_bodies(run_program("dev"))))
+        say("deploying the dev stack's clusters as `pulumi up` would (one PUT per declared AmlCompute)")
+        put = [sys.executable, "-m", "localml.deploy", str(outputs_file), "put", str(bodies_file)]
+        r = _run(put, env, 300)
+        if r.returncode != 0:
+            say(f"FAILED: could not create the dev clusters (exit {r.returncode})")
+            return 1
+        r = _run([sys.executable, "-m", "jobs", "check-deploy", "--outputs", str(outputs_file)], env, 300)
+        if r.returncode != 0:
+            say(f"FAILED: the live clusters differ from the stack (check-deploy {r.returncode}):\n{r.stdout}")
+            return r.returncode
+        say("check-deploy: " + (r.stdout.strip().splitlines() or ["(no output)"])[-1])
         r = _run(
             [
                 sys.executable,

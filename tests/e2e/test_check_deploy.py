@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from localml import LocalAzureML
+from localml.deploy import declared_bodies
 from preflight.program import read_config_file, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
-COMPUTE = "azure-native:machinelearningservices:Compute"
 OLD_SIZE = "Standard_ND96amsr_A100_v4"  # the size a replaced h100-wus3 "comes back" with (#18889)
 
 pytestmark = pytest.mark.slow
@@ -45,11 +45,7 @@ def declared(stack: str, config: dict[str, Any] | None = None) -> tuple[dict[str
     """(stack outputs, {compute name: ARM PUT body}) of the program for `stack`."""
     result = run_program(stack, config=config)
     assert result.ok, result.problems
-    bodies = {}
-    for res in result.of_type(COMPUTE):
-        inputs = _integers(dict(res.inputs))
-        bodies[inputs["computeName"]] = {k: inputs[k] for k in ("location", "identity", "tags", "properties")}
-    return dict(result.outputs), bodies
+    return dict(result.outputs), _integers(declared_bodies(result))
 
 
 def _outputs_file(outputs: dict[str, Any], workspace: str, tmp: Path) -> Path:
@@ -60,7 +56,7 @@ def _outputs_file(outputs: dict[str, Any], workspace: str, tmp: Path) -> Path:
 
 def _sdk(local: LocalAzureML, outputs: Path, *args: str) -> dict[str, Any]:
     env = local.subprocess_env() | {"PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, str(HERE / "deploy_computes.py"), str(outputs), *args], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "localml.deploy", str(outputs), *args], cwd=ROOT,
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
     return json.loads(r.stdout)

@@ -274,3 +274,15 @@ def test_readme_lists_every_implemented_call() -> None:
     readme = (ROOT / "localml" / "README.md").read_text()
     rows = set(re.findall(r"^\| `(GET|PUT|POST|DELETE|PATCH)` \| `([^`]+)` \|", readme, re.MULTILINE))
     assert rows == {(m, p.replace(arm.WS, "{WS}")) for m, p, _ in router.routes()}
+
+
+def test_make_smoke_deploys_checks_and_runs_the_smoke_job(tmp_path: Path) -> None:
+    """`make smoke` (`python -m localml smoke`): the dev stack's clusters deployed as `pulumi up` would, the
+    post-deploy check (`jobs check-deploy`) and the smoke job, all through the real SDKs."""
+    r = subprocess.run([sys.executable, "-m", "localml", "smoke", "--json"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    summary = json.loads(r.stdout)
+    assert summary["ok"] is True and summary["job"]["status"] == "Completed"
+    assert "[localml smoke] check-deploy: " in r.stderr
+    assert "python -m jobs check-deploy --outputs" in r.stderr

@@ -287,3 +287,23 @@ def test_the_replayed_first_preview_matches_the_upstream_shape() -> None:
     lock = next(r for r in program.resources if r.type == "azure-native:authorization:ManagementLockByScope")
     assert lock.inputs["scope"] == UNKNOWN and "scope" not in lock.outputs
     assert lock.property_dependencies["scope"]
+
+
+def test_a_secret_input_reaches_the_policies_as_its_value(pack: PolicyPack) -> None:
+    """The engine marshals secrets with KeepSecrets (a `{sig: secret, value}` object); pulumi-policy unwraps
+    them for Analyze (pulumi_policy/deserialize.py, proxy_secrets=False): an admin password the program marked
+    secret is still caught."""
+    s = Stack("secret", deployed=False)
+    rg = s.resource_group()
+    ws = s.workspace(rg)
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "Secr3t!"}
+    s.compute(
+        "pw",
+        rg,
+        ws,
+        remoteLoginPortPublicAccess="Enabled",
+        userAccountCredentials={"adminUserName": "azureuser", "adminUserPassword": secret},
+    )
+    found = preview(pack, s)
+    assert ("ssh-decided-at-creation", "mandatory", "pw") in verdicts(found)
+    assert any("an admin password is set on the nodes" in v.message for v in found)

@@ -1,11 +1,15 @@
-"""Compute calls the check-deploy e2e tests make in a subprocess (the environment points the SDKs at localml).
+"""What `pulumi up`, the portal and the CLI do to a workspace's computes, replayed against the local control
+plane (run in a subprocess whose environment points the SDKs at localml): `make smoke` deploys the dev
+stack's clusters with it before check-deploy, and the check-deploy end-to-end tests stage live clusters.
 
-    deploy_computes.py OUTPUTS put BODIES.json             # PUT each {name: ARM body}, as azure-native does
-    deploy_computes.py OUTPUTS update NAME max_instances=N  # what `az ml compute update` does
-    deploy_computes.py OUTPUTS delete NAME Delete|Detach    # azure-ai-ml compute.begin_delete
-    deploy_computes.py OUTPUTS create NAME SIZE             # azure-ai-ml AmlCompute create
+    python -m localml.deploy OUTPUTS put BODIES.json             # PUT each {name: ARM body} (azure-native)
+    python -m localml.deploy OUTPUTS update NAME max_instances=N  # what `az ml compute update` does
+    python -m localml.deploy OUTPUTS delete NAME Delete|Detach    # azure-ai-ml compute.begin_delete
+    python -m localml.deploy OUTPUTS create NAME SIZE             # azure-ai-ml AmlCompute create
 
-Each prints one JSON object. The MLClient is the jobs package's own (`jobs.azure_client.ml_client`). `put`
+`declared_bodies(run)` gives the ARM body of every AmlCompute the stack program declares (its inputs as
+`preflight.program.run_program` records them, the request body azure-native sends). Each command prints one
+JSON object. The MLClient is the jobs package's own (`jobs.azure_client.ml_client`). `put`
 sends the ARM body unchanged through azure-ai-ml's generated REST operation (`Compute_CreateOrUpdate`
 accepts a JSON body), the request azure-native makes for a `machinelearningservices:Compute`.
 """
@@ -16,6 +20,19 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+ARM_BODY_KEYS = ("location", "identity", "tags", "properties")  # the Compute PUT body (ComputeResource)
+
+
+def declared_bodies(result: Any) -> dict[str, dict[str, Any]]:
+    """{compute name: ARM body} of every AmlCompute a run of the stack program declares
+    (`preflight.program.run_program`'s result)."""
+    bodies = {}
+    for r in result.of_type("azure-native:machinelearningservices:Compute"):
+        inputs = r.program_inputs
+        bodies[inputs["computeName"]] = {k: inputs[k] for k in ARM_BODY_KEYS if k in inputs}
+    return bodies
 
 
 def main(argv: list[str]) -> int:
