@@ -233,21 +233,3 @@ def read_state(path: Path) -> dict[str, StateResource]:
             outputs=r.get("outputs") or {},
         )
     return state
-
-
-def state_document(steps: Mapping[str, Step], stack_urn: str | None = None) -> dict[str, Any]:
-    """A `pulumi stack export`-shaped document of a deployed run's steps (tests, benchmarks, examples)."""
-    resources = [
-        {
-            "urn": s.urn,
-            "custom": s.custom,
-            "type": s.type,
-            "id": s.id or None,
-            "inputs": s.inputs,
-            "outputs": s.outputs,
-        }
-        for s in steps.values()
-    ]
-    if stack_urn:
-        resources.insert(0, {"urn": stack_urn, "custom": False, "type": "pulumi:pulumi:Stack"})
-    return {"version": 3, "deployment": {"manifest": {"magic": "", "version": ""}, "resources": resources}}

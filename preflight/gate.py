@@ -443,8 +443,14 @@ def evaluate(
                 evaluation.violations.extend(
                     replacements.findings(program.resources, result.policy_config.get(replacements.NAME, {}))
                 )
+                # Providers are the engine's (default providers are created and retired by it), not the
+                # program's: a state's provider entries are not deletes of the stack's resources.
                 registered = {r.urn for r in program.resources}
-                evaluation.deletes = sorted(u for u in (state or {}) if u not in registered)
+                evaluation.deletes = sorted(
+                    u
+                    for u, s in (state or {}).items()
+                    if u not in registered and not s.type.startswith("pulumi:providers:")
+                )
                 result.outputs = program.outputs
                 result.permissions = permissions.required(program.resources, program.invokes)
             result.evaluations.append(evaluation)

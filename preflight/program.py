@@ -142,6 +142,25 @@ class ProgramResult:
         return [r for r in self.resources if r.parent == parent.urn]
 
 
+def exported_state(result: ProgramResult) -> dict[str, Any]:
+    """A run (of a deployed stack: the default synthetic state) as `pulumi stack export` writes it
+    (apitype.UntypedDeployment version 3: deployment.resources[] with urn, custom, type, id, inputs, outputs,
+    parent), for `python -m preflight --state` in tests, benchmarks and examples."""
+    resources = [
+        {
+            "urn": r.urn,
+            "custom": r.custom,
+            "type": r.type,
+            "id": r.id,
+            "inputs": dict(r.inputs),
+            "outputs": dict(r.outputs),
+            "parent": r.parent,
+        }
+        for r in result.resources
+    ]
+    return {"version": 3, "deployment": {"manifest": {"magic": "", "version": ""}, "resources": resources}}
+
+
 def _wire_value(value: Any) -> str:
     """A config value as the CLI hands it to the program: strings as-is, everything else JSON
     (`pulumi.Config.get_object` parses JSON; booleans and numbers arrive as their JSON text)."""

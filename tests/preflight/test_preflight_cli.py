@@ -155,17 +155,11 @@ def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path
     """--state: the stack as deployed (here: the prod stack as declared, exported by a first gate run's
     synthetic state); a new VM size replaces h100-x4 (replaceOnChanges), which prod's policy config makes a
     mandatory cluster-replacement; an acknowledgement lets it through."""
-    from preflight.engine import Step, state_document
-    from preflight.program import run_program
+    from preflight.program import exported_state, run_program
 
     deployed = run_program("prod")
-    steps = {
-        r.urn: Step(r.urn, r.type, r.custom, "same", dict(r.inputs), dict(r.outputs), r.id or "")
-        for r in deployed.resources
-        if r.type != "pulumi:pulumi:Stack"
-    }
     state = tmp_path / "prod-state.json"
-    state.write_text(json.dumps(state_document(steps)))
+    state.write_text(json.dumps(exported_state(deployed)))
     changed = tmp_path / "Pulumi.prod.yaml"
     changed.write_text(
         (ROOT / "Pulumi.prod.yaml")

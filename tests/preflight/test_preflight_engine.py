@@ -24,9 +24,8 @@ from preflight.engine import (
     StateResource,
     Step,
     read_state,
-    state_document,
 )
-from preflight.program import read_stack_config, run_program
+from preflight.program import exported_state, read_stack_config, run_program
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 
@@ -278,13 +277,8 @@ def test_the_whole_program_against_an_exported_state(tmp_path: Path) -> None:
     """run_program with a `pulumi stack export`-shaped state: an unchanged program is all sames; a scale
     change and a tag change update in place; a new size replaces, and only that cluster."""
     deployed = run_program("prod")
-    steps = {
-        r.urn: Step(r.urn, r.type, r.custom, "same", dict(r.inputs), dict(r.outputs), r.id or "")
-        for r in deployed.resources
-        if r.type != "pulumi:pulumi:Stack"
-    }
     path = tmp_path / "state.json"
-    path.write_text(json.dumps(state_document(steps)))
+    path.write_text(json.dumps(exported_state(deployed)))
     state = read_state(path)
     unchanged = run_program("prod", deployment=Deployment(UPDATE, provider_location="eastus", state=state))
     assert {r.op for r in unchanged.resources if r.custom} == {"same"}
