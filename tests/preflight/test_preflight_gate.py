@@ -433,7 +433,39 @@ def test_plan_rows_read_clusters_as_the_policies_do() -> None:
         "idle_seconds": None,
         "ssh": "NotSpecified",
     }
-    assert [(q["region"], q["kind"], q["reserved_vcpus"], q["quota"], q["status"], q["clusters"])
-            for q in _quota_rows(clusters, {"East US": {"lowPriority": 48}})] == [
-        ("eastus", "low-priority", 72, 48, "over", ["spot-a100"])
-    ]
+    assert [
+        (q["region"], q["kind"], q["reserved_vcpus"], q["quota"], q["status"], q["clusters"])
+        for q in _quota_rows(clusters, {"East US": {"lowPriority": 48}})
+    ] == [("eastus", "low-priority", 72, 48, "over", ["spot-a100"])]
+
+
+def test_update_against_a_state_lists_the_resources_the_change_deletes(
+    pack: PolicyPack, tmp_path: Path
+) -> None:
+    """A cluster removed from the config is a delete in the update evaluation (deletes are never analyzed);
+    the state's provider entry is the engine's, not a delete of the stack."""
+    import copy
+    import json
+
+    from preflight.program import exported_state
+
+    state = exported_state(run_program("prod"))
+    state["deployment"]["resources"].append(
+        {
+            "urn": "urn:pulumi:prod::azml-gpu::pulumi:providers:azure-native::default_3_28_0",
+            "type": "pulumi:providers:azure-native",
+            "custom": True,
+            "id": "x",
+            "inputs": {},
+            "outputs": {},
+        }
+    )
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state))
+    config = copy.deepcopy(read_stack_config("prod"))
+    config["azml-gpu:clusters"] = [c for c in config["azml-gpu:clusters"] if c["name"] != "a100-spot"]
+    result = evaluate("prod", config=config, state_path=path, pack=pack)
+    assert result.errors == []
+    update = result.evaluations[1]
+    assert [u.split("::")[-1] for u in update.deletes] == ["a100-spot", "a100-spot"]  # component and compute
+    assert update.replacements == []
