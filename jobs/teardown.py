@@ -191,21 +191,20 @@ def run(outs: StackOutputs, stack: str, ml: MLClient, arm: ARMPipelineClient, pr
     Raises UsageError for a purge-protected live vault (nothing deleted) and Azure's errors as they come."""
     from azure.core.exceptions import ResourceNotFoundError
 
-    kv_out = outs.key_vault
-    assert kv_out is not None  # refuse() ran first
-    vaults = KeyVaultArm(arm, outs.subscription_id, outs.resource_group, kv_out.name)
+    name = report.key_vault.name  # from outs.key_vault, which refuse() checked
+    vaults = KeyVaultArm(arm, outs.subscription_id, outs.resource_group, name)
 
-    progress(f"reading key vault {kv_out.name} in resource group {outs.resource_group}")
+    progress(f"reading key vault {name} in resource group {outs.resource_group}")
     live = vaults.get()
     deleted = None
     if live is not None:
         report.location = _location(live.get("location") or report.location)
         if (live.get("properties") or {}).get("enablePurgeProtection"):
-            _refuse_protected(kv_out.name, "live")
+            _refuse_protected(name, "live")
     else:
         deleted = vaults.get_deleted(report.location)
         if deleted is not None and (deleted.get("properties") or {}).get("purgeProtectionEnabled"):
-            _refuse_protected(kv_out.name, "soft-deleted")
+            _refuse_protected(name, "soft-deleted")
 
     ws = report.workspace
     progress(f"deleting workspace {ws.name} permanently (forceToPurge=true); waiting for Azure")
