@@ -84,8 +84,10 @@ def main() -> None:
             ResourceLocksArgs(targets=targets, stack_label=f"{pulumi.get_project()}/{pulumi.get_stack()}"),
         )
 
-    # The subscription of the provider's credentials (authorization.get_client_config(), read by Workspace).
-    for key, value in stack_outputs(config, workspace.subscription_id).model_dump(mode="json").items():
+    # The subscription of the provider's credentials (authorization.get_client_config(), read by Workspace),
+    # and the key vault name the component derived from it (jobs teardown purges that vault).
+    outputs = stack_outputs(config, workspace.subscription_id, key_vault_name=workspace.names.key_vault)
+    for key, value in outputs.model_dump(mode="json").items():
         pulumi.export(key, value)
 
 

@@ -2,8 +2,10 @@
 
     MLClient(DefaultAzureCredential(), subscription_id, resource_group, workspace_name)
 
-from the stack outputs (`stackconfig.outputs.StackOutputs`). There is no other knob here: where the
-client talks to, and how it authenticates, is decided only by settings the real SDKs already read
+from the stack outputs (`stackconfig.outputs.StackOutputs`), and `arm_client(ml)`: a plain ARM pipeline
+(azure-mgmt-core's `ARMPipelineClient`) on the same credential and cloud, for the few management calls
+azure-ai-ml has no operation for (`python -m jobs teardown`: the key vault). There is no other knob here:
+where the clients talk to, and how they authenticate, is decided only by settings the real SDKs already read
 from the environment. Read from the installed sources (azure-ai-ml 1.35.2, azure-identity 1.27.0,
 azure-core 1.41):
 
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from azure.ai.ml import MLClient
+    from azure.mgmt.core import ARMPipelineClient
 
     from stackconfig.outputs import StackOutputs
 
@@ -67,6 +70,9 @@ class _DropMessages(logging.Filter):
 #: azure-ai-ml's job operations log this at INFO on every `jobs.get` when the token has no tenant claim
 #: (`operations/_job_operations.py`); MLClient attaches an INFO stream handler on stderr to `azure.ai.ml`.
 _NO_TENANT = _DropMessages("Proceeding with no tenant id")
+#: `workspaces.begin_delete` logs this at INFO once the DELETE is sent
+#: (`operations/_workspace_operations_base.py`); `python -m jobs teardown` prints its own progress line.
+_DELETE_STARTED = _DropMessages("Delete request initiated for workspace")
 
 
 def quiet_sdk_logs() -> None:
@@ -78,10 +84,13 @@ def quiet_sdk_logs() -> None:
       schema class the job's serialisation touches (six per submit); that logger logs nothing else.
     - `azure.ai.ml.operations._job_operations`: only its "Proceeding with no tenant id appended to studio
       URL" line (a filter); its other messages stay.
+    - `azure.ai.ml.operations._workspace_operations_base`: only its "Delete request initiated for workspace"
+      line (a filter).
     """
     logging.getLogger("azure.identity").setLevel(logging.CRITICAL)
     logging.getLogger("azure.ai.ml._utils._experimental").setLevel(logging.ERROR)
     logging.getLogger("azure.ai.ml.operations._job_operations").addFilter(_NO_TENANT)
+    logging.getLogger("azure.ai.ml.operations._workspace_operations_base").addFilter(_DELETE_STARTED)
 
 
 def check_credential(credential: Any, scopes: list[str] | tuple[str, ...]) -> None:
@@ -110,8 +119,49 @@ def ml_client(outputs: StackOutputs) -> MLClient:
         resource_group_name=outputs.resource_group,
         workspace_name=outputs.workspace_name,
     )
+    check_credential(credential, _scopes(client))
+    return client
+
+
+def _scopes(ml: MLClient) -> list[str]:
     # MLClient puts the cloud's ARM scope (`resourceManager` + /.default) in the kwargs it hands to
     # its service clients (`_azure_environments._get_cloud_information_from_metadata`).
-    scopes = (getattr(client, "_kwargs", None) or {}).get("credential_scopes") or [_ARM_SCOPE]
-    check_credential(credential, scopes)
-    return client
+    return list((getattr(ml, "_kwargs", None) or {}).get("credential_scopes") or [_ARM_SCOPE])
+
+
+def arm_client(ml: MLClient, **kwargs: Any) -> ARMPipelineClient:
+    """An ARM pipeline on `ml`'s credential, for the cloud azure-ai-ml resolved. `kwargs` go to azure-core's
+    policies and pipeline (e.g. `transport`, `retry_total`).
+
+    The base URL is the cloud's `resourceManager` as azure-ai-ml reads it (the function MLClient calls,
+    `_azure_environments._get_base_url_from_metadata`), without the Azure ML-only `AZUREML_DEV_URL_MFE`
+    override. The policies, in order, are those of azure-ai-ml's own generated ARM client
+    (`_restclient/arm_ml_service/_client.py`, `_configuration.py` `_configure`), with the ARM scope above.
+    """
+    from azure.ai.ml._azure_environments import _get_base_url_from_metadata
+    from azure.core.pipeline import policies
+    from azure.mgmt.core import ARMPipelineClient
+    from azure.mgmt.core.policies import (
+        ARMAutoResourceProviderRegistrationPolicy,
+        ARMChallengeAuthenticationPolicy,
+        ARMHttpLoggingPolicy,
+    )
+
+    kwargs.setdefault("sdk_moniker", "azml-gpu-jobs")
+    pipeline = [
+        policies.RequestIdPolicy(**kwargs),
+        policies.HeadersPolicy(**kwargs),
+        policies.UserAgentPolicy(**kwargs),
+        policies.ProxyPolicy(**kwargs),
+        policies.ContentDecodePolicy(**kwargs),
+        ARMAutoResourceProviderRegistrationPolicy(),
+        policies.RedirectPolicy(**kwargs),
+        policies.RetryPolicy(**kwargs),
+        ARMChallengeAuthenticationPolicy(ml._credential, *_scopes(ml), **kwargs),
+        policies.CustomHookPolicy(**kwargs),
+        policies.NetworkTraceLoggingPolicy(**kwargs),
+        policies.DistributedTracingPolicy(**kwargs),
+        policies.SensitiveHeaderCleanupPolicy(**kwargs),
+        ARMHttpLoggingPolicy(**kwargs),
+    ]
+    return ARMPipelineClient(_get_base_url_from_metadata(), policies=pipeline, **kwargs)

@@ -1,5 +1,6 @@
-"""ARM / Azure ML management-plane calls azure-ai-ml makes for the project's flows (compute clusters:
-`localml/computes.py`, registered here).
+"""ARM / Azure ML management-plane calls azure-ai-ml makes for the project's flows. Registered here from their
+own modules: the workspace resource (`localml/workspaces.py`), compute clusters (`localml/computes.py`), key
+vaults (`localml/keyvault.py`) and long-running operations (`localml/operations.py`).
 
 Paths are relative to the cloud's resourceManager endpoint (this server). Each handler answers the
 shape the azure-ai-ml 1.35 REST models deserialise; see localml/README.md for the list.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from localml import computes
+from localml import computes, keyvault, operations, workspaces
 from localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
 from localml.blobs import ARTIFACT_CONTAINER
 from localml.http import Request, Response, Router, error
@@ -33,7 +34,7 @@ def register(router: Router, cp: ControlPlane) -> None:
     a = router.add
     a("GET", "/metadata/endpoints", lambda r: Response(200, cp.cloud_metadata()), "cloud metadata document",
       public=True)
-    a("GET", WS, lambda r: _workspace(cp, r), "workspace GET")
+    workspaces.register(router, cp, WS)  # GET, PUT, DELETE; 404 under a deleted workspace
     a("GET", WS + "/codes/{name}/versions", lambda r: _code_list(cp, r), "code versions list (by hash)")
     a("GET", WS + "/codes/{name}/versions/{version}", lambda r: _code_get(cp, r), "code version GET")
     a("PUT", WS + "/codes/{name}/versions/{version}", lambda r: _code_put(cp, r), "code version PUT")
@@ -47,26 +48,8 @@ def register(router: Router, cp: ControlPlane) -> None:
     a("GET", WS + "/datastores/{name}", lambda r: _datastore_get(cp, r), "datastore GET")
     a("POST", WS + "/datastores/{name}/listSecrets", lambda r: _datastore_secrets(r), "datastore listSecrets")
     computes.register(router, cp, WS)  # compute clusters: localml/computes.py
-
-
-# --- workspace ---------------------------------------------------------------------------------
-
-def _workspace(cp: ControlPlane, req: Request) -> Response:
-    ws_id = _ws_id(req)
-    return Response(200, {
-        "id": ws_id, "name": req.params["ws"], "type": "Microsoft.MachineLearningServices/workspaces",
-        "location": cp.region, "kind": "Default", "sku": {"name": "Basic", "tier": "Basic"},
-        "identity": {"type": "SystemAssigned", "principalId": str(uuid.UUID(int=1)),
-                     "tenantId": str(uuid.UUID(int=2))},
-        "properties": {
-            "friendlyName": req.params["ws"],
-            "workspaceId": str(uuid.uuid5(uuid.NAMESPACE_URL, ws_id.lower())),
-            "discoveryUrl": f"{cp.base_url}/discovery", "provisioningState": "Succeeded",
-            "storageAccount": f"/subscriptions/{req.params['sub']}/resourceGroups/{req.params['rg']}"
-                              f"/providers/Microsoft.Storage/storageAccounts/{ACCOUNT_NAME}",
-            "publicNetworkAccess": "Enabled", "hbiWorkspace": False,
-        },
-    })
+    keyvault.register(router, cp)
+    operations.register(router, cp)
 
 
 # --- code versions -------------------------------------------------------------------------------

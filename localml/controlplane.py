@@ -21,6 +21,8 @@ STORAGE_SUFFIX = "core.localml.test"
 class ControlPlane:
     def __init__(self, root: Path, certs: CertFiles, blobs: Blobs, region: str = "eastus") -> None:
         self.region = region
+        #: Polls of a long-running operation's Location that answer 202 before it is done (operations.py).
+        self.lro_polls = 1
         self.storage_suffix = STORAGE_SUFFIX
         self.store = Store(root)
         self.blobs = blobs

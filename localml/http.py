@@ -55,6 +55,9 @@ class Router:
         self._public: set[str] = set()
         #: Checks a request to a non-public route: None when allowed, else why not (answered 401).
         self.authorize: Callable[[Request], str | None] | None = None
+        #: Runs after a route matched and was authorized, with the route's pattern: None to go on, else the
+        #: answer (localml/workspaces.py answers 404 under a workspace that was deleted).
+        self.gate: Callable[[Request, str], Response | None] | None = None
 
     def add(self, method: str, pattern: str, handler: Handler, doc: str = "", public: bool = False) -> None:
         """``pattern``: a path with ``{name}`` segments (one segment each), matched case-insensitively.
@@ -77,6 +80,10 @@ class Router:
                     if problem:
                         return error(401, "AuthenticationFailed", problem)
                 req.params = match.groupdict()
+                if self.gate is not None:
+                    blocked = self.gate(req, pattern)
+                    if blocked is not None:
+                        return blocked
                 return handler(req)
         return error(501, "NotImplemented",
                      f"localml does not implement {req.method} {req.path} "
@@ -88,6 +95,7 @@ class LoggedRequest:
     method: str
     path: str
     status: int
+    query: dict[str, str] = field(default_factory=dict)
 
 
 class RoutedServer(ThreadingHTTPServer):
@@ -109,9 +117,9 @@ class RoutedServer(ThreadingHTTPServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
-    def record(self, method: str, path: str, status: int) -> None:
+    def record(self, method: str, path: str, status: int, query: dict[str, str] | None = None) -> None:
         with self._log_lock:
-            self.log.append(LoggedRequest(method, path, status))
+            self.log.append(LoggedRequest(method, path, status, dict(query or {})))
         log.info("%s %s %s -> %d", self.name, method, path, status)
 
     def start(self) -> None:
@@ -158,7 +166,7 @@ def _make_handler(router: Router, server: RoutedServer) -> type[BaseHTTPRequestH
                 resp = error(500, "InternalServerError",
                              f"localml failed on {self.command} {split.path}: {exc!r}")
             self._send(resp)
-            server.record(self.command, split.path, resp.status)
+            server.record(self.command, split.path, resp.status, query)
 
         def _send(self, resp: Response) -> None:
             if isinstance(resp.body, bytes):

@@ -72,6 +72,16 @@ class Store:
     #: leaves behind for a later PUT of the same name (localml/computes.py).
     computes: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     detached: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: Workspaces (key: workspace id lower): the body a PUT sent, and the state of one that is not live
+    #: (Deleting, SoftDeleted, Purged; localml/workspaces.py).
+    workspaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    workspace_state: dict[str, str] = field(default_factory=dict)
+    #: Key vaults as GET answers them and deleted ones (`{"subscription", "resource"}`), keyed by the
+    #: lower-case name: vault names are global (localml/keyvault.py).
+    vaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    deleted_vaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Long-running operations by id (localml/operations.py).
+    operations: dict[str, Any] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property

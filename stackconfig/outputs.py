@@ -43,6 +43,20 @@ class ClusterOutput(BaseModel):
         return "node_public_ip" in self.model_fields_set
 
 
+class KeyVaultOutput(BaseModel):
+    """The workspace's key vault as `python -m jobs teardown` needs it: which vault, and whether its name
+    can be freed at once. `purge_protection` and `soft_delete_days` are the config's
+    `key_vault_purge_protection` and `key_vault_soft_delete_days` (what the Workspace component sends);
+    teardown also reads the live vault, because purge protection stays on once it was on
+    (docs/azure-behaviour.md, section 8)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    purge_protection: bool
+    soft_delete_days: int
+
+
 class StackOutputs(BaseModel):
     """The whole stack output object."""
 
@@ -53,6 +67,9 @@ class StackOutputs(BaseModel):
     workspace_name: str
     workspace_region: str
     clusters: dict[str, ClusterOutput]
+    # Absent from outputs exported before it existed (None, left out of the dump as Pulumi leaves None out of
+    # an export); the other commands read such outputs, teardown refuses them.
+    key_vault: KeyVaultOutput | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 def cluster_output(cluster: ClusterConfig, size: vmsizes.VmSize) -> ClusterOutput:
@@ -76,12 +93,21 @@ def cluster_output(cluster: ClusterConfig, size: vmsizes.VmSize) -> ClusterOutpu
     )
 
 
-def stack_outputs(config: StackConfig, subscription_id: str) -> StackOutputs:
-    """The outputs of a validated config (sizes looked up in the catalog, or inferred from the name)."""
+def stack_outputs(config: StackConfig, subscription_id: str, key_vault_name: str) -> StackOutputs:
+    """The outputs of a validated config (sizes looked up in the catalog, or inferred from the name).
+
+    `key_vault_name`: the vault name the Workspace component derived (`components.naming.workspace_names`);
+    `__main__.py` passes `workspace.names.key_vault` (stackconfig does not import the Pulumi components)."""
+    ws = config.workspace
     return StackOutputs(
         subscription_id=subscription_id,
-        resource_group=config.workspace.resource_group.name,
-        workspace_name=config.workspace.name,
-        workspace_region=config.workspace.region,
+        resource_group=ws.resource_group.name,
+        workspace_name=ws.name,
+        workspace_region=ws.region,
         clusters={c.name: cluster_output(c, vmsizes.describe(c.size)) for c in config.clusters},
+        key_vault=KeyVaultOutput(
+            name=key_vault_name,
+            purge_protection=ws.key_vault_purge_protection,
+            soft_delete_days=ws.key_vault_soft_delete_days,
+        ),
     )

@@ -59,3 +59,14 @@ def test_existing_resource_group_is_looked_up_not_created(stack_configs):
         if r.custom and "resourceGroupName" in r.inputs:
             assert r.inputs["resourceGroupName"] == "rg-shared", r.urn
     assert result.outputs["resource_group"] == "rg-shared"
+
+
+def test_key_vault_output_names_the_vault_the_component_declares(runs):
+    for stack, protected, days in (("prod", True, 90), ("dev", False, 7)):
+        result = runs[stack]
+        vault = result.of_type("azure-native:keyvault:Vault")[0]
+        assert result.outputs["key_vault"] == {
+            "name": vault.inputs["vaultName"], "purge_protection": protected, "soft_delete_days": days,
+        }
+        assert vault.inputs["properties"]["softDeleteRetentionInDays"] == days
+        assert vault.inputs["properties"].get("enablePurgeProtection", False) is protected

@@ -23,9 +23,10 @@ class StaticCredential:
 
 
 class RoutedTransport(HttpTransport):
-    """Answers each request with `route(method, url) -> (status, json body)`; records every request."""
+    """Answers each request with `route(method, url) -> (status, json body)` or `(status, json body,
+    headers)`; a body of None is an empty answer. Records every request."""
 
-    def __init__(self, route: Callable[[str, str], tuple[int, Any]]) -> None:
+    def __init__(self, route: Callable[[str, str], tuple[Any, ...]]) -> None:
         self.route = route
         self.requests: list[Any] = []
 
@@ -43,11 +44,12 @@ class RoutedTransport(HttpTransport):
 
     def send(self, request: Any, **kwargs: Any) -> Any:
         self.requests.append(request)
-        status, body = self.route(request.method, request.url)
+        status, body, *more = self.route(request.method, request.url)
         raw = requests.Response()
         raw.status_code = status
         raw.headers["Content-Type"] = "application/json"
-        raw._content = json.dumps(body).encode()
+        raw.headers.update(more[0] if more else {})
+        raw._content = b"" if body is None else json.dumps(body).encode()
         raw.raw = io.BytesIO(raw._content)
         raw.url = request.url
         return RestRequestsTransportResponse(request=request, internal_response=raw)

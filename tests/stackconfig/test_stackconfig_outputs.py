@@ -9,9 +9,10 @@ from pydantic import ValidationError
 
 import vmsizes
 from stackconfig import load_stack_file
-from stackconfig.outputs import ClusterOutput, StackOutputs, cluster_output, stack_outputs
+from stackconfig.outputs import ClusterOutput, KeyVaultOutput, StackOutputs, cluster_output, stack_outputs
 
 REPO = Path(__file__).resolve().parents[2]
+SUB = "00000000-0000-0000-0000-000000000000"
 
 # The example object of docs/architecture.md ("Stack outputs"), for the prod stack's main cluster.
 ARCHITECTURE_EXAMPLE = {
@@ -23,7 +24,7 @@ ARCHITECTURE_EXAMPLE = {
 
 def test_prod_outputs_match_the_documented_shape() -> None:
     config = load_stack_file(REPO / "Pulumi.prod.yaml")
-    outputs = stack_outputs(config, "00000000-0000-0000-0000-000000000000")
+    outputs = stack_outputs(config, SUB, "kv-ws-llm-123abc")
     dumped = outputs.model_dump(mode="json")
     assert {k: dumped[k] for k in ("resource_group", "workspace_name", "workspace_region")} == {
         "resource_group": "rg-train",
@@ -58,7 +59,26 @@ def test_outputs_exported_before_the_network_fields_still_read_but_say_so() -> N
 
 def test_vnet_cluster_outputs_carry_its_subnet_and_no_public_ip() -> None:
     config = load_stack_file(REPO / "tests" / "fixtures" / "stacks" / "clean-vnet" / "Pulumi.clean-vnet.yaml")
-    out = stack_outputs(config, "00000000-0000-0000-0000-000000000000").clusters["h100-x2"]
+    out = stack_outputs(config, SUB, "kv-ws-x").clusters["h100-x2"]
     assert out.subnet_id is not None and out.subnet_id.endswith("/subnets/snet-train")
     assert out.node_public_ip is False
     assert out.model_dump(mode="json")["subnet_id"] == out.subnet_id  # exported when set
+
+
+def test_key_vault_facts_come_from_the_config_and_the_derived_name() -> None:
+    prod = stack_outputs(load_stack_file(REPO / "Pulumi.prod.yaml"), SUB, "kv-ws-llm-123abc")
+    dev = stack_outputs(load_stack_file(REPO / "Pulumi.dev.yaml"), SUB, "kv-ws-llm-dev-456def")
+    assert prod.model_dump(mode="json")["key_vault"] == {
+        "name": "kv-ws-llm-123abc", "purge_protection": True, "soft_delete_days": 90,
+    }
+    expected = KeyVaultOutput(name="kv-ws-llm-dev-456def", purge_protection=False, soft_delete_days=7)
+    assert dev.key_vault == expected
+
+
+def test_outputs_exported_before_the_key_vault_facts_still_read_without_them() -> None:
+    dumped = stack_outputs(load_stack_file(REPO / "Pulumi.dev.yaml"), SUB, "kv-x").model_dump(mode="json")
+    old = {k: v for k, v in dumped.items() if k != "key_vault"}
+    model = StackOutputs.model_validate(old)
+    assert model.key_vault is None and "key_vault" not in model.model_dump(mode="json")
+    with pytest.raises(ValidationError):
+        StackOutputs.model_validate(dumped | {"key_vault": {"name": "kv-x", "purge_protection": False}})

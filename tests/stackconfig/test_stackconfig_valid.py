@@ -80,7 +80,7 @@ def test_a_catalog_size_in_any_case_gets_the_catalog_casing_and_a_known_gpu_coun
     raw["clusters"][0]["size"] = "standard_nd96isr_h100_v5"
     config = validate(raw)
     assert config.clusters[0].size == "Standard_ND96isr_H100_v5"
-    outputs = stack_outputs(config, "00000000-0000-0000-0000-000000000000")
+    outputs = stack_outputs(config, "00000000-0000-0000-0000-000000000000", "kv-test")
     assert outputs.clusters["h100-x4"].gpus_per_node == 8
 
 
