@@ -368,5 +368,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def finish(code: int) -> None:
+    """Exit with `code`. A distributed run leaves without interpreter finalization: gloo's C++ worker
+    threads can still hold work objects with tensors when the interpreter tears down, and destroying them
+    then aborts the process ("terminate called without an active exception", exit 134) after it finished:
+    pytorch/pytorch#190489 (a repro), #179291 (the finalization race). Seen once here after a complete
+    run (rank 1 of tests/e2e's resume test). Everything the run owes is done first (main closed the
+    checkpoints and, after a completed run, destroyed the process group; an interrupted run leaves it, as a
+    peer may be gone): MLflow's run is ended here (its atexit hook would not run) and output flushed."""
+    mlflow = sys.modules.get("mlflow")
+    if mlflow is not None and mlflow.active_run() is not None:
+        mlflow.end_run("FINISHED" if code == 0 else "FAILED")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1:
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    finish(main())
