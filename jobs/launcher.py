@@ -147,6 +147,16 @@ def run(
                 if codes[rank] != 0 and failed is None:
                     failed = rank
         running = [r for r, c in codes.items() if c is None]
+        # A cancel wins over a rank's exit: the ranks got the same signal and may stop before this loop
+        # looks (a terminal's Ctrl-C reaches the whole process group).
+        if stop_event is not None and stop_event.is_set():
+            cancelled = True
+            if running:
+                _say(f"cancelled: stopping {len(running)} rank(s) (SIGTERM, SIGKILL after {grace_s:g} s)")
+                _terminate(procs, codes, grace_s)
+            else:
+                _say("cancelled: every rank had already stopped")
+            break
         if not running:
             break
         if failed is not None:
@@ -154,11 +164,6 @@ def run(
                 f"rank {failed} exited with code {codes[failed]} (log: {logs[failed]}); "
                 f"stopping the other {len(running)} rank(s)"
             )
-            _terminate(procs, codes, grace_s)
-            break
-        if stop_event is not None and stop_event.is_set():
-            cancelled = True
-            _say(f"cancelled: stopping {len(running)} rank(s) (SIGTERM, SIGKILL after {grace_s:g} s)")
             _terminate(procs, codes, grace_s)
             break
         if time.monotonic() >= next_progress:
