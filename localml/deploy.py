@@ -28,11 +28,15 @@ ARM_BODY_KEYS = ("location", "identity", "tags", "properties")  # the Compute PU
 def declared_bodies(result: Any) -> dict[str, dict[str, Any]]:
     """{compute name: ARM body} of every AmlCompute a run of the stack program declares
     (`preflight.program.run_program`'s result)."""
+    from preflight.program import plain_numbers
+
     bodies = {}
     for r in result.of_type("azure-native:machinelearningservices:Compute"):
         inputs = r.program_inputs
         bodies[inputs["computeName"]] = {k: inputs[k] for k in ARM_BODY_KEYS if k in inputs}
-    return bodies
+    # Every number crossed the engine's wire as a double; azure-native sends the REST schema's integer-typed
+    # properties (ScaleSettings.maxNodeCount: int32) as JSON integers.
+    return plain_numbers(bodies)
 
 
 def main(argv: list[str]) -> int:

@@ -126,6 +126,13 @@ def parse_seconds(value: Any) -> int | None:
     return int(parsed.total_seconds())
 
 
+def undecided(**values: Any) -> str | None:
+    """The message when any of these values (by the path shown for it) is unknown in this preview, else None:
+    `undecided(minimumTlsVersion=tls, allowBlobPublicAccess=public)`."""
+    unknown = [path for path, value in values.items() if value is UNKNOWN]
+    return undecided_message(unknown) if unknown else None
+
+
 def undecided_message(paths: list[str]) -> str:
     """What a policy reports when the values its verdict needs are unknown in this preview."""
     verb = "is" if len(paths) == 1 else "are"

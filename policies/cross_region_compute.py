@@ -29,7 +29,7 @@ from policies._common import (
     depends_on,
     norm_region,
     read,
-    undecided_message,
+    undecided,
 )
 
 NAME = "cross-region-compute"
@@ -53,13 +53,8 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         if not homes:
             continue  # the cluster's workspace is not in this stack: nothing to compare with
         home = _workspace_region(homes[0])
-        if c.region is UNKNOWN or home is UNKNOWN:
-            unknown = [
-                p
-                for p, v in (("the cluster region", c.region), ("the workspace location", home))
-                if v is UNKNOWN
-            ]
-            report_violation(f"cluster {c.name}: {undecided_message(unknown)}", c.urn)
+        if why := undecided(**{"the cluster region": c.region, "the workspace location": home}):
+            report_violation(f"cluster {c.name}: {why}", c.urn)
             continue
         if home is None or c.region is None or c.region == home:
             continue

@@ -39,13 +39,12 @@ from pulumi_policy import (
 from policies._common import (
     KEY_VAULT,
     STORAGE_ACCOUNT,
-    UNKNOWN,
     WORKSPACE,
     Cluster,
     ReportViolation,
     aml_cluster,
     read,
-    undecided_message,
+    undecided,
 )
 
 NAME = "secure-defaults"
@@ -87,9 +86,8 @@ def resource_messages(
 ) -> list[str]:
     if resource_type == WORKSPACE:
         access, name = read(props, "publicNetworkAccess"), read(props, "workspaceName")
-        unknown = [p for p, v in (("publicNetworkAccess", access), ("workspaceName", name)) if v is UNKNOWN]
-        if unknown:
-            return [undecided_message(unknown)]
+        if why := undecided(publicNetworkAccess=access, workspaceName=name):
+            return [why]
         if access != "Disabled" and name not in public_workspaces:
             shown = access if access else "not set (Azure's default: Enabled)"
             return [
@@ -101,11 +99,8 @@ def resource_messages(
     elif resource_type == STORAGE_ACCOUNT:
         found = []
         public, tls = read(props, "allowBlobPublicAccess"), read(props, "minimumTlsVersion")
-        unknown = [
-            p for p, v in (("allowBlobPublicAccess", public), ("minimumTlsVersion", tls)) if v is UNKNOWN
-        ]
-        if unknown:
-            return [undecided_message(unknown)]
+        if why := undecided(allowBlobPublicAccess=public, minimumTlsVersion=tls):
+            return [why]
         if public is True:
             found.append(
                 "storage allowBlobPublicAccess is true: containers can be made readable by anyone, including "
@@ -120,8 +115,8 @@ def resource_messages(
         return found
     elif resource_type == KEY_VAULT:
         purge = read(props, "properties", "enablePurgeProtection")
-        if purge is UNKNOWN:
-            return [undecided_message(["properties.enablePurgeProtection"])]
+        if why := undecided(**{"properties.enablePurgeProtection": purge}):
+            return [why]
         if purge is True:
             return []
         return [

@@ -68,7 +68,6 @@ class Step:
     inputs: dict[str, Any]  # what Analyze receives (checked inputs for custom resources)
     outputs: dict[str, Any]  # what the program gets back and AnalyzeStack receives
     id: str  # "" = unknown during the preview
-    changed: tuple[str, ...] = ()  # DetailedDiff keys of an update or replacement
     replacement: Replacement | None = None
 
 
@@ -187,15 +186,12 @@ class Deployment:
                 checked,
                 azure_native.preview_outputs(typ, rechecked),
                 "",
-                changed=tuple(sorted(diff.detailed)),
                 replacement=Replacement(
                     tuple(sorted(set(matched) | set(provider_fields))), bool(matched), dbr
                 ),
             )
         outputs = azure_native.preview_outputs(typ, checked, old.outputs)
-        return Step(
-            urn, typ, True, "update", checked, outputs, old.id or "", changed=tuple(sorted(diff.detailed))
-        )
+        return Step(urn, typ, True, "update", checked, outputs, old.id or "")
 
 
 class StateFileError(ValueError):

@@ -55,7 +55,6 @@ from preflight.program import (
 from preflight.program import Resource as ProgramResource
 
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2
-CANT_RUN = "can't run policy"  # pulumi_policy/policy.py: an unknown value read by a policy during preview
 
 Progress = Callable[[str], None]
 

@@ -78,7 +78,6 @@ class Resource:
     outputs: Mapping[str, Any] = field(default_factory=dict)
     program_inputs: Mapping[str, Any] = field(default_factory=dict)
     op: str = "create"
-    changed: tuple[str, ...] = ()
     replacement: Replacement | None = None
 
     @property
@@ -194,15 +193,15 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return dict(document.get("config") or {})
 
 
-def _plain_numbers(value: Any) -> Any:
+def plain_numbers(value: Any) -> Any:
     """Integral floats -> int, deeply. Protobuf Structs carry every number as a double; the CLI prints
     stack outputs as JSON, where 4.0 is written 4, so the resolved outputs read like that JSON."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        return {k: _plain_numbers(v) for k, v in value.items()}
+        return {k: plain_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain_numbers(v) for v in value]
+        return [plain_numbers(v) for v in value]
     return value
 
 
@@ -222,10 +221,9 @@ def _to_resource(reg: Registration, registered: Mapping[str, Any] | None) -> Res
         inputs=step.inputs,
         state=step.outputs if reg.custom else reg.inputs,
         options=reg.options,
-        outputs=_plain_numbers(dict(outputs)),
+        outputs=plain_numbers(dict(outputs)),
         program_inputs=reg.inputs,
         op=step.op,
-        changed=step.changed,
         replacement=step.replacement,
     )
 
@@ -234,7 +232,7 @@ def _stack_resource(monitor: RecordingMonitor) -> Resource | None:
     """The root `pulumi:pulumi:Stack`: no inputs, its exports as outputs (what Analyze, AnalyzeStack get)."""
     if monitor.stack_urn is None:
         return None
-    exports = _plain_numbers(dict(monitor.stack_outputs or {}))
+    exports = plain_numbers(dict(monitor.stack_outputs or {}))
     return Resource(
         type="pulumi:pulumi:Stack",
         name=monitor.stack_urn.split("::")[-1],
@@ -353,5 +351,5 @@ def run_program(
         if isinstance(cause, ConfigError):
             result.problems = list(cause.problems)
     else:
-        result.outputs = _plain_numbers(dict(monitor.stack_outputs or {}))
+        result.outputs = plain_numbers(dict(monitor.stack_outputs or {}))
     return result

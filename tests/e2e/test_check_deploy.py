@@ -29,23 +29,11 @@ OLD_SIZE = "Standard_ND96amsr_A100_v4"  # the size a replaced h100-wus3 "comes b
 pytestmark = pytest.mark.slow
 
 
-def _integers(value: Any) -> Any:
-    """The engine's wire format carries every number as a float (a protobuf Value); azure-native sends the
-    integer-typed properties of the REST schema (ScaleSettings.maxNodeCount: int32) as JSON integers."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _integers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_integers(v) for v in value]
-    return value
-
-
 def declared(stack: str, config: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(stack outputs, {compute name: ARM PUT body}) of the program for `stack`."""
     result = run_program(stack, config=config)
     assert result.ok, result.problems
-    return dict(result.outputs), _integers(declared_bodies(result))
+    return dict(result.outputs), declared_bodies(result)
 
 
 def _outputs_file(outputs: dict[str, Any], workspace: str, tmp: Path) -> Path:

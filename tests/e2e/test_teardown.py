@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from localml import LocalAzureML
-from preflight.program import run_program
+from preflight.program import plain_numbers, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
@@ -28,22 +28,13 @@ SUB = "00000000-0000-0000-0000-000000000000"
 pytestmark = pytest.mark.slow
 
 
-def _integers(value: Any) -> Any:
-    """The engine's wire format carries numbers as floats; azure-native sends int32 properties as integers."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _integers(v) for k, v in value.items()}
-    return value
-
-
 @pytest.fixture(scope="module")
 def dev() -> dict[str, Any]:
     """The dev stack's outputs and the ARM bodies azure-native sends for its workspace and key vault."""
     result = run_program("dev")
     assert result.ok, result.problems
-    vault = _integers(dict(result.of_type("azure-native:keyvault:Vault")[0].inputs))
-    ws = _integers(dict(result.of_type("azure-native:machinelearningservices:Workspace")[0].inputs))
+    vault = plain_numbers(dict(result.of_type("azure-native:keyvault:Vault")[0].inputs))
+    ws = plain_numbers(dict(result.of_type("azure-native:machinelearningservices:Workspace")[0].inputs))
     envelope = ("location", "identity", "sku", "tags", "kind")
     internal = ("workspaceName", "resourceGroupName", "azureApiVersion")
     # The REST Workspace puts everything but the envelope under `properties`; azure-native flattens them into
