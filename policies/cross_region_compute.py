@@ -12,27 +12,26 @@ preview.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel
 
-from policies._common import (
-    UNKNOWN,
-    WORKSPACE,
-    ReportViolation,
-    aml_cluster,
-    depends_on,
-    norm_region,
-    read,
-    undecided,
-)
+from policies._common import UNKNOWN, WORKSPACE, depends_on, norm_region, read, undecided
+from policies._policy import STACK, Violation
+from policies.clusters import cluster_of
 
 NAME = "cross-region-compute"
+DESCRIPTION = "AmlCompute clusters should run in their workspace's region unless acknowledged."
+ENFORCEMENT = EnforcementLevel.ADVISORY
+KIND = STACK
+CONFIG: dict[str, Any] = {
+    "acknowledged": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Cluster names deliberately placed outside the workspace region.",
+    }
+}
 
 
 def _workspace_region(workspace: Any) -> Any:
@@ -40,11 +39,12 @@ def _workspace_region(workspace: Any) -> Any:
     return UNKNOWN if region is UNKNOWN else norm_region(region)
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    acknowledged = set(args.get_config().get("acknowledged", []))
-    workspaces = [r for r in args.resources if r.resource_type == WORKSPACE]
-    for r in args.resources:
-        c = aml_cluster(r.resource_type, r.props, r.name, r.urn)
+def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
+    acknowledged = set(config.get("acknowledged", []))
+    workspaces = [r for r in resources if r.resource_type == WORKSPACE]
+    found = []
+    for r in resources:
+        c = cluster_of(r)
         if c is None or c.name in acknowledged:
             continue
         homes = [d for d in depends_on(r, "workspaceName") if d.resource_type == WORKSPACE]
@@ -54,31 +54,18 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
             continue  # the cluster's workspace is not in this stack: nothing to compare with
         home = _workspace_region(homes[0])
         if why := undecided(**{"the cluster region": c.region, "the workspace location": home}):
-            report_violation(f"cluster {c.name}: {why}", c.urn)
+            found.append(Violation(f"cluster {c.name}: {why}", c.urn))
             continue
         if home is None or c.region is None or c.region == home:
             continue
-        report_violation(
-            f"cluster {c.name} runs in {c.region} but its workspace is in {home}: every read of data in the "
-            f"workspace's storage crosses regions, adding latency and egress charges per job. Fix: copy the "
-            f"data to {c.region} first and add '{c.name}' to cross-region-compute.acknowledged, or create "
-            f"the cluster in {home}.",
-            c.urn,
+        found.append(
+            Violation(
+                f"cluster {c.name} runs in {c.region} but its workspace is in {home}: "
+                "every read of data in the workspace's storage crosses regions, "
+                "adding latency and egress charges per job. "
+                f"Fix: copy the data to {c.region} first and add '{c.name}' to "
+                f"cross-region-compute.acknowledged, or create the cluster in {home}.",
+                c.urn,
+            )
         )
-
-
-POLICY = StackValidationPolicy(
-    name=NAME,
-    description="AmlCompute clusters should run in their workspace's region unless acknowledged.",
-    validate=validate,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "acknowledged": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Cluster names deliberately placed outside the workspace region.",
-            }
-        }
-    ),
-)
+    return found

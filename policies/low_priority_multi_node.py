@@ -7,33 +7,37 @@ jobs that need every node at once, because losing one node stops all of them".
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
+from collections.abc import Mapping
+from typing import Any
 
-from policies._common import Cluster, cluster_validator
+from pulumi_policy import EnforcementLevel
+
+from policies._policy import RESOURCE, AnalyzedResource
+from policies.clusters import Cluster, cluster_of
 
 NAME = "low-priority-multi-node"
+DESCRIPTION = "Low-priority AmlCompute clusters should not be used for multi-node jobs."
+ENFORCEMENT = EnforcementLevel.ADVISORY
+KIND = RESOURCE
+CONFIG: dict[str, Any] = {}
+
+
+def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
+    cluster = cluster_of(resource)
+    if cluster is None:
+        return []
+    if why := cluster.undecided("priority", "max_nodes"):
+        return [why]
+    return messages(cluster)
 
 
 def messages(cluster: Cluster) -> list[str]:
     if cluster.tier != "low_priority" or cluster.max_nodes is None or cluster.max_nodes <= 1:
         return []
     return [
-        f"low-priority cluster with max_instances={cluster.max_nodes}: a preemption of any one node stops "
-        "the "
-        "whole multi-node job, which must be restarted from its last checkpoint, and the risk grows with "
-        "the "
-        "node count. Fix: use tier 'dedicated' for multi-node training, or keep low-priority clusters to "
-        "one "
-        f"node and checkpoint often."
+        f"low-priority cluster with max_instances={cluster.max_nodes}: "
+        "a preemption of any one node stops the whole multi-node job, "
+        "which must be restarted from its last checkpoint, and the risk grows with the node count. "
+        "Fix: use tier 'dedicated' for multi-node training, "
+        "or keep low-priority clusters to one node and checkpoint often."
     ]
-
-
-validate = cluster_validator(lambda cluster, _config: messages(cluster), ("priority", "max_nodes"))
-
-
-POLICY = ResourceValidationPolicy(
-    name=NAME,
-    description="Low-priority AmlCompute clusters should not be used for multi-node jobs.",
-    validate=validate,
-    enforcement_level=EnforcementLevel.ADVISORY,
-)

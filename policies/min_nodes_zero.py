@@ -6,44 +6,42 @@ that number of nodes running, even if they are not in use".
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ResourceValidationPolicy,
-)
+from collections.abc import Mapping
+from typing import Any
 
-from policies._common import Cluster, cluster_validator
+from pulumi_policy import EnforcementLevel
+
+from policies._policy import RESOURCE, AnalyzedResource
+from policies.clusters import Cluster, cluster_of
 
 NAME = "min-nodes-zero"
+DESCRIPTION = "AmlCompute clusters should scale to zero nodes when idle (min_instances 0)."
+ENFORCEMENT = EnforcementLevel.ADVISORY
+KIND = RESOURCE
+CONFIG: dict[str, Any] = {
+    "allow": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Cluster names allowed to keep warm nodes (min_instances > 0).",
+    }
+}
+
+
+def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
+    cluster = cluster_of(resource)
+    if cluster is None:
+        return []
+    if why := cluster.undecided("min_nodes", "size"):
+        return [why]
+    return messages(cluster, list(config.get("allow", [])))
 
 
 def messages(cluster: Cluster, allow: list[str]) -> list[str]:
-    if not cluster.min_nodes or cluster.min_nodes <= 0 or cluster.name in allow:
-        return []
+    if cluster.min_nodes is None or cluster.min_nodes <= 0 or cluster.name in allow:
+        return []  # minNodeCount absent: Azure's default is 0
     return [
-        f"min_instances={cluster.min_nodes} keeps {cluster.min_nodes} node(s) of {cluster.size} running and "
-        f"billed around the clock, even with no job. Fix: set min_instances to 0, or add '{cluster.name}' to "
-        f"the min-nodes-zero allow list in the policy config if warm nodes are intended."
+        f"min_instances={cluster.min_nodes} keeps {cluster.min_nodes} node(s) of {cluster.size} "
+        "running and billed around the clock, even with no job. "
+        f"Fix: set min_instances to 0, or add '{cluster.name}' to the min-nodes-zero allow list "
+        "in the policy config if warm nodes are intended."
     ]
-
-
-validate = cluster_validator(
-    lambda cluster, config: messages(cluster, list(config.get("allow", []))), ("min_nodes", "size")
-)
-
-
-POLICY = ResourceValidationPolicy(
-    name=NAME,
-    description="AmlCompute clusters should scale to zero nodes when idle (min_instances 0).",
-    validate=validate,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "allow": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Cluster names allowed to keep warm nodes (min_instances > 0).",
-            }
-        }
-    ),
-)

@@ -8,13 +8,29 @@ Ethernet ... adding nodes can make training slower, not faster"). The catalog's 
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
+from collections.abc import Mapping
+from typing import Any
 
-from policies._common import cluster_validator
+from pulumi_policy import EnforcementLevel
+
+from policies._policy import RESOURCE, AnalyzedResource
+from policies.clusters import cluster_of
 from vmsizes import UnknownSize, describe
 
 NAME = "multi-node-requires-rdma"
 DESCRIPTION = "Multi-node AmlCompute clusters must use a VM size with RDMA (InfiniBand) that NCCL can use."
+ENFORCEMENT = EnforcementLevel.MANDATORY
+KIND = RESOURCE
+CONFIG: dict[str, Any] = {}
+
+
+def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
+    cluster = cluster_of(resource)
+    if cluster is None:
+        return []
+    if why := cluster.undecided("size", "max_nodes"):
+        return [why]
+    return messages(cluster.size, cluster.max_nodes)
 
 
 def messages(size: str | None, max_nodes: int | None) -> list[str]:
@@ -26,8 +42,8 @@ def messages(size: str | None, max_nodes: int | None) -> list[str]:
     except UnknownSize:
         return [
             f"{size} is not in the size catalog and its name does not follow Azure's naming convention, so "
-            f"RDMA cannot be confirmed for max_instances={max_nodes}. Fix: use a catalog size with 'r' "
-            f"(e.g. Standard_ND96isr_H100_v5), or set max_instances to 1."
+            f"RDMA cannot be confirmed for max_instances={max_nodes}. "
+            "Fix: use a catalog size with 'r' (e.g. Standard_ND96isr_H100_v5), or set max_instances to 1."
         ]
     if described.rdma_usable:
         return []
@@ -42,16 +58,3 @@ def messages(size: str | None, max_nodes: int | None) -> list[str]:
         f"gradient all-reduce crawls and extra nodes are paid for without speeding training up. Fix: use an "
         f"RDMA size (an 'r' in the name, e.g. Standard_ND96isr_H100_v5), or set max_instances to 1."
     ]
-
-
-validate = cluster_validator(
-    lambda cluster, _config: messages(cluster.size, cluster.max_nodes), ("size", "max_nodes")
-)
-
-
-POLICY = ResourceValidationPolicy(
-    name=NAME,
-    description=DESCRIPTION,
-    validate=validate,
-    enforcement_level=EnforcementLevel.MANDATORY,
-)

@@ -8,7 +8,7 @@ Azure at deployment, so any NSG, load balancer or public IP lock in the resource
 network is treated as one of them; the virtual network and subnet are matched by id.
 
 A stack policy (it needs the clusters and the locks together), so it sees outputs: a lock's target comes
-from what no-resource-group-locks recorded at Analyze (the lock's inputs; policies/_locks.py), else from the
+from what the pack recorded at Analyze (the lock's inputs; policies/locks.py), else from the
 resource its scope is computed from (property dependencies): a lock computed from the same network resource
 a cluster's subnet comes from is a violation even while both ids are unknown. A lock whose target stays
 unknown while clusters use subnets is reported as undecidable (mandatory, never skipped).
@@ -16,14 +16,23 @@ unknown while clusters use subnets is reported as undecidable (mandatory, never 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import EnforcementLevel
 
-from policies._common import UNKNOWN, ReportViolation, aml_cluster, depends_on, read
-from policies._locks import is_lock, observed, relative
+from policies._common import UNKNOWN, depends_on, read
+from policies._policy import STACK, Violation
+from policies.clusters import cluster_of
+from policies.locks import is_lock, observed, relative
 
 NAME = "no-locks-on-cluster-network"
+DESCRIPTION = (
+    "Locks must not cover the virtual network, subnet, NSG, load balancer or public IP a cluster uses."
+)
+ENFORCEMENT = EnforcementLevel.MANDATORY
+KIND = STACK
+CONFIG: dict[str, Any] = {}
 _CREATED_BY_AZURE_ML = {
     "networksecuritygroups": "network security group",
     "loadbalancers": "load balancer",
@@ -50,18 +59,19 @@ def _what(path: str, subnets: dict[str, list[str]]) -> tuple[str, list[str]] | N
 
 def _message(level: Any, name: str, what: str, shown: str, clusters: list[str]) -> str:
     return (
-        f"{level if isinstance(level, str) else 'a'} lock '{name}' on {what} ({shown}) used by cluster(s) "
-        f"{', '.join(clusters)}: Azure ML creates, updates and deletes these network resources as it scales, "
-        "so scaling fails and the cluster sticks at 'resizing'. Fix: remove the lock; lock the storage, key "
-        "vault and registry instead."
+        f"{level if isinstance(level, str) else 'a'} lock '{name}' on {what} ({shown}) "
+        f"used by cluster(s) {', '.join(clusters)}: "
+        "Azure ML creates, updates and deletes these network resources as it scales, "
+        "so scaling fails and the cluster sticks at 'resizing'. "
+        "Fix: remove the lock; lock the storage, key vault and registry instead."
     )
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
     subnets: dict[str, list[str]] = {}
     subnet_sources: dict[str, list[str]] = {}  # URN of a stack resource a cluster's subnet comes from
-    for r in args.resources:
-        cluster = aml_cluster(r.resource_type, r.props, r.name, r.urn)
+    for r in resources:
+        cluster = cluster_of(r)
         if cluster is None:
             continue
         if cluster.subnet_id is UNKNOWN:
@@ -72,8 +82,9 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         if path and "/subnets/" in path:
             subnets.setdefault(path, []).append(cluster.name)
     if not subnets and not subnet_sources:
-        return
-    for r in args.resources:
+        return []
+    found = []
+    for r in resources:
         if not is_lock(r.resource_type):
             continue
         level = read(r.props, "level")
@@ -83,19 +94,21 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
             shared = [s for s in sources if s.urn in subnet_sources]
             if shared:
                 what = f"{shared[0].resource_type.split(':')[-1]} {shared[0].name}"
-                report_violation(
-                    _message(level, r.name, "the network resource", what, subnet_sources[shared[0].urn]),
-                    r.urn,
-                )
+                clusters = subnet_sources[shared[0].urn]
+                message = _message(level, r.name, "the network resource", what, clusters)
+                found.append(Violation(message, r.urn))
                 continue
             if sources:
                 continue  # computed from a resource no cluster's subnet comes from
-            report_violation(
-                f"cannot decide during preview whether lock '{r.name}' covers a network resource of "
-                f"cluster(s) {', '.join(sorted({c for cs in subnets.values() for c in cs}))}: its scope is "
-                "not known until deployment and comes from no resource of this stack. Fix: give the scope "
-                "as a literal ARM id.",
-                r.urn,
+            clusters = ", ".join(sorted({c for cs in subnets.values() for c in cs}))
+            found.append(
+                Violation(
+                    f"cannot decide during preview whether lock '{r.name}' covers a network resource of "
+                    f"cluster(s) {clusters}: "
+                    "its scope is not known until deployment and comes from no resource of this stack. "
+                    "Fix: give the scope as a literal ARM id.",
+                    r.urn,
+                )
             )
             continue
         if target.kind != "resource" or not target.path:
@@ -103,14 +116,5 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         hit = _what(target.path, subnets)
         if hit is not None:
             what, clusters = hit
-            report_violation(_message(level, r.name, what, target.shown, clusters), r.urn)
-
-
-POLICY = StackValidationPolicy(
-    name=NAME,
-    description=(
-        "Locks must not cover the virtual network, subnet, NSG, load balancer or public IP a cluster uses."
-    ),
-    validate=validate,
-    enforcement_level=EnforcementLevel.MANDATORY,
-)
+            found.append(Violation(_message(level, r.name, what, target.shown, clusters), r.urn))
+    return found

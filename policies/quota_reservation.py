@@ -1,4 +1,4 @@
-"""quota-reservation (mandatory, stack) and its advisory companion quota-reservation-unknown.
+"""quota-reservation (mandatory, stack): the vCPUs clusters reserve fit the configured quotas.
 
 Every cluster reserves max_instances x vCPUs of quota even at zero nodes (azure-notes.md 3.5,
 how-to-create-attach-compute-cluster.md: "unprovisioned nodes contribute to your quota usage"). Dedicated
@@ -13,32 +13,57 @@ provider's VM core quota: Azure ML compute has its own quota, azure-notes.md 3.5
 Region keys in any spelling ("East US" == "eastus"); family names compared ignoring case and spaces;
 "total" is the regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota
 the config does not give (or whose family the catalog does not know) is reported by quota-reservation-unknown
-(advisory). A family key that is no catalog quota family is a mandatory problem (config_problems): it would
-match no pool and so turn the check into advisories. The gate also rejects unknown region keys.
+(advisory). A region key that is no Azure region, or a family key that is no catalog quota family, would
+match no pool and so silently turn the check into advisories: `config_problems`, the policy's own config
+check, reports them (here as mandatory violations; the gate refuses the config with exit 2).
+
+Not order-free (the one exception, docs/policies.md "Companion policies"): pulumi-policy gives each policy
+only its own config, so quota-reservation-unknown cannot read `quotas` itself without users writing the
+quotas twice. This policy leaves the advisory findings it computed (`findings`) for it; the registry
+registers the companion after it and tests/policies/test_registry.py pins that order.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel
 
-from policies._common import Cluster, Handoff, ReportViolation, clusters_of, norm_region
+from policies._common import norm_region
+from policies._policy import STACK, Violation
+from policies.clusters import Cluster, clusters_of
+from stackconfig.regions import region_problem
 from vmsizes import all_sizes
 from vmsizes.quota import Pool, QuotaReport, reserve_each
 
 NAME = "quota-reservation"
-COMPANION = "quota-reservation-unknown"
-_handoff = Handoff()
-_KEY = "stack"
+DESCRIPTION = "The vCPUs clusters reserve (max_instances x vCPUs) must fit each quota pool."
+ENFORCEMENT = EnforcementLevel.MANDATORY
+KIND = STACK
+CONFIG: dict[str, Any] = {
+    "quotas": {
+        "type": "object",
+        "description": "region -> {<quota family>: vCPUs, total: vCPUs, lowPriority: vCPUs}",
+        "additionalProperties": {
+            "type": "object",
+            "additionalProperties": {"type": "integer", "minimum": 0},
+        },
+    }
+}
 POOL_KEYS = ("total", "lowPriority")
+
+
+def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
+    quotas = config.get("quotas", {})
+    mandatory, advisory = findings(clusters_of(resources), quotas)
+    _advisories.put(advisory)
+    return [
+        Violation(f"policy config {NAME}.{problem} (in the --policy-pack-config file)")
+        for problem in config_problems(config)
+    ] + [Violation(message) for message in mandatory]
 
 
 def _fold(key: str) -> str:
@@ -46,23 +71,22 @@ def _fold(key: str) -> str:
     return key.replace(" ", "").casefold()
 
 
-def config_problems(
-    quotas: Mapping[str, Any], region_problem: Callable[[str], str | None] | None = None
-) -> list[str]:
-    """Problems with the `quotas` config, each "quotas.<region>[.<key>]: <what>; <fix>".
+def config_problems(config: Mapping[str, Any]) -> list[str]:
+    """The policy's own config check, beyond its JSON schema (also run by the gate, preflight/analyzer.py):
+    problems with `quotas`, each "quotas.<region>[.<key>]: <what>; <fix>".
 
-    A key that is no catalog quota family (nor total or lowPriority) matches no pool, so the pool it was
-    meant for would silently get only the quota-reservation-unknown advisory. `region_problem` (the gate
-    passes stackconfig's region check; the pack has no region list) says why a region key is unknown.
+    A region that is no Azure region (stackconfig/regions.py), or a key that is no catalog quota family (nor
+    total or lowPriority), matches no pool, so the pool it was meant for would silently get only the
+    quota-reservation-unknown advisory.
     """
+    quotas = config.get("quotas", {})
     if not isinstance(quotas, Mapping):
         return []
     known = {_fold(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
     known |= {_fold(k): k for k in POOL_KEYS}
     problems = []
     for region, pools in quotas.items():
-        why = region_problem(str(region)) if region_problem is not None else None
-        if why:
+        if why := region_problem(str(region)):
             what, _, fix = why.partition("; ")
             problems.append(f"quotas.{region}: {what}, so it checks no cluster's quota; {fix}")
         if not isinstance(pools, Mapping):
@@ -77,8 +101,9 @@ def config_problems(
                 else "use a quota_family of vmsizes/data/sizes.yaml, total or lowPriority"
             )
             problems.append(
-                f"quotas.{region}.{key}: not a quota family the size catalog knows, nor total or "
-                f"lowPriority, so it checks no cluster's quota; {fix}"
+                f"quotas.{region}.{key}: "
+                "not a quota family the size catalog knows, nor total or lowPriority, "
+                f"so it checks no cluster's quota; {fix}"
             )
     return problems
 
@@ -135,8 +160,8 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
     clusters = [c for c in clusters if not any(c is u for u, _ in undecided)]
     report, rejected = reservation(clusters)
     advisory = [
-        f"cluster {name}: cannot compute its quota reservation ({why}). Fix: use a size from the "
-        f"catalog (vmsizes/data/sizes.yaml)."
+        f"cluster {name}: cannot compute its quota reservation ({why}). "
+        "Fix: use a size from the catalog (vmsizes/data/sizes.yaml)."
         for name, why in rejected
     ]
     mandatory = [f"cluster {c.name}: its quota reservation {why}" for c, why in undecided]
@@ -145,24 +170,27 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
         who = _who(report, pool)
         if quota is None and pool.kind == "family" and pool.family is None:
             advisory.append(
-                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs in a quota family the size catalog "
-                f"does not know, so nothing checks that jobs can get nodes. Fix: find the family with `az vm "
-                f"list-skus -l {pool.region} --size {pool.sizes[0]}`, add it to vmsizes/data/sizes.yaml and "
-                f"its quota to the quota-reservation config."
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs "
+                "in a quota family the size catalog does not know, "
+                "so nothing checks that jobs can get nodes. "
+                f"Fix: find the family with `az vm list-skus -l {pool.region} --size {pool.sizes[0]}`, "
+                "add it to vmsizes/data/sizes.yaml and its quota to the quota-reservation config."
             )
         elif quota is None:
             advisory.append(
-                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, but the policy config gives no "
-                f"quota for this pool, so nothing checks that jobs can get nodes. Fix: add "
-                f"quotas.{pool.region}.{_config_key(pool)} to the quota-reservation config: `python -m jobs "
-                f"quota --stack STACK --write policies/config/STACK.json` writes the Azure ML quotas."
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, "
+                "but the policy config gives no quota for this pool, "
+                "so nothing checks that jobs can get nodes. "
+                f"Fix: add quotas.{pool.region}.{_config_key(pool)} to the quota-reservation config: "
+                "`python -m jobs quota --stack STACK --write policies/config/STACK.json` "
+                "writes the Azure ML quotas."
             )
         elif pool.vcpus > quota:
             mandatory.append(
-                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, quota is {quota}: clusters "
-                "hold quota even at zero nodes, so jobs queue for hours once the pool is exhausted. Fix: "
-                "lower "
-                f"max_instances, delete unused clusters, or request {pool.vcpus - quota} more vCPUs of quota."
+                f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, quota is {quota}: "
+                "clusters hold quota even at zero nodes, so jobs queue for hours once the pool is exhausted. "
+                "Fix: lower max_instances, delete unused clusters, "
+                f"or request {pool.vcpus - quota} more vCPUs of quota."
             )
     return mandatory, advisory
 
@@ -171,43 +199,26 @@ def _config_key(pool: Pool) -> str:
     return {"regional-total": "total", "low-priority": "lowPriority"}.get(pool.kind, pool.family or "")
 
 
-def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    quotas = args.get_config().get("quotas", {})
-    mandatory, advisory = findings(clusters_of(args.resources), quotas)
-    _handoff.put(_KEY, advisory)
-    for problem in config_problems(quotas):
-        report_violation(f"policy config {NAME}.{problem} (in the --policy-pack-config file)", None)
-    for message in mandatory:
-        report_violation(message, None)
+class _Advisories:
+    """What `validate` computed for quota-reservation-unknown in this AnalyzeStack call (see the module
+    docstring: the one order-dependent pair). The servicer runs a call's policies on one thread
+    (pulumi_policy/policy.py `AnalyzeStack`, `for policy in self.__policies`), hence thread-local."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def put(self, messages: list[str]) -> None:
+        self._local.messages = list(messages)
+
+    def take(self) -> list[str]:
+        messages, self._local.messages = getattr(self._local, "messages", []), []
+        return messages
 
 
-def validate_companion(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message in _handoff.take(_KEY):
-        report_violation(message, None)
+_advisories = _Advisories()
 
 
-POLICY = StackValidationPolicy(
-    name=NAME,
-    description="The vCPUs clusters reserve (max_instances x vCPUs) must fit each quota pool.",
-    validate=validate,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "quotas": {
-                "type": "object",
-                "description": "region -> {<quota family>: vCPUs, total: vCPUs, lowPriority: vCPUs}",
-                "additionalProperties": {
-                    "type": "object",
-                    "additionalProperties": {"type": "integer", "minimum": 0},
-                },
-            }
-        }
-    ),
-)
-
-COMPANION_POLICY = StackValidationPolicy(
-    name=COMPANION,
-    description="Every quota pool the clusters reserve should have a quota in the quota-reservation config.",
-    validate=validate_companion,
-    enforcement_level=EnforcementLevel.ADVISORY,
-)
+def take_advisories() -> list[str]:
+    """The advisory findings `validate` left in this AnalyzeStack call (once), for
+    quota-reservation-unknown."""
+    return _advisories.take()

@@ -1,48 +1,69 @@
-"""The one place the pack's policies are registered, in evaluation order.
+"""The one place the pack's policies are registered.
 
-A concern with both a mandatory and an advisory case is two policies (pulumi-policy 1.21 gives each policy one
-enforcement level); the companion is registered right after the policy that computes its findings, since the
-servicer evaluates policies in this order (pulumi_policy/policy.py).
+Each entry is a policy module of the one shape (policies/_policy.py): NAME, DESCRIPTION, ENFORCEMENT, CONFIG,
+KIND and `validate`. The order is the order the CLI lists the policies in; no policy depends on it, except
+quota-reservation-unknown, which must follow quota-reservation (policies/quota_reservation.py says why;
+tests/policies/test_registry.py pins it).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyPack
 
 from policies import (
     cross_region_compute,
     idle_timer_bounds,
+    idle_timer_parseable,
     low_priority_multi_node,
     min_nodes_zero,
     multi_node_requires_rdma,
     no_locks_on_cluster_network,
     no_resource_group_locks,
+    no_resource_group_locks_by_dependency,
     no_retired_vm_series,
     quota_reservation,
+    quota_reservation_unknown,
     secure_defaults,
     ssh_decided_at_creation,
+    vm_series_retiring_soon,
 )
+from policies._policy import to_pulumi
 from vmsizes import all_sizes
 
 PACK_NAME = "azml-gpu"
 
-POLICIES: list[Policy] = [
-    multi_node_requires_rdma.POLICY,
-    no_retired_vm_series.POLICY,
-    no_retired_vm_series.COMPANION_POLICY,
-    no_resource_group_locks.POLICY,
-    no_resource_group_locks.COMPANION_POLICY,
-    no_locks_on_cluster_network.POLICY,
-    ssh_decided_at_creation.POLICY,
-    quota_reservation.POLICY,
-    quota_reservation.COMPANION_POLICY,
-    min_nodes_zero.POLICY,
-    idle_timer_bounds.POLICY,
-    idle_timer_bounds.COMPANION_POLICY,
-    low_priority_multi_node.POLICY,
-    cross_region_compute.POLICY,
-    secure_defaults.POLICY,
-]
+MODULES: tuple[ModuleType, ...] = (
+    multi_node_requires_rdma,
+    no_retired_vm_series,
+    vm_series_retiring_soon,
+    no_resource_group_locks,
+    no_resource_group_locks_by_dependency,
+    no_locks_on_cluster_network,
+    ssh_decided_at_creation,
+    quota_reservation,
+    quota_reservation_unknown,
+    min_nodes_zero,
+    idle_timer_bounds,
+    idle_timer_parseable,
+    low_priority_multi_node,
+    cross_region_compute,
+    secure_defaults,
+)
+BY_NAME: dict[str, ModuleType] = {m.NAME: m for m in MODULES}
+
+POLICIES: list[Policy] = [to_pulumi(m) for m in MODULES]
+
+
+def config_problems(name: str, config: Mapping[str, Any]) -> list[str]:
+    """Problems with policy `name`'s config beyond its JSON schema, from the policy's own `config_problems`
+    (a module may define one; e.g. quota-reservation's unknown region and quota family keys); [] for a name
+    that is not a pack policy."""
+    check = getattr(BY_NAME.get(name), "config_problems", None)
+    return check(config) if check is not None else []
 
 
 def build_pack() -> PolicyPack:

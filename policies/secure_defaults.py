@@ -29,54 +29,81 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel
 
-from policies._common import (
-    KEY_VAULT,
-    STORAGE_ACCOUNT,
-    WORKSPACE,
-    Cluster,
-    ReportViolation,
-    aml_cluster,
-    read,
-    undecided,
-)
+from policies._common import KEY_VAULT, STORAGE_ACCOUNT, WORKSPACE, read, undecided
+from policies._policy import RESOURCE, AnalyzedResource
+from policies.clusters import Cluster, cluster_of
 
 NAME = "secure-defaults"
+DESCRIPTION = (
+    "Secure defaults: no SSH (local auth) on clusters unless acknowledged, node public IPs decided with "
+    "the subnet, no public workspace, storage without public blobs and with TLS 1.2, key vault purge "
+    "protection."
+)
+ENFORCEMENT = EnforcementLevel.ADVISORY  # policies/config/prod.json makes it mandatory
+KIND = RESOURCE
+CONFIG: dict[str, Any] = {
+    "public_workspaces": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Workspace names whose public network access is intended (acknowledged).",
+    },
+    "ssh_clusters": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Cluster names whose SSH (so local auth) is intended (acknowledged).",
+    },
+}
+# The cluster fields the cluster rules read (each reported as undecided while unknown in a preview).
+CLUSTER_FIELDS = (
+    "remote_login",
+    "ssh_public_key",
+    "admin_password",
+    "disable_local_auth",
+    "subnet_id",
+    "node_public_ip",
+)
+
+
+def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
+    cluster = cluster_of(resource)
+    if cluster is None:
+        return resource_messages(
+            resource.resource_type, resource.props, list(config.get("public_workspaces", []))
+        )
+    if why := cluster.undecided(*CLUSTER_FIELDS):
+        return [why]
+    return cluster_messages(cluster, list(config.get("ssh_clusters", [])))
 
 
 def cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> list[str]:
     found = []
     if cluster.ssh_enabled and cluster.name not in ssh_clusters:
         found.append(
-            "SSH is enabled on the cluster, and with it local authentication (on Azure ML computes local "
-            "auth is SSH): anyone holding the key can log in to every node outside Microsoft Entra ID. Fix: "
-            "set ssh: disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters in "
-            "the policy config if you need SSH to debug it."
+            "SSH is enabled on the cluster, and with it local authentication "
+            "(on Azure ML computes local auth is SSH): "
+            "anyone holding the key can log in to every node outside Microsoft Entra ID. "
+            "Fix: set ssh: disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters "
+            "in the policy config if you need SSH to debug it."
         )
     elif not cluster.ssh_enabled and cluster.disable_local_auth is not True:
         found.append(
             "local authentication is left on (disableLocalAuth is not true) although the cluster has no SSH: "
-            "it serves nothing and Azure Policy's 'disable local authentication' flags it. Fix: send "
-            "disableLocalAuth: true (the program derives it from ssh)."
+            "it serves nothing and Azure Policy's 'disable local authentication' flags it. "
+            "Fix: send disableLocalAuth: true (the program derives it from ssh)."
         )
     if cluster.subnet_id and cluster.node_public_ip:
         found.append(
-            "nodes get public IP addresses although the cluster has a subnet: every node is reachable from "
-            "the "
-            "internet and Azure adds a public IP and load balancer. Fix: set node_public_ip: false (fixed at "
-            "creation)."
+            "nodes get public IP addresses although the cluster has a subnet: "
+            "every node is reachable from the internet and Azure adds a public IP and load balancer. "
+            "Fix: set node_public_ip: false (fixed at creation)."
         )
     if not cluster.subnet_id and not cluster.node_public_ip:
         found.append(
-            "node public IP is off but the cluster has no subnet: without a virtual network the nodes have "
-            "no "
-            "route to the workspace and jobs never start. Fix: set subnet_id, or node_public_ip: true."
+            "node public IP is off but the cluster has no subnet: "
+            "without a virtual network the nodes have no route to the workspace and jobs never start. "
+            "Fix: set subnet_id, or node_public_ip: true."
         )
     return found
 
@@ -91,10 +118,10 @@ def resource_messages(
         if access != "Disabled" and name not in public_workspaces:
             shown = access if access else "not set (Azure's default: Enabled)"
             return [
-                f"workspace publicNetworkAccess is {shown}: the workspace API is reachable from the "
-                f"internet. Fix: set workspace.public_network_access: Disabled and reach it through a "
-                f"private endpoint, or list the workspace in secure-defaults.public_workspaces if public "
-                f"access is intended."
+                f"workspace publicNetworkAccess is {shown}: "
+                "the workspace API is reachable from the internet. "
+                "Fix: set workspace.public_network_access: Disabled and reach it through a private endpoint, "
+                "or list the workspace in secure-defaults.public_workspaces if public access is intended."
             ]
     elif resource_type == STORAGE_ACCOUNT:
         found = []
@@ -103,14 +130,15 @@ def resource_messages(
             return [why]
         if public is True:
             found.append(
-                "storage allowBlobPublicAccess is true: containers can be made readable by anyone, including "
-                "training data and checkpoints. Fix: set allowBlobPublicAccess to false."
+                "storage allowBlobPublicAccess is true: "
+                "containers can be made readable by anyone, including training data and checkpoints. "
+                "Fix: set allowBlobPublicAccess to false."
             )
         if tls != "TLS1_2":
             shown = tls if tls else "not set (Azure's default: TLS1_0)"
             found.append(
                 f"storage minimumTlsVersion is {shown}: clients may connect with deprecated TLS versions. "
-                f"Fix: set minimumTlsVersion to TLS1_2."
+                "Fix: set minimumTlsVersion to TLS1_2."
             )
         return found
     elif resource_type == KEY_VAULT:
@@ -120,54 +148,9 @@ def resource_messages(
         if purge is True:
             return []
         return [
-            "key vault purge protection is off: a deleted vault and the workspace's secrets can be purged at "
-            "once, and the workspace cannot switch to another vault. Fix: set "
-            "workspace.key_vault_purge_protection: true (irreversible, by design)."
+            "key vault purge protection is off: "
+            "a deleted vault and the workspace's secrets can be purged at once, "
+            "and the workspace cannot switch to another vault. "
+            "Fix: set workspace.key_vault_purge_protection: true (irreversible, by design)."
         ]
     return []
-
-
-def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    cluster = aml_cluster(args.resource_type, args.props, args.name, args.urn)
-    config = args.get_config()
-    public = list(config.get("public_workspaces", []))
-    if cluster is not None:
-        why = cluster.undecided(
-            "remote_login",
-            "ssh_public_key",
-            "admin_password",
-            "disable_local_auth",
-            "subnet_id",
-            "node_public_ip",
-        )
-        found = [why] if why else cluster_messages(cluster, list(config.get("ssh_clusters", [])))
-    else:
-        found = resource_messages(args.resource_type, args.props, public)
-    for message in found:
-        report_violation(message, None)
-
-
-POLICY = ResourceValidationPolicy(
-    name=NAME,
-    description=(
-        "Secure defaults: no SSH (local auth) on clusters unless acknowledged, node public IPs decided with "
-        "the subnet, no public workspace, storage without public blobs and with TLS 1.2, key vault purge "
-        "protection."
-    ),
-    validate=validate,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "public_workspaces": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Workspace names whose public network access is intended (acknowledged).",
-            },
-            "ssh_clusters": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Cluster names whose SSH (so local auth) is intended (acknowledged).",
-            },
-        }
-    ),
-)

@@ -16,12 +16,32 @@ fixed at creation.
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
+from collections.abc import Mapping
+from typing import Any
 
-from policies._common import Cluster, cluster_validator
+from pulumi_policy import EnforcementLevel
+
+from policies._policy import RESOURCE, AnalyzedResource
+from policies.clusters import Cluster, cluster_of
 from stackconfig.sshkeys import public_key_problem
 
 NAME = "ssh-decided-at-creation"
+DESCRIPTION = (
+    "AmlCompute clusters must set SSH explicitly at creation (Enabled with a public key, or Disabled), "
+    "never with an admin password."
+)
+ENFORCEMENT = EnforcementLevel.MANDATORY
+KIND = RESOURCE
+CONFIG: dict[str, Any] = {}
+
+
+def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
+    cluster = cluster_of(resource)
+    if cluster is None:
+        return []
+    if why := cluster.undecided("remote_login", "ssh_public_key", "admin_password", "disable_local_auth"):
+        return [why]
+    return messages(cluster)
 
 
 def messages(cluster: Cluster) -> list[str]:
@@ -30,50 +50,35 @@ def messages(cluster: Cluster) -> list[str]:
     if access not in ("Enabled", "Disabled"):
         shown = "absent" if access in (None, "") else repr(access)
         found.append(
-            f"remoteLoginPortPublicAccess is {shown}: Azure then opens or closes the SSH port depending on "
-            "the "
-            "network and fixes it at creation, and it cannot be changed without recreating the cluster. "
-            "Fix: "
-            f"set ssh to 'disabled' or to {{admin_user, public_key}} in the stack config."
+            f"remoteLoginPortPublicAccess is {shown}: "
+            "Azure then opens or closes the SSH port depending on the network and fixes it at creation, "
+            "and it cannot be changed without recreating the cluster. "
+            "Fix: set ssh to 'disabled' or to {admin_user, public_key} in the stack config."
         )
     elif access == "Enabled" and not cluster.ssh_public_key:
         found.append(
-            "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, and adding a "
-            "key "
-            "later means recreating the cluster. Fix: give ssh.public_key (an OpenSSH public key)."
+            "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, "
+            "and adding a key later means recreating the cluster. "
+            "Fix: give ssh.public_key (an OpenSSH public key)."
         )
     if cluster.ssh_public_key and (problem := public_key_problem(cluster.ssh_public_key)):
         what, _, fix = problem.partition("; ")
         found.append(
-            f"adminUserSshPublicKey: {what}. The key is fixed at creation, so a key Azure refuses means "
-            f"recreating the cluster. Fix: {fix}."
+            f"adminUserSshPublicKey: {what}. "
+            "The key is fixed at creation, so a key Azure refuses means recreating the cluster. "
+            f"Fix: {fix}."
         )
     if cluster.ssh_enabled and cluster.disable_local_auth is True:
         found.append(
-            "SSH is configured but disableLocalAuth is true: on Azure ML computes local authentication is "
-            "SSH, so nobody could log in, and the setting is fixed at creation. Fix: send disableLocalAuth = "
-            "not ssh (the program derives it from ssh), or set ssh: disabled."
+            "SSH is configured but disableLocalAuth is true: "
+            "on Azure ML computes local authentication is SSH, so nobody could log in, "
+            "and the setting is fixed at creation. "
+            "Fix: send disableLocalAuth = not ssh (the program derives it from ssh), or set ssh: disabled."
         )
     if cluster.admin_password:
         found.append(
-            "an admin password is set on the nodes: it ends up in the stack state and allows password logins "
-            "on every node. Fix: remove the password and use ssh.public_key."
+            "an admin password is set on the nodes: "
+            "it ends up in the stack state and allows password logins on every node. "
+            "Fix: remove the password and use ssh.public_key."
         )
     return found
-
-
-validate = cluster_validator(
-    lambda cluster, _config: messages(cluster),
-    ("remote_login", "ssh_public_key", "admin_password", "disable_local_auth"),
-)
-
-
-POLICY = ResourceValidationPolicy(
-    name=NAME,
-    description=(
-        "AmlCompute clusters must set SSH explicitly at creation (Enabled with a public key, or Disabled), "
-        "never with an admin password."
-    ),
-    validate=validate,
-    enforcement_level=EnforcementLevel.MANDATORY,
-)

@@ -41,8 +41,7 @@ import jsonschema
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, engine_pb2_grpc
 
-from policies import quota_reservation
-from stackconfig.regions import region_problem
+from policies import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK_DIR = ROOT / "policies"
@@ -444,13 +443,10 @@ def resolve_config(
                 for err in jsonschema.Draft7Validator(full).iter_errors(props)
             ]
             problems.extend(schema_problems)
-            if name == quota_reservation.NAME and not schema_problems:
-                # Stricter than the CLI, as for unknown properties: a misspelt region or quota family
-                # matches no pool, which would turn the mandatory check into advisories.
-                problems.extend(
-                    f"{name}.{p}"
-                    for p in quota_reservation.config_problems(props.get("quotas", {}), region_problem)
-                )
+            if not schema_problems:
+                # Stricter than the CLI, as for unknown properties: the policy's own config check (e.g.
+                # quota-reservation: a misspelt region or quota family matches no pool).
+                problems.extend(f"{name}.{p}" for p in registry.config_problems(name, props))
         else:
             problems.append(f"{name}: expected an enforcement level or an object, got {type(raw).__name__}")
         # Schema defaults are filled in first, and the given properties merged over them key by key.

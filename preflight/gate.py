@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from policies._common import Cluster, aml_cluster, parse_seconds
+from policies.clusters import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
 from preflight import permissions, replacements
 from preflight.analyzer import (
@@ -245,7 +245,7 @@ def _resources(program: ProgramResult, provider: Provider) -> list[Resource]:
 
 
 def _clusters(resources: list[Resource]) -> list[Cluster]:
-    """The AmlCompute clusters, read by the policies' own reader (policies._common.aml_cluster)."""
+    """The AmlCompute clusters, read by the policies' own reader (policies.clusters.aml_cluster)."""
     found = (aml_cluster(r.type, r.inputs, r.name, r.urn) for r in resources)
     return [c for c in found if c is not None]
 

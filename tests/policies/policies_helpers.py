@@ -1,4 +1,6 @@
-"""One happy-path factory for the policy tests (the pulumi-policy-aws pattern): each case changes one field.
+"""One happy-path factory for the policy tests (the Checkov / pulumi-policy-aws pattern): each case changes
+one field of a compliant resource, and asserts the verdict and the key facts of each message (`facts`), not
+a copy of the whole text.
 
 Arguments are built the way the pack's servicer builds them (pulumi_policy/policy.py Analyze/AnalyzeStack):
 properties go through a protobuf Struct and back (numbers become floats), then deserialize_properties and the
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -25,6 +28,7 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
+from policies import locks
 from preflight import azure_native
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
@@ -45,6 +49,26 @@ KEY = (_KEYS / "rsa3072.pub").read_text().strip()
 KEY_2048 = (_KEYS / "rsa2048.pub").read_text().strip()
 KEY_1024 = (_KEYS / "rsa1024.pub").read_text().strip()
 KEY_ED25519 = (_KEYS / "ed25519.pub").read_text().strip()
+
+
+# Override keys (`change`) of the fields the cluster policies read.
+P = "properties__properties__"
+SIZE = P + "vmSize"
+PRIORITY = P + "vmPriority"
+MIN = P + "scaleSettings__minNodeCount"
+MAX = P + "scaleSettings__maxNodeCount"
+IDLE = P + "scaleSettings__nodeIdleTimeBeforeScaleDown"
+REMOTE = P + "remoteLoginPortPublicAccess"
+CREDENTIALS = P + "userAccountCredentials"
+SSH_KEY = CREDENTIALS + "__adminUserSshPublicKey"
+PASSWORD = CREDENTIALS + "__adminUserPassword"
+SUBNET_ID = P + "subnet"
+PUBLIC_IP = P + "enableNodePublicIp"
+LOCAL_AUTH = "properties__disableLocalAuth"
+REGION = "properties__computeLocation"
+COMPUTE_TYPE = "properties__computeType"
+# The cluster without SSH (so local auth off), from the happy path.
+NO_SSH = {REMOTE: "Disabled", CREDENTIALS: DELETE, LOCAL_AUTH: True}
 
 
 def urn(type_: str, name: str) -> str:
@@ -133,6 +157,40 @@ def stack_resource(
 
 def stack_args(resources: list[PolicyResource], config: dict[str, Any] | None = None) -> StackValidationArgs:
     return StackValidationArgs(resources, config)
+
+
+def verdict(
+    module: ModuleType,
+    props: dict[str, Any],
+    config: dict[str, Any] | None = None,
+    type_: str = COMPUTE,
+    name: str = "h100-x4",
+) -> list[str]:
+    """A resource policy's messages for one resource (its inputs, as Analyze receives them)."""
+    return module.validate(resource_args(type_, props, config, name), config or {})
+
+
+def stack_verdict(
+    module: ModuleType,
+    resources: list[PolicyResource],
+    config: dict[str, Any] | None = None,
+    analyzed: list[ResourceValidationArgs] = (),
+) -> list[tuple[str, str | None]]:
+    """A stack policy's (message, urn) pairs, after the engine's Analyze of `analyzed` (each lock's inputs:
+    the pack records what it saw, policies/locks.py) in a fresh pack process."""
+    locks._observed.clear()  # a new pack process (the store lives as long as the process)
+    for args in analyzed:
+        locks.record_analyzed(args)
+    return [(v.message, v.urn) for v in module.validate(resources, config or {})]
+
+
+def facts(messages: list[str], expected: list[tuple[str, ...]]) -> None:
+    """One message per expected tuple, in order, each containing every fact of its tuple."""
+    assert len(messages) == len(expected), messages
+    for message, wanted in zip(messages, expected, strict=True):
+        missing = [fact for fact in wanted if fact not in message]
+        assert not missing, f"{missing} not in {message!r}"
+        assert "Fix:" in message or message.startswith("cannot decide") or "did you mean" in message, message
 
 
 class Recorder:

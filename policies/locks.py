@@ -14,11 +14,25 @@ Where the scope can be read, during a preview:
   response-shaped and have no path parameters: a ManagementLockByScope has no `scope`, and its `id` is not
   an output either. What AnalyzeStack does carry is each resource's propertyDependencies: the URN, hence the
   type, of the resource the scope comes from.
-So `record` keeps, per lock URN, the target Analyze saw (known, or unknown), and the stack policies read it
-back (`observed`). The engine runs Analyze for every registered resource of a preview before its one
-AnalyzeStack, in the same pack process (pulumi/pulumi pkg/resource/deploy/deployment_executor.go Execute:
-AnalyzeResources after all steps), and each Analyze of a URN overwrites the previous record. Without a record
-(the recording policy disabled) the stack policies fall back to the property dependencies.
+So the pack keeps, per lock URN, the target Analyze saw (known, or unknown), and the stack policies read it
+back (`observed`). Why the order is guaranteed, and the order of the registry does not matter:
+- The engine analyzes each resource when its registration is stepped (pulumi/pulumi v3.259
+  pkg/resource/deploy/step_generator.go `continueStepsFromImport` -> `analyzeAll`, which calls
+  `Analyze`), and calls `AnalyzeStack` once, after every step of the deployment has completed
+  (deployment_executor.go `Execute`: "If the step generator and step executor were both successful, then we
+  send all the resources observed to be analyzed" -> step_generator.go `AnalyzeResources` ->
+  `analyzer.AnalyzeStack`), to the same pack process. So every lock's Analyze precedes the one AnalyzeStack.
+- The record is made by the pack's resource-policy adapter (policies/_policy.py `to_pulumi`) before any
+  resource policy's own validate, so it does not depend on which resource policy runs first or on any one
+  of them being enabled (pulumi-policy skips a disabled policy's validate: pulumi_policy/policy.py
+  `Analyze`). Only with every resource policy disabled is nothing recorded; the stack policies then judge a
+  lock by its property dependencies alone (`from_dependencies`).
+- Each Analyze of a URN overwrites the previous record (a later preview in the same process); records are
+  keyed by URN under a lock, so concurrent Analyze calls for different resources do not interfere.
+
+Public reader API (also for preflight): `LockTarget`, `from_inputs(type, props)`,
+`from_dependencies(resource)`, `of_scope(id)`, `relative(id)`, `is_lock(type)`, `record_analyzed(resource)`,
+`observed(urn)`.
 """
 
 from __future__ import annotations
@@ -126,6 +140,14 @@ def record(urn: str, target: LockTarget) -> None:
     """What Analyze saw of this lock's target (called for every lock, known or not)."""
     with _lock:
         _observed[urn] = target
+
+
+def record_analyzed(resource: Any) -> None:
+    """Record a lock's target from what Analyze received (`.resource_type`, `.props`, `.urn`); nothing for a
+    resource that is not a lock."""
+    target = from_inputs(resource.resource_type, resource.props)
+    if target is not None:
+        record(resource.urn, target)
 
 
 def observed(urn: str) -> LockTarget | None:

@@ -1,0 +1,98 @@
+"""The one shape of a policy module, and its adapter to pulumi-policy (used by registry.py only).
+
+Every module in policies/ that defines a policy exposes:
+
+    NAME: str                         # the policy name users configure ("min-nodes-zero")
+    DESCRIPTION: str                  # one sentence: what the policy requires
+    ENFORCEMENT: EnforcementLevel     # its default level (a stack's config may change it)
+    CONFIG: dict[str, Any]            # JSON-schema properties of its config ({} when it takes none)
+    KIND: "resource" | "stack"
+    def validate(resource, config) -> list[str]               # KIND == "resource"
+    def validate(resources, config) -> list[Violation]        # KIND == "stack"
+
+`resource` is what Analyze receives for one resource (`.resource_type`, `.name`, `.urn`, `.props`: the
+checked inputs); `resources` are the stack's resources as AnalyzeStack receives them (their outputs, plus
+`.property_dependencies`). `config` is the policy's own config, schema defaults filled in by the CLI. The
+function returns its findings instead of calling report_violation, so it is pure and the tests read its
+verdict directly. A policy reads only its own config and computes everything it reports itself (shared
+rules live in pure functions, e.g. policies/clusters.py): the order of the registry does not matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
+
+from pulumi_policy import (
+    Policy,
+    PolicyConfigSchema,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from policies.locks import record_analyzed
+
+RESOURCE = "resource"
+STACK = "stack"
+
+
+class AnalyzedResource(Protocol):
+    """What a policy reads of a resource: pulumi-policy's ResourceValidationArgs and PolicyResource both
+    have these."""
+
+    resource_type: str
+    name: str
+    urn: str
+    props: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A stack policy's finding: the message, and the URN of the resource it is about (None: the stack)."""
+
+    message: str
+    urn: str | None = None
+
+
+ResourceValidate = Callable[[AnalyzedResource, Mapping[str, Any]], list[str]]
+StackValidate = Callable[[Sequence[Any], Mapping[str, Any]], list[Violation]]
+
+
+def to_pulumi(module: ModuleType) -> Policy:
+    """The pulumi-policy Policy for a policy module of the shape above."""
+    schema = PolicyConfigSchema(properties=module.CONFIG) if module.CONFIG else None
+    if module.KIND == RESOURCE:
+        validate_resource: ResourceValidate = module.validate
+
+        def run_resource(args: ResourceValidationArgs, report_violation: Callable[..., None]) -> None:
+            # What Analyze saw of a lock, for the stack policies (why here: policies/locks.py docstring).
+            record_analyzed(args)
+            for message in validate_resource(args, args.get_config() or {}):
+                report_violation(message, None)
+
+        return ResourceValidationPolicy(
+            name=module.NAME,
+            description=module.DESCRIPTION,
+            validate=run_resource,
+            enforcement_level=module.ENFORCEMENT,
+            config_schema=schema,
+        )
+    if module.KIND == STACK:
+        validate_stack: StackValidate = module.validate
+
+        def run_stack(args: StackValidationArgs, report_violation: Callable[..., None]) -> None:
+            for found in validate_stack(args.resources, args.get_config() or {}):
+                report_violation(found.message, found.urn)
+
+        return StackValidationPolicy(
+            name=module.NAME,
+            description=module.DESCRIPTION,
+            validate=run_stack,
+            enforcement_level=module.ENFORCEMENT,
+            config_schema=schema,
+        )
+    raise ValueError(f"{module.__name__}.KIND: {module.KIND!r}; use 'resource' or 'stack'")

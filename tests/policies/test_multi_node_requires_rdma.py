@@ -1,0 +1,57 @@
+"""multi-node-requires-rdma (mandatory): SHOULD PASS / SHOULD FAIL, each case one change to the happy path
+(h100-x4: Standard_ND96isr_H100_v5, max 4 nodes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policies_helpers import DELETE, MAX, SIZE, cluster, facts, verdict
+
+from policies import multi_node_requires_rdma as policy
+
+NO_RDMA = "Standard_NC96ads_A100_v4"
+
+SHOULD_PASS: dict[str, dict[str, Any]] = {
+    "happy path: ND H100 v5 (RDMA, NCCL can use it) x4": {},
+    "no RDMA, one node (boundary: max_instances 1)": {SIZE: NO_RDMA, MAX: 1},
+    "no RDMA, zero nodes": {SIZE: NO_RDMA, MAX: 0},
+    "a size not in the catalog, inferred with 'r'": {SIZE: "Standard_ND200isr_X_v9"},
+    "RDMA size, one node": {MAX: 1},
+    "size left out (nothing to judge; azure-native requires it)": {SIZE: DELETE},
+    "maxNodeCount left out": {MAX: DELETE},
+}
+
+SHOULD_FAIL: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "no 'r' in the name, two nodes (boundary)": (
+        {SIZE: NO_RDMA, MAX: 2},
+        (NO_RDMA, "has no RDMA/InfiniBand network", "max_instances=2", "TCP sockets"),
+    ),
+    "NC24r: RDMA without SR-IOV": (
+        {SIZE: "Standard_NC24r"},
+        ("Standard_NC24r", "has RDMA but no SR-IOV", "max_instances=4"),
+    ),
+    "inferred from the name, without 'r'": (
+        {SIZE: "Standard_ND200is_X_v9"},
+        ("Standard_ND200is_X_v9", "has no RDMA", "(inferred from the size name"),
+    ),
+    "a name that follows no convention": (
+        {SIZE: "gpu-large"},
+        ("gpu-large is not in the size catalog", "RDMA cannot be confirmed for max_instances=4"),
+    ),
+}
+
+
+@pytest.mark.parametrize("overrides", SHOULD_PASS.values(), ids=SHOULD_PASS)
+def test_should_pass(overrides: dict[str, Any]) -> None:
+    assert verdict(policy, cluster(**overrides)) == []
+
+
+@pytest.mark.parametrize(("overrides", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
+def test_should_fail(overrides: dict[str, Any], expected: tuple[str, ...]) -> None:
+    facts(verdict(policy, cluster(**overrides)), [expected])
+
+
+def test_a_catalog_size_is_named_in_its_canonical_casing() -> None:
+    facts(verdict(policy, cluster(**{SIZE: NO_RDMA.lower()})), [(NO_RDMA + " has no RDMA",)])
+    assert "inferred" not in verdict(policy, cluster(**{SIZE: NO_RDMA}))[0]
