@@ -37,9 +37,9 @@ from policies.clusters import Cluster, cluster_of
 
 NAME = "secure-defaults"
 DESCRIPTION = (
-    "Secure defaults: no SSH (local auth) on clusters unless acknowledged, node public IPs decided with "
-    "the subnet, no public workspace, storage without public blobs and with TLS 1.2, key vault purge "
-    "protection."
+    "Secure defaults: no SSH (local auth) on clusters unless acknowledged, "
+    "node public IPs decided with the subnet, no public workspace, "
+    "storage without public blobs and with TLS 1.2, key vault purge protection."
 )
 ENFORCEMENT = EnforcementLevel.ADVISORY  # policies/config/prod.json makes it mandatory
 KIND = RESOURCE

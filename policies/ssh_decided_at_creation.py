@@ -65,8 +65,7 @@ def messages(cluster: Cluster) -> list[str]:
         what, _, fix = problem.partition("; ")
         found.append(
             f"adminUserSshPublicKey: {what}. "
-            "The key is fixed at creation, so a key Azure refuses means recreating the cluster. "
-            f"Fix: {fix}."
+            f"The key is fixed at creation, so a key Azure refuses means recreating the cluster. Fix: {fix}."
         )
     if cluster.ssh_enabled and cluster.disable_local_auth is True:
         found.append(

@@ -190,7 +190,6 @@ def facts(messages: list[str], expected: list[tuple[str, ...]]) -> None:
     for message, wanted in zip(messages, expected, strict=True):
         missing = [fact for fact in wanted if fact not in message]
         assert not missing, f"{missing} not in {message!r}"
-        assert "Fix:" in message or message.startswith("cannot decide") or "did you mean" in message, message
 
 
 class Recorder:

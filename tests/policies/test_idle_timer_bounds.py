@@ -23,7 +23,11 @@ SHOULD_PASS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 SHOULD_FAIL: dict[str, tuple[Any, dict[str, Any], tuple[str, ...]]] = {
-    "one second below min (boundary)": ("PT119S", BOUNDS, ("idle timer 119 s is below 120 s", "at least 120")),
+    "one second below min (boundary)": (
+        "PT119S",
+        BOUNDS,
+        ("idle timer 119 s is below 120 s", "at least 120"),
+    ),
     "one second above max (boundary)": (
         "PT901S",
         BOUNDS,
