@@ -69,22 +69,17 @@ UNKNOWN: Any = _Unknown()
 
 
 def read(props: Mapping[str, Any] | None, *path: str, default: Any = None) -> Any:
-    """`get`, but UNKNOWN for a value the engine does not know yet (instead of UnknownValueError)."""
+    """props[path[0]][path[1]]...; `default` when a key is missing or null; UNKNOWN for a value the engine
+    does not know yet (pulumi-policy's proxy raises UnknownValueError on reading one, which the servicer
+    would turn into an advisory "can't run policy during preview")."""
+    cur: Any = props
     try:
-        return get(props, *path, default=default)
+        for key in path:
+            if not isinstance(cur, Mapping) or key not in cur:
+                return default
+            cur = cur[key]
     except UnknownValueError:
         return UNKNOWN
-
-
-def get(props: Mapping[str, Any] | None, *path: str, default: Any = None) -> Any:
-    """props[path[0]][path[1]]...; `default` when a key is missing. Unknown values (preview) raise
-    pulumi_policy's UnknownValueError, which the SDK turns into an advisory "can't run policy during
-    preview"."""
-    cur: Any = props
-    for key in path:
-        if not isinstance(cur, Mapping) or key not in cur:
-            return default
-        cur = cur[key]
     return default if cur is None else cur
 
 

@@ -1,0 +1,261 @@
+"""Mutation check of the policy pack: does every comparison and default in the policies, and in the catalog's
+quota arithmetic they use, have a test that fails when it changes?
+
+Method (docs/policies.md, "Mutation check"): a small AST mutator, one mutant at a time, in a scratch copy of
+the repository's tracked files (the working tree is never touched):
+- every comparison operator: `<`<->`<=`, `>`<->`>=`, `==`<->`!=`, `is`<->`is not`, `in`<->`not in`;
+- every default: a number compared against (`x <= 1`), assigned to a module-level name
+  (`DEFAULT_MIN = 120`), given as a keyword or parameter default, or as the fallback of `.get(key, fallback)`,
+  `_or(value, fallback)` or `read(..., default=...)`: a literal there is changed (numbers +1, booleans
+  flipped, strings suffixed, None -> 0); numbers in the config schemas (`"minimum": 0`, `"default": ...`)
+  likewise.
+For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_vmsizes_quota.py for
+vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
+changes) are listed in EQUIVALENT with the reason, and reported apart.
+
+    .venv/bin/python bench/mutate_policies.py [--json] [--only policies/min_nodes_zero.py ...]
+
+Exit 1 when a mutant survives that is not listed as equivalent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_SKIP = {"__init__.py", "__main__.py"}
+TARGETS = [
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "policies").glob("*.py") if p.name not in _SKIP),
+    "vmsizes/quota.py",
+]
+TESTS = {"vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_vmsizes_quota.py"]}
+DEFAULT_TESTS = ["tests/policies"]
+SWAP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+FALLBACK_CALLS = {"get": 1, "_or": 1}  # call name -> index of the fallback argument
+# (file, line, mutation) -> why no test can tell the mutant from the original.
+EQUIVALENT: dict[tuple[str, int, str], str] = {}
+
+
+@dataclass
+class Mutant:
+    file: str
+    line: int
+    what: str
+    killed: bool | None = None
+    seconds: float = 0.0
+
+
+def _mutated_constant(node: ast.Constant) -> ast.Constant | None:
+    value = node.value
+    if isinstance(value, bool):
+        return ast.Constant(not value)
+    if isinstance(value, (int, float)):
+        return ast.Constant(value + 1)
+    if isinstance(value, str):
+        return ast.Constant(value + "-mutant")
+    if value is None:
+        return ast.Constant(0)
+    return None
+
+
+class _Sites(ast.NodeVisitor):
+    """Every mutation site of a module, as (node id, kind, description, line)."""
+
+    def __init__(self) -> None:
+        self.sites: list[tuple[int, str, str, int]] = []
+        self._docstrings: set[int] = set()
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._mark_docstrings(node)
+        self.generic_visit(node)
+
+    def _mark_docstrings(self, node: ast.AST) -> None:
+        for child in ast.walk(node):
+            body = getattr(child, "body", None)
+            first = body[0] if isinstance(body, list) and body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                self._docstrings.add(id(first.value))
+
+    def _default(self, node: ast.AST | None, line: int) -> None:
+        """A literal default (a name such as DEFAULT_MIN_SECONDS is mutated where it is assigned)."""
+        literal = isinstance(node, ast.Constant) and id(node) not in self._docstrings
+        if literal and _mutated_constant(node) is not None:  # type: ignore[arg-type]
+            self.sites.append((id(node), "constant", f"default {node.value!r}", line))
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        for i, op in enumerate(node.ops):
+            if type(op) in SWAP:
+                new = SWAP[type(op)].__name__
+                self.sites.append((id(node), f"op{i}", f"{type(op).__name__} -> {new}", node.lineno))
+        for operand in [node.left, *node.comparators]:
+            number = isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float))
+            if number and not isinstance(operand.value, bool):  # type: ignore[union-attr]
+                self.sites.append((id(operand), "constant", f"compared {operand.value!r}", node.lineno))  # type: ignore[union-attr]
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # module-level constants: DEFAULT_WARN_DAYS = 180
+        value = node.value
+        if node.col_offset == 0 and isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+            self._default(value, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        # JSON-schema numbers: {"minimum": 0, "default": ...}
+        for key, value in zip(node.keys, node.values, strict=True):
+            schema_number = isinstance(key, ast.Constant) and key.value in ("minimum", "maximum", "default")
+            if schema_number and isinstance(value, ast.Constant):
+                self._default(value, value.lineno)
+        self.generic_visit(node)
+
+    def visit_arguments(self, node: ast.arguments) -> None:
+        for default in [*node.defaults, *(d for d in node.kw_defaults if d is not None)]:
+            self._default(default, default.lineno)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute):
+            name = node.func.attr if node.func.attr == "get" else ""  # mapping.get(key, fallback)
+        else:
+            name = getattr(node.func, "id", "")
+        index = FALLBACK_CALLS.get(name)
+        if index is not None and len(node.args) > index:
+            self._default(node.args[index], node.lineno)
+        for kw in node.keywords:
+            if kw.arg in ("default", "cutoff", "n"):
+                self._default(kw.value, kw.value.lineno)
+        self.generic_visit(node)
+
+
+class _Apply(ast.NodeTransformer):
+    def __init__(self, target: int, kind: str) -> None:
+        self.target, self.kind = target, kind
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if id(node) == self.target:
+            if self.kind.startswith("op"):
+                assert isinstance(node, ast.Compare)
+                i = int(self.kind[2:])
+                node.ops[i] = SWAP[type(node.ops[i])]()
+                return node
+            if self.kind == "constant":
+                assert isinstance(node, ast.Constant)
+                return ast.copy_location(_mutated_constant(node), node)  # type: ignore[arg-type]
+        return super().visit(node)
+
+
+def mutants(file: str, source: str) -> Iterator[tuple[Mutant, str]]:
+    """Each mutant of `file` with the mutated module source."""
+    sites = _Sites()
+    sites.visit(ast.parse(source))
+    for target, kind, what, line in sites.sites:
+        tree = ast.parse(source)  # fresh tree: node ids below refer to this parse's nodes
+        finder = _Sites()
+        finder.visit(tree)
+        index = [s[:2] for s in sites.sites].index((target, kind))
+        new_target, new_kind, _, _ = finder.sites[index]
+        mutated = _Apply(new_target, new_kind).visit(tree)
+        yield Mutant(file, line, what), ast.unparse(ast.fix_missing_locations(mutated))
+
+
+def run_tests(copy: Path, tests: list[str]) -> bool:
+    """True when the tests fail (the mutant is killed)."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *tests]
+    try:
+        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return True  # a mutant that hangs is detected
+    return done.returncode != 0
+
+
+def scratch_copy() -> Path:
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    dest = Path(tempfile.mkdtemp(prefix="azml-mutate-"))
+    for name in files.splitlines():
+        src = ROOT / name
+        if src.is_file() and not src.is_symlink():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--only", nargs="*", help="files to mutate (default: policies/*.py, vmsizes/quota.py)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+    targets = args.only or TARGETS
+    copy = scratch_copy()
+    results: list[Mutant] = []
+    started = time.monotonic()
+    try:
+        for file in targets:
+            original = (ROOT / file).read_text()
+            tests = TESTS.get(file, DEFAULT_TESTS)
+            # The unparsed original must pass: the mutator's round trip changes nothing.
+            (copy / file).write_text(ast.unparse(ast.parse(original)))
+            if run_tests(copy, tests):
+                print(
+                    f"{file}: the tests fail on the unparsed, unmutated module; fix that first",
+                    file=sys.stderr,
+                )
+                return 2
+            for mutant, source in mutants(file, original):
+                (copy / file).write_text(source)
+                t0 = time.monotonic()
+                mutant.killed = run_tests(copy, tests)
+                mutant.seconds = round(time.monotonic() - t0, 1)
+                results.append(mutant)
+                if not args.json:
+                    mark = "killed " if mutant.killed else "SURVIVED"
+                    print(f"{mark} {file}:{mutant.line} {mutant.what} ({mutant.seconds}s)", flush=True)
+            (copy / file).write_text(original)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    survivors = [m for m in results if not m.killed]
+    equivalent = [m for m in survivors if (m.file, m.line, m.what) in EQUIVALENT]
+    unexplained = [m for m in survivors if (m.file, m.line, m.what) not in EQUIVALENT]
+    summary = {
+        "mutants": len(results),
+        "killed": len(results) - len(survivors),
+        "equivalent": [{**asdict(m), "why": EQUIVALENT[(m.file, m.line, m.what)]} for m in equivalent],
+        "survivors": [asdict(m) for m in unexplained],
+        "seconds": round(time.monotonic() - started),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"{summary['mutants']} mutants, {summary['killed']} killed, {len(equivalent)} equivalent, "
+            f"{len(unexplained)} surviving ({summary['seconds']} s)"
+        )
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
