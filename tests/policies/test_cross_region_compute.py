@@ -43,6 +43,10 @@ SHOULD_PASS: dict[str, tuple[list[Any], dict[str, Any]]] = {
     ),
     "computeLocation left out, location the workspace's": ([WS, compute(**{REGION: DELETE})], {}),
     "its own workspace in westus3, among two": ([WS, WS_WEST, compute(WS_WEST, **{REGION: "westus3"})], {}),
+    "workspace location left out": (
+        [stack_resource(WORKSPACE, "ws-llm-mlw", workspace_props(location=DELETE)), compute()],
+        {},
+    ),
 }
 
 SHOULD_FAIL: dict[str, tuple[list[Any], dict[str, Any], tuple[str, ...]]] = {

@@ -224,3 +224,29 @@ def test_config_problems_is_the_gate_check_too() -> None:
 def test_configured_quota_ignores_booleans() -> None:
     mandatory, advisory = run([H100_X4], quotas(eastus__total=True))
     assert mandatory == [] and len(advisory) == 1
+
+
+def test_each_pool_names_only_its_own_clusters() -> None:
+    """The prod plan with eastus' family quota one short: the message names h100-x4, not the westus3 cluster
+    of the same family nor the low-priority one in eastus."""
+    mandatory, _ = run(PLAN, quotas(eastus__standardNDSH100v5Family=383))
+    (message,) = mandatory
+    assert "h100-x4 (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves 384" in message
+    assert "h100-wus3" not in message and "a100-spot" not in message
+    mandatory, _ = run(PLAN, quotas(eastus__lowPriority=23))
+    assert "a100-spot (1 x 24 vCPUs of Standard_NC24ads_A100_v4) reserves 24" in mandatory[0]
+    assert "h100-x4" not in mandatory[0]
+
+
+def test_two_unknown_families_are_two_pools() -> None:
+    x = compute("x", **{SIZE: "Standard_ND200isr_X_v9", MAX: 2})
+    y = compute("y", **{SIZE: "Standard_ND100isr_Y_v9", MAX: 1})
+    _, advisory = run([x, y], {"quotas": QUOTAS})
+    facts(
+        advisory,
+        [
+            ("unknown family of Standard_ND100isr_Y_v9: y (1 x 100",),
+            ("unknown family of Standard_ND200isr_X_v9: x (2 x 200",),
+        ],
+    )
+    assert not any("x (2" in m and "y (1" in m for m in advisory)

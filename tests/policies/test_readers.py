@@ -126,6 +126,7 @@ RG_ID = f"{SUB}/resourceGroups/RG-Train"
         (LOCK_AT_SUB, {}, "subscription", None),
         (LOCK_AT_RG, {"resourceGroupName": "RG-Train"}, "resource-group", "/resourcegroups/rg-train"),
         (LOCK_AT_RG, {"resourceGroupName": UNKNOWN}, "resource-group", None),
+        (LOCK_AT_RG, {}, "resource-group", "/resourcegroups/?"),  # required by azure-native; shown as "?"
         (LOCK_BY_SCOPE, {"scope": SUB}, "subscription", None),
         (LOCK_BY_SCOPE, {"scope": RG_ID + "/"}, "resource-group", "/resourcegroups/rg-train"),
         (LOCK_BY_SCOPE, {"scope": SUBNET}, "resource", SUBNET.lower().split(SUB.lower())[1]),
@@ -166,3 +167,27 @@ def test_lock_targets_from_dependencies() -> None:
         "unknown",
     )
     assert of({"scope": [st]}).shown == "StorageAccount st of this stack"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "unknown"),
+    [
+        (
+            {"properties__properties": UNKNOWN},
+            ("size", "min_nodes", "max_nodes", "idle", "priority", "subnet_id"),
+        ),
+        ({"properties__properties__scaleSettings": UNKNOWN}, ("min_nodes", "max_nodes", "idle")),
+        ({SUBNET_ID: UNKNOWN}, ("subnet_id",)),
+        ({SUBNET_ID: {"id": UNKNOWN}}, ("subnet_id",)),
+    ],
+)
+def test_a_whole_unknown_block_makes_its_fields_unknown(
+    overrides: dict[str, Any], unknown: tuple[str, ...]
+) -> None:
+    c = cluster_of(resource_args(COMPUTE, cluster(**overrides), None))
+    assert c is not None
+    assert {
+        f
+        for f in ("size", "min_nodes", "max_nodes", "idle", "priority", "subnet_id")
+        if getattr(c, f) is NOT_KNOWN
+    } == set(unknown)

@@ -268,7 +268,8 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         p.name: sorted(p.configSchema.properties) for p in pack.info.policies if p.configSchema.properties
     }
     assert schemas == {
-        "no-retired-vm-series": ["evaluation_date", "warn_days"],
+        "no-retired-vm-series": ["evaluation_date"],
+        "vm-series-retiring-soon": ["evaluation_date", "warn_days"],
         "quota-reservation": ["quotas"],
         "min-nodes-zero": ["allow"],
         "idle-timer-bounds": ["max_seconds", "min_seconds"],
@@ -394,7 +395,7 @@ def test_report_groups_violations_by_level_plain_and_rich(pack: PolicyPack) -> N
 
 
 def test_plan_rows_read_clusters_as_the_policies_do() -> None:
-    """The gate's cluster and quota rows come from policies._common.aml_cluster and the quota-reservation
+    """The gate's cluster and quota rows come from policies.clusters.aml_cluster and the quota-reservation
     policy's reservation: priority in any case, region in any spelling, the idle timer by the one parser."""
     compute = "azure-native:machinelearningservices:Compute"
     inputs = {
