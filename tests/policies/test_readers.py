@@ -80,6 +80,17 @@ def test_the_happy_path_cluster_read_from_inputs() -> None:
     ("overrides", "field", "value"),
     [
         ({PRIORITY: DELETE}, "tier", "dedicated"),
+        ({PRIORITY: DELETE}, "priority", "Dedicated"),
+        ({PRIORITY: ""}, "priority", "Dedicated"),
+        (
+            {"properties__properties__userAccountCredentials__adminUserSshPublicKey": ""},
+            "ssh_public_key",
+            None,
+        ),
+        ({"properties__properties__userAccountCredentials": DELETE}, "ssh_public_key", None),
+        ({"properties__properties__userAccountCredentials__adminUserPassword": ""}, "admin_password", None),
+        ({SUBNET_ID: {"id": ""}}, "subnet_id", None),
+        ({SUBNET_ID: DELETE}, "subnet_id", None),
         ({PRIORITY: "LowPriority"}, "tier", "low_priority"),
         ({PUBLIC_IP: DELETE}, "node_public_ip", True),
         ({PUBLIC_IP: False}, "node_public_ip", False),
@@ -92,7 +103,7 @@ def test_the_happy_path_cluster_read_from_inputs() -> None:
 )
 def test_cluster_fields_and_their_defaults(overrides: dict[str, Any], field: str, value: Any) -> None:
     c = aml_cluster(COMPUTE, resource_args(COMPUTE, cluster(**overrides), None).props, "h100-x4", "u")
-    assert getattr(c, field) is value if value is NOT_KNOWN else getattr(c, field) == value
+    assert getattr(c, field) is value if value in (NOT_KNOWN, None) else getattr(c, field) == value
 
 
 def test_ssh_enabled_is_unknown_when_a_credential_is() -> None:
