@@ -178,19 +178,11 @@ def flatten_config(config: Mapping[str, Any], project: str = PROJECT) -> dict[st
 
 
 def read_stack_config(stack: str, root: Path = REPO_ROOT) -> dict[str, Any]:
-    """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces. Raises OSError / ValueError."""
-    return read_config_file(root / f"Pulumi.{stack}.yaml")
+    """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces (stackconfig.loader's reader).
+    Raises stackconfig.loader.StackFileError, one line naming the file and the fix."""
+    from stackconfig.loader import read_config_block
 
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The `config:` block of the stack file at exactly `path` (any name), all namespaces.
-    Raises OSError (unreadable) / ValueError (not YAML, or no `config:` mapping), naming `path`."""
-    from stackconfig.loader import read_yaml
-
-    document = read_yaml(path)  # one line naming path: not UTF-8, or the YAML error's line and column
-    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
-        raise ValueError(f"{path} has no 'config:' mapping; put the settings under config: (docs/config.md)")
-    return dict(document.get("config") or {})
+    return read_config_block(Path(root) / f"Pulumi.{stack}.yaml")
 
 
 def plain_numbers(value: Any) -> Any:
@@ -312,20 +304,14 @@ def run_program(
     the program (a bug, not bad input) propagates with its traceback.
     """
     from stackconfig import ConfigError
+    from stackconfig.loader import StackFileError
 
     root = Path(root)
     result = ProgramResult(stack=stack, project=project)
     if config is None:
         try:
             config = read_stack_config(stack, root)
-        except OSError as exc:
-            result.problems = [
-                f"azml-gpu: cannot read the stack file for {stack!r} in {root}: {exc}; "
-                f"check the stack name (STACK means Pulumi.STACK.yaml)"
-            ]
-            result.error = result.problems[0]
-            return result
-        except ValueError as exc:  # not UTF-8, not YAML, no config: mapping (the message names the file)
+        except StackFileError as exc:  # unreadable, not UTF-8, not YAML, no config: (names the file)
             result.problems = [f"azml-gpu: {exc}"]
             result.error = result.problems[0]
             return result
