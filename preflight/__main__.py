@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(f"--config-file: {e}")
     policy_config = None
     if args.policy_config is not None:
-        from preflight.analyzer import PolicyConfigError, load_policy_config
+        from preflight.policyconfig import PolicyConfigError, load_policy_config
 
         try:
             policy_config = load_policy_config(args.policy_config)

@@ -42,59 +42,15 @@ import pulumi
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_in_stack
 
-from preflight.engine import UPDATE, Deployment, Replacement
+from preflight.engine import UPDATE, Deployment
 from preflight.gctuning import postponed_full_collections
 from preflight.mocks import DEFAULT_SUBSCRIPTION_ID, AzureMocks, RecordingMonitor, Registration
+from preflight.resource import Resource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "azml-gpu"  # Pulumi.yaml `name:`; bare config keys belong to this namespace (Pulumi's rule).
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
 LOCATION_KEY = "azure-native:location"
-
-
-@dataclass(frozen=True)
-class Resource:
-    """One resource as the engine saw its registration and decided its step.
-
-    - `program_inputs`: what the program sent; `inputs`: what Analyze receives (custom resources: after the
-      provider's Check, e.g. with `azureApiVersion`); `outputs`: what AnalyzeStack receives (custom: the
-      step's outputs; components: their registered outputs; the stack: its exports); `state`: what the
-      program got back from the registration.
-    - `op`: "create" | "same" | "update" | "replace"; `replacement`: why, for a replace.
-    """
-
-    type: str
-    name: str
-    urn: str
-    id: str | None
-    custom: bool
-    parent: str | None
-    dependencies: tuple[str, ...]
-    property_dependencies: Mapping[str, tuple[str, ...]]
-    provider: str | None
-    inputs: Mapping[str, Any]
-    state: Mapping[str, Any]
-    options: Mapping[str, Any]
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-    program_inputs: Mapping[str, Any] = field(default_factory=dict)
-    op: str = "create"
-    replacement: Replacement | None = None
-
-    @property
-    def replace_on_changes(self) -> list[str]:
-        return list(self.options.get("replaceOnChanges", []))
-
-    @property
-    def delete_before_replace(self) -> bool:
-        return bool(self.options.get("deleteBeforeReplace"))
-
-    @property
-    def protect(self) -> bool:
-        return bool(self.options.get("protect"))
-
-    @property
-    def ignore_changes(self) -> list[str]:
-        return list(self.options.get("ignoreChanges", []))
 
 
 @dataclass
@@ -209,7 +165,7 @@ def _to_resource(reg: Registration, registered: Mapping[str, Any] | None) -> Res
         parent=reg.parent or None,
         dependencies=tuple(reg.dependencies),
         property_dependencies={k: tuple(v) for k, v in reg.property_dependencies.items()},
-        provider=reg.provider or None,
+        provider_ref=reg.provider or None,
         inputs=step.inputs,
         state=step.outputs if reg.custom else reg.inputs,
         options=reg.options,
@@ -234,7 +190,6 @@ def _stack_resource(monitor: RecordingMonitor) -> Resource | None:
         parent=None,
         dependencies=(),
         property_dependencies={},
-        provider=None,
         inputs={},
         state={},
         options={},
