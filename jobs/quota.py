@@ -124,10 +124,8 @@ def policy_quotas(rows: list[UsageRow]) -> dict[str, dict[str, int]]:
 
     out: dict[str, dict[str, int]] = {}
     for row in rows:
-        if row.kind == "clusters":
-            continue
-        key = config_key(row.kind, row.family)  # type: ignore[arg-type]  # family | regional-total | low-priority
-        if key is None:
+        key = None if row.kind == "clusters" else config_key(row.kind, row.family)  # type: ignore[arg-type]
+        if key is None:  # the cluster count, or a family the catalog does not know
             continue
         out.setdefault(row.region, {})[key] = row.limit
     return out
