@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jobs_azure_fakes import RoutedTransport, ml_client
 
-from jobs import audit, outputs, quota
+from jobs import idleclusters, outputs, quotausage
 from jobs.cli import main
 from policies import quota_reservation
 from vmsizes.quota import ClusterDemand, reserve
@@ -29,7 +29,7 @@ def usage_route(method: str, url: str):
 @pytest.fixture(scope="module")
 def rows():
     transport = RoutedTransport(usage_route)
-    got = quota.fetch(ml_client(transport), ["eastus"])
+    got = quotausage.fetch(ml_client(transport), ["eastus"])
     assert [r.url for r in transport.requests][0].startswith(
         "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/providers/"
         "Microsoft.MachineLearningServices/locations/eastus/usages?api-version="
@@ -53,13 +53,13 @@ def test_azure_ml_family_names_map_to_the_catalog(rows):
 
 
 def test_stack_reservations_are_attached(rows):
-    quota.attach_stack(rows, OUTPUTS)
+    quotausage.attach_stack(rows, OUTPUTS)
     h100 = next(r for r in rows if r.family == "standardNDSH100v5Family")
     total = next(r for r in rows if r.kind == "regional-total")
     assert h100.stack_vcpus == (4 + 1) * 96  # h100-x4 and h100-one, both eastus, dedicated
     assert total.stack_vcpus == 480
     assert h100.stack_vcpus > h100.limit  # 480 > 192: the table flags it
-    assert "(over)" in quota.render_text(rows)
+    assert "(over)" in quotausage.render_text(rows)
 
 
 def test_write_merges_into_the_policy_config(rows, tmp_path):
@@ -75,7 +75,7 @@ def test_write_merges_into_the_policy_config(rows, tmp_path):
             }
         )
     )
-    data = quota.write_policy_config(cfg, rows)
+    data = quotausage.write_policy_config(cfg, rows)
     assert data == json.loads(cfg.read_text())
     assert data["secure-defaults"] == {"enforcementLevel": "mandatory"}
     q = data["quota-reservation"]
@@ -95,7 +95,7 @@ def test_write_replaces_other_spellings_of_the_same_region_and_family(rows, tmp_
     cfg = tmp_path / "prod.json"
     stale = {"Standard NDSH100v5 Family": 100, "Total": 1, "foo": 1}
     cfg.write_text(json.dumps({"quota-reservation": {"quotas": {"East US": stale, "westus3": {"total": 7}}}}))
-    quotas = quota.write_policy_config(cfg, rows)["quota-reservation"]["quotas"]
+    quotas = quotausage.write_policy_config(cfg, rows)["quota-reservation"]["quotas"]
     assert quotas == {
         "westus3": {"total": 7},
         "eastus": {"foo": 1, "total": 500, "lowPriority": 50, "standardNDSH100v5Family": 192},
@@ -173,7 +173,7 @@ def test_a_low_priority_family_row_matches_no_dedicated_family_anywhere():
         "limit": -1,
         "name": {"value": name},
     }
-    assert quota.policy_quotas(quota.rows_from_usages("eastus", [_Usage(usage)])) == {}
+    assert quotausage.policy_quotas(quotausage.rows_from_usages("eastus", [_Usage(usage)])) == {}
 
 
 class _Usage:
@@ -186,8 +186,8 @@ class _Usage:
 def test_write_refuses_a_broken_config(rows, tmp_path):
     cfg = tmp_path / "bad.json"
     cfg.write_text("{not json")
-    with pytest.raises(quota.UsageError, match="--write"):
-        quota.write_policy_config(cfg, rows)
+    with pytest.raises(quotausage.UsageError, match="--write"):
+        quotausage.write_policy_config(cfg, rows)
 
 
 def test_quota_cli_rejects_empty_regions(capsys):
@@ -216,7 +216,7 @@ def test_audit_flags_clusters_unused_for_30_days():
         ),
         _job("lp", "a100-lp", now - dt.timedelta(days=40)),
     ]
-    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, now)}
     assert rows["h100-x4"].last_job == "recent" and not rows["h100-x4"].unused
     assert rows["h100-x4"].vcpus_held == 384 and rows["h100-x4"].quota_family == "standardNDSH100v5Family"
     assert rows["a100-lp"].unused and "40 days ago" in rows["a100-lp"].reason
@@ -236,7 +236,7 @@ def test_audit_matches_compute_names_case_insensitively():
             now - dt.timedelta(days=3),
         ),
     ]
-    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, now)}
     assert rows["h100-x4"].last_job == "upper" and not rows["h100-x4"].unused
     assert rows["h100-one"].last_job == "arm-id" and not rows["h100-one"].unused
     assert rows["a100-lp"].unused
@@ -245,7 +245,7 @@ def test_audit_matches_compute_names_case_insensitively():
     upper = OUTPUTS.model_copy(
         update={"clusters": {"H100-X4": OUTPUTS.clusters["h100-x4"].model_copy(update={"name": "H100-X4"})}}
     )
-    (row,) = audit.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
+    (row,) = idleclusters.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
     assert row.cluster == "H100-X4" and row.last_job == "lower" and not row.unused
 
 
