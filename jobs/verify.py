@@ -4,7 +4,8 @@ Inputs are the files `jobs.download(name, all=True)` or the local launcher write
 The checks are the seed's first-run checks ("On the first run, check the world size is 16, the log
 shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency under 1.5x"):
 
-- world size: the `world size N` line against the expected N; the number of rank logs against N;
+- world size: train.py's metrics records (`world_size`, jobs/src/metrics.py), else the smoke script's
+  `world size N` line, against the expected N; the number of rank logs against N;
 - processes per node, from the smoke script's per-rank lines (node_rank / host);
 - transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;
 - peak all-reduce busbw against the size's per-GPU link speed from the catalog
@@ -21,7 +22,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, nccl
+from jobs import logfiles, nccl, trainlog
+from jobs.errors import UsageError
 
 _WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
 _NODE_RANK = re.compile(r"\bnode_rank[ =:]+(\d+)")
@@ -123,6 +125,7 @@ def verify(
     seen_ranks: set[int] = set()
     busbws: list[float] = []
     ib_channels = gdr_channels = 0
+    unreadable: list[str] = []
     for rank, path in logs.items():
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in _IB_CHANNEL.finditer(text):
@@ -132,6 +135,13 @@ def verify(
         by_rank[rank] = parsed.transport
         net_lines = net_lines or bool(parsed.via)
         world, rank_lines, busbw = _smoke_lines(text)
+        try:
+            records = trainlog.records(text, str(path))
+        except UsageError as e:  # a record this version cannot read: a finding, not a crash of the report
+            unreadable.append(str(e))
+            records = []
+        if records:  # a training job: its own record of the world
+            world = records[-1].world_size
         if world is not None:
             worlds.append(world)
         for node, host, r in rank_lines:
@@ -176,9 +186,11 @@ def verify(
         gpus = vm.gpus
         report.link_gbps_per_gpu = vm.per_gpu_link_gbps
 
+    problems.extend(unreadable)
     if world is None:
         problems.append(
-            "no `world size N` line in any rank log: did the smoke script run to its first print?"
+            "no `world size N` line or train.step metrics record in any rank log: did the smoke or "
+            "training script run to its first print (train.py: its first --log-every step)?"
         )
     elif world != expected_world_size:
         problems.append(f"world size {world}, expected {expected_world_size}")
