@@ -72,12 +72,12 @@ class Report:
     transport_by_rank: dict[int, str]
     busbw_gbps: float | None  # Gb/s (bits), like link_gbps_per_gpu; smoke.py logs GB/s
     ok: bool
+    nodes: int | None  # None: no per-rank lines to count nodes from
+    attempt: int  # 0 = the first attempt, N = user_logs/retry_N
+    size: str | None
     problems: list[str] = field(default_factory=list)
     processes_per_node: dict[str, int] = field(default_factory=dict)
-    nodes: int | None = None
-    attempt: int = 0
-    size: str | None = None
-    link_gbps_per_gpu: float | None = None  # Gb/s (bits)
+    link_gbps_per_gpu: float | None = None  # Gb/s (bits); None without --size
     likely_causes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

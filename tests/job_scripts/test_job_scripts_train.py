@@ -127,7 +127,8 @@ def test_resume_refuses_a_model_flag_that_does_not_match_the_checkpoint(referenc
         env=base_env(), capture_output=True, text=True, timeout=120,
     )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
-    assert "train.py: error: " + needle.format(ckpt=ckpt) in p.stderr
+    assert p.stderr.startswith(f"train.py: error: {flags[0]} {flags[1]} does not match the checkpoint {ckpt}")
+    assert needle.format(ckpt=ckpt) in p.stderr
     assert sorted(q.name for q in ckpt.iterdir()) == before
 
 
