@@ -58,7 +58,7 @@ def read_run(logdir: Path, flag: str) -> Run:
             f"{flag} {logdir}: no user_logs/std_log_process_<N>.txt below it; pass the folder "
             "a training job's logs were downloaded to"
         )
-    rank = 0 if 0 in logs else min(logs)
+    rank = min(logs)  # rank 0, which logs the records (the lowest one if its file is missing)
     text = logs[rank].read_text(encoding="utf-8", errors="replace")
     records = trainlog.records(text, f"{flag} {logs[rank]}")
     if not records:

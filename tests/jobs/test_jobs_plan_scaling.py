@@ -202,6 +202,13 @@ def test_poor_scaling_points_at_the_transport(tmp_path, capsys):
     assert "efficiency 0.65" in out and "communication is the bottleneck" in out and "jobs verify" in out
 
 
+def test_efficiency_exactly_at_the_threshold_passes(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [10000, 10000, 10000])
+    two = train_log(tmp_path / "two", 16, [7500, 7500, 7500])  # 1.5x: efficiency 0.75, the threshold
+    assert main(["scaling", str(one), str(two), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["efficiency"] == 0.75
+
+
 def test_scaling_refuses_logs_without_throughput(tmp_path, capsys):
     (tmp_path / "a" / "user_logs").mkdir(parents=True)
     (tmp_path / "a" / "user_logs" / "std_log_process_0.txt").write_text("hello\n")
