@@ -18,7 +18,7 @@ torchtitan/components/checkpoint.py: `load`, `save(curr_step)` deciding by `_sho
 `maybe_wait_for_staging`, `_purge_stale_checkpoints` keeping `keep_latest_k`), over the pieces below:
 AsyncCheckpointer (write in a thread, the fence, retention) and resume_state (choose and load).
 
-Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)", azure-notes §5): a
+Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)", docs/reference/azure-notes.md §5): a
 job is preempted with no dependable signal and must be resubmitted, so it checkpoints often to its output
 mount and resumes from the newest *complete* checkpoint. That mount is a blob FUSE file system: rename is a
 copy then a delete (blobfuse2 component/azstorage/block_blob.go RenameFile) and can fail outright on Azure
@@ -510,7 +510,7 @@ def resume_state(
 class StopRequest:
     """Turns SIGTERM into a request that the training loop honours at the next step boundary.
 
-    Azure ML's cancel and a Spot eviction (30 s best effort, azure-notes §5) arrive as SIGTERM at best,
+    Azure ML's cancel and a Spot eviction (30 s best effort, docs/reference/azure-notes.md §5) arrive as SIGTERM at best,
     so finish the step, checkpoint, and exit non-zero so the job is never recorded as completed.
     The same signal a second time ends the process at once.
     """

@@ -2,7 +2,7 @@
 
 Runs unchanged as an Azure ML PyTorch job (distribution type PyTorch, process_count_per_instance = GPUs
 per node; Azure ML sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NODE_RANK, RANK, LOCAL_RANK:
-shared/reference/azure-notes.md §4, how-to-train-distributed-gpu.md), under `torchrun`, under
+docs/reference/azure-notes.md §4, how-to-train-distributed-gpu.md), under `torchrun`, under
 `python -m jobs local train`, or as one plain process.
 
     python train.py --steps 200                                  # one process, synthetic tokens
