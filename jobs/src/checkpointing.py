@@ -18,13 +18,14 @@ torchtitan/components/checkpoint.py: `load`, `save(curr_step)` deciding by `_sho
 `maybe_wait_for_staging`, `_purge_stale_checkpoints` keeping `keep_latest_k`), over the pieces below:
 AsyncCheckpointer (write in a thread, the fence, retention) and resume_state (choose and load).
 
-Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)", docs/reference/azure-notes.md §5): a
-job is preempted with no dependable signal and must be resubmitted, so it checkpoints often to its output
-mount and resumes from the newest *complete* checkpoint. That mount is a blob FUSE file system: rename is a
-copy then a delete (blobfuse2 component/azstorage/block_blob.go RenameFile) and can fail outright on Azure
-ML (microsoft/hi-ml#258); fsync and directory fsync do nothing by default (component/file_cache/
-file_cache.go SyncFile; SyncDir is not implemented); a file reaches storage when it is closed
-(file_cache.go FlushFile), and a process killed mid-write has its partial file closed, hence uploaded.
+Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)",
+docs/reference/azure-notes.md §5): a job is preempted with no dependable signal and must be resubmitted,
+so it checkpoints often to its output mount and resumes from the newest *complete* checkpoint. That mount
+is a blob FUSE file system: rename is a copy then a delete (blobfuse2 component/azstorage/block_blob.go
+RenameFile) and can fail outright on Azure ML (microsoft/hi-ml#258); fsync and directory fsync do nothing
+by default (component/file_cache/ file_cache.go SyncFile; SyncDir is not implemented); a file reaches
+storage when it is closed (file_cache.go FlushFile), and a process killed mid-write has its partial file
+closed, hence uploaded.
 So nothing here renames or fsyncs, and completeness is a marker written last that holds the checksum.
 
 On disk, for step N in the checkpoint folder:
@@ -510,8 +511,9 @@ def resume_state(
 class StopRequest:
     """Turns SIGTERM into a request that the training loop honours at the next step boundary.
 
-    Azure ML's cancel and a Spot eviction (30 s best effort, docs/reference/azure-notes.md §5) arrive as SIGTERM at best,
-    so finish the step, checkpoint, and exit non-zero so the job is never recorded as completed.
+    Azure ML's cancel and a Spot eviction (30 s best effort, docs/reference/azure-notes.md §5) arrive as
+    SIGTERM at best, so finish the step, checkpoint, and exit non-zero so the job is never recorded as
+    completed.
     The same signal a second time ends the process at once.
     """
 
