@@ -23,7 +23,7 @@ docs/reference/azure-notes.md §5): a job is preempted with no dependable signal
 so it checkpoints often to its output mount and resumes from the newest *complete* checkpoint. That mount
 is a blob FUSE file system: rename is a copy then a delete (blobfuse2 component/azstorage/block_blob.go
 RenameFile) and can fail outright on Azure ML (microsoft/hi-ml#258); fsync and directory fsync do nothing
-by default (component/file_cache/ file_cache.go SyncFile; SyncDir is not implemented); a file reaches
+by default (component/file_cache/file_cache.go SyncFile; SyncDir is not implemented); a file reaches
 storage when it is closed (file_cache.go FlushFile), and a process killed mid-write has its partial file
 closed, hence uploaded.
 So nothing here renames or fsyncs, and completeness is a marker written last that holds the checksum.
