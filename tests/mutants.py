@@ -1,6 +1,6 @@
 """Hand-run mutation check: does some test fail for every mutated comparison or default of a jobs module?
 
-    .venv/bin/python tests/mutants.py jobs/verify.py tests/jobs/test_jobs_verify.py [--json]
+    .venv/bin/python tests/mutants.py jobs/logchecks.py tests/jobs/test_jobs_verify.py [--json]
 
 Mutations, one at a time (ast): each comparison operator swapped for its boundary or negated neighbour
 (`<` -> `<=`, `>=` -> `>`, `==` -> `!=`, `in` -> `not in`, `is` -> `is not`, and back); each default

@@ -10,8 +10,8 @@ import pytest
 
 from jobs import nccl
 from jobs.cli import main
+from jobs.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
 from jobs.src.metrics import StepMetrics
-from jobs.verify import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
 
 H100 = "Standard_ND96isr_H100_v5"
 
