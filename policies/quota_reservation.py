@@ -10,7 +10,9 @@ Config (the subscription's Azure ML compute quotas, written by `python -m jobs q
 policies/config/STACK.json` from the Azure ML usages API; not `az vm list-usage`, which shows the Compute
 provider's VM core quota: Azure ML compute has its own quota, azure-notes.md 3.5):
     {"quotas": {"eastus": {"standardNDSH100v5Family": 384, "total": 500, "lowPriority": 100}}}
-Region keys in any spelling ("East US" == "eastus"); family names compared ignoring case and spaces;
+Region keys in any spelling ("East US" == "eastus"); family names in any spelling Azure uses (case,
+spaces and "_" ignored, "vCPUs" suffixes too: vmsizes.quota.family_key, the one rule the catalog and
+`jobs quota --write` use);
 "total" is the regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota
 the config does not give (or whose family the catalog does not know) is reported by quota-reservation-unknown
 (advisory). A region key that is no Azure region, or a family key that is no catalog quota family, would
@@ -20,7 +22,7 @@ check, reports them (here as mandatory violations; the gate refuses the config w
 Not order-free (the one exception, docs/policies.md "Companion policies"): pulumi-policy gives each policy
 only its own config, so quota-reservation-unknown cannot read `quotas` itself without users writing the
 quotas twice. This policy leaves the advisory findings it computed (`findings`) for it; the registry
-registers the companion after it and tests/policies/test_registry.py pins that order.
+registers the companion after it and tests/policies/test_policy_template.py pins that order.
 """
 
 from __future__ import annotations
@@ -36,8 +38,17 @@ from policies._common import norm_region
 from policies._policy import STACK, Violation
 from policies.clusters import Cluster, clusters_of
 from stackconfig.regions import region_problem
-from vmsizes import all_sizes
-from vmsizes.quota import Pool, QuotaReport, reserve_each
+from vmsizes.quota import (
+    POOL_KEYS,
+    Pool,
+    QuotaReport,
+    catalog_families,
+    config_key,
+    config_value,
+    family_key,
+    reserve_each,
+    same_family,
+)
 
 NAME = "quota-reservation"
 DESCRIPTION = "The vCPUs clusters reserve (max_instances x vCPUs) must fit each quota pool."
@@ -53,7 +64,6 @@ CONFIG: dict[str, Any] = {
         },
     }
 }
-POOL_KEYS = ("total", "lowPriority")
 
 
 def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
@@ -66,14 +76,9 @@ def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violat
     ] + [Violation(message) for message in mandatory]
 
 
-def _fold(key: str) -> str:
-    """How quota keys compare: case and spaces ignored ("Standard NCASv3_T4 Family")."""
-    return key.replace(" ", "").casefold()
-
-
 def config_problems(config: Mapping[str, Any]) -> list[str]:
-    """The policy's own config check, beyond its JSON schema (also run by the gate, preflight/analyzer.py):
-    problems with `quotas`, each "quotas.<region>[.<key>]: <what>; <fix>".
+    """The policy's own config check, beyond its JSON schema (the gate runs it too: preflight/policyconfig.py
+    via registry.config_problems): problems with `quotas`, each "quotas.<region>[.<key>]: <what>; <fix>".
 
     A region that is no Azure region (stackconfig/regions.py), or a key that is no catalog quota family (nor
     total or lowPriority), matches no pool, so the pool it was meant for would silently get only the
@@ -82,8 +87,7 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     quotas = config.get("quotas", {})
     if not isinstance(quotas, Mapping):
         return []
-    known = {_fold(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
-    known |= {_fold(k): k for k in POOL_KEYS}
+    known = catalog_families() | {family_key(k): k for k in POOL_KEYS}
     problems = []
     for region, pools in quotas.items():
         if why := region_problem(str(region)):
@@ -92,9 +96,9 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
         if not isinstance(pools, Mapping):
             continue
         for key in pools:
-            if _fold(str(key)) in known:
+            if family_key(str(key)) in known:
                 continue
-            close = difflib.get_close_matches(_fold(str(key)), list(known), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(family_key(str(key)), list(known), n=1, cutoff=0.6)
             fix = (
                 f"did you mean {known[close[0]]}?"
                 if close
@@ -113,15 +117,7 @@ def configured_quota(quotas: Mapping[str, Any], pool: Pool) -> int | None:
     region = next((v for k, v in quotas.items() if norm_region(k) == pool.region), None)
     if not isinstance(region, Mapping):
         return None
-    if pool.kind == "regional-total":
-        key = "total"
-    elif pool.kind == "low-priority":
-        key = "lowPriority"
-    elif pool.family is None:
-        return None
-    else:
-        key = pool.family
-    value = next((v for k, v in region.items() if _fold(k) == _fold(key)), None)
+    value = config_value(region, pool.kind, pool.family)
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -132,7 +128,7 @@ def _who(report: QuotaReport, pool: Pool) -> str:
             continue
         if (pool.kind == "low-priority") != (r.tier == "low_priority"):
             continue
-        if pool.kind == "family" and (r.family or "").casefold() != (pool.family or "").casefold():
+        if pool.kind == "family" and not same_family(r.family, pool.family):
             continue
         if pool.kind == "family" and pool.family is None and r.size not in pool.sizes:
             continue
@@ -181,7 +177,8 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
                 f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, "
                 "but the policy config gives no quota for this pool, "
                 "so nothing checks that jobs can get nodes. "
-                f"Fix: add quotas.{pool.region}.{_config_key(pool)} to the quota-reservation config: "
+                f"Fix: add quotas.{pool.region}.{config_key(pool.kind, pool.family)} "
+                "to the quota-reservation config: "
                 "`python -m jobs quota --stack STACK --write policies/config/STACK.json` "
                 "writes the Azure ML quotas."
             )
@@ -193,10 +190,6 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
                 f"or request {pool.vcpus - quota} more vCPUs of quota."
             )
     return mandatory, advisory
-
-
-def _config_key(pool: Pool) -> str:
-    return {"regional-total": "total", "low-priority": "lowPriority"}.get(pool.kind, pool.family or "")
 
 
 class _Advisories:

@@ -29,7 +29,7 @@ from policies._common import UNKNOWN as NOT_KNOWN  # what the readers return for
 from policies._common import evaluation_date, norm_region
 from policies.clusters import aml_cluster, cluster_of, clusters_of, parse_seconds
 from preflight.azure_native import UNKNOWN
-from vmsizes.retirement import normalize_region
+from vmsizes.regions import normalize_region
 
 
 @pytest.mark.parametrize(
