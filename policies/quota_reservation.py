@@ -150,17 +150,18 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
     """(mandatory, advisory) messages for the clusters' reservations against the configured quotas. A
     cluster whose size, node count, region or priority is unknown in this preview cannot be counted: that
     is a mandatory message of its own (its pool's total is unknown)."""
-    undecided = [
-        (c, why) for c in clusters if (why := c.undecided("size", "max_nodes", "region", "priority"))
-    ]
-    clusters = [c for c in clusters if not any(c is u for u, _ in undecided)]
-    report, rejected = reservation(clusters)
+    decided, mandatory = [], []
+    for c in clusters:
+        if why := c.undecided("size", "max_nodes", "region", "priority"):
+            mandatory.append(f"cluster {c.name}: its quota reservation {why}")
+        else:
+            decided.append(c)
+    report, rejected = reservation(decided)
     advisory = [
         f"cluster {name}: cannot compute its quota reservation ({why}). "
         "Fix: use a size from the catalog (vmsizes/data/sizes.yaml)."
         for name, why in rejected
     ]
-    mandatory = [f"cluster {c.name}: its quota reservation {why}" for c, why in undecided]
     for pool in report.pools:
         quota = configured_quota(quotas, pool)
         who = _who(report, pool)

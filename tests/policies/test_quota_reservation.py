@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsonschema
 import pytest
 from policies_helpers import COMPUTE, MAX, PRIORITY, REGION, SIZE, cluster, facts, stack_resource
 
@@ -250,3 +251,48 @@ def test_two_unknown_families_are_two_pools() -> None:
         ],
     )
     assert not any("x (2" in m and "y (1" in m for m in advisory)
+
+
+def test_an_undecided_cluster_leaves_the_others_counted() -> None:
+    mandatory, advisory = run([H100_X4, compute("h100-x2", **{MAX: UNKNOWN})], quotas(eastus__total=383))
+    facts(
+        mandatory,
+        [("cluster h100-x2: its quota reservation cannot decide",), ("h100-x4 (4 x 96", "quota is 383")],
+    )
+    assert advisory == []
+
+
+def test_clusters_of_one_name_in_two_workspaces_are_told_apart_by_size() -> None:
+    """Cluster names are unique per workspace only: two workspaces' clusters "a" (deployed: their `name`
+    output is known) in two unknown families are two pools, each naming its own size."""
+    x = stack_resource(
+        COMPUTE, "a-ws1", cluster(computeName="a", **{SIZE: "Standard_ND200isr_X_v9", MAX: 2}), deployed=True
+    )
+    y = stack_resource(
+        COMPUTE, "a-ws2", cluster(computeName="a", **{SIZE: "Standard_ND100isr_Y_v9", MAX: 1}), deployed=True
+    )
+    _, advisory = run([x, y], {"quotas": QUOTAS})
+    facts(
+        advisory,
+        [
+            ("Standard_ND100isr_Y_v9: a (1 x 100 vCPUs of Standard_ND100isr_Y_v9) reserves 100",),
+            ("Standard_ND200isr_X_v9: a (2 x 200 vCPUs of Standard_ND200isr_X_v9) reserves 400",),
+        ],
+    )
+    x = stack_resource(COMPUTE, "a-ws1", cluster(computeName="a"), deployed=True)
+    y = stack_resource(
+        COMPUTE,
+        "a-ws2",
+        cluster(computeName="a", **{SIZE: "Standard_NC24ads_A100_v4", MAX: 1}),
+        deployed=True,
+    )
+    mandatory, _ = run([x, y], quotas(eastus__standardNDSH100v5Family=383))
+    (family,) = mandatory
+    assert "a (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves 384" in family and "A100" not in family
+
+
+def test_quota_schema_accepts_zero_and_refuses_negative() -> None:
+    schema = {"type": "object", "properties": policy.CONFIG}
+    jsonschema.validate({"quotas": {"eastus": {"total": 0}}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"quotas": {"eastus": {"total": -1}}}, schema)

@@ -161,6 +161,21 @@ def test_lock_targets_from_inputs(type_: str, props: dict[str, Any], kind: str, 
     assert target is not None and (target.kind, target.path) == (kind, path)
 
 
+def test_lock_required_fields_left_out() -> None:
+    """azure-native requires them; a hand-made resource without them reads as "?" / an empty scope."""
+    at_resource = {
+        "resourceProviderNamespace": "Microsoft.KeyVault",
+        "resourceType": "vaults",
+        "resourceName": "kv",
+    }
+    assert locks.from_inputs(LOCK_AT_RESOURCE, at_resource) == locks.LockTarget(
+        "resource",
+        "/resourcegroups/?/providers/microsoft.keyvault/vaults/kv",
+        "/resourceGroups/?/providers/Microsoft.KeyVault/vaults/kv",
+    )
+    assert locks.from_inputs(LOCK_BY_SCOPE, {}) == locks.LockTarget("resource", None, "")
+
+
 def test_not_a_lock() -> None:
     assert locks.from_inputs(COMPUTE, {}) is None and not locks.is_lock(COMPUTE)
     assert locks.relative("/subscriptions/s") is None
