@@ -9,7 +9,7 @@ the repository's tracked files (the working tree is never touched):
   `_or(value, fallback)` or `read(..., default=...)`: a literal there is changed (numbers +1, booleans
   flipped, strings suffixed, None -> 0); numbers in the config schemas (`"minimum": 0`, `"default": ...`)
   likewise.
-For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_vmsizes_quota.py for
+For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_vmsizes_quota*.py for
 vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
@@ -39,7 +39,13 @@ TARGETS = [
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "policies").glob("*.py") if p.name not in _SKIP),
     "vmsizes/quota.py",
 ]
-TESTS = {"vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_vmsizes_quota.py"]}
+TESTS = {
+    "vmsizes/quota.py": [
+        "tests/policies",
+        "tests/vmsizes/test_vmsizes_quota.py",
+        "tests/vmsizes/test_vmsizes_quota_find.py",
+    ]
+}
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
     ast.Lt: ast.LtE,
