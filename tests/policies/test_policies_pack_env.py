@@ -41,9 +41,9 @@ def third_party_imports() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for path in pack_files():
         for name in _imports(path):
-                top = name.split(".")[0]
-                if top not in LOCAL and top not in sys.stdlib_module_names and top != "__future__":
-                    found.setdefault(DISTRIBUTION.get(top, top), set()).add(path.relative_to(ROOT).as_posix())
+            top = name.split(".")[0]
+            if top not in LOCAL and top not in sys.stdlib_module_names and top != "__future__":
+                found.setdefault(DISTRIBUTION.get(top, top), set()).add(path.relative_to(ROOT).as_posix())
     return found
 
 
