@@ -39,10 +39,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return [why]
     low = int(config.get("min_seconds", DEFAULT_MIN_SECONDS))
     high = int(config.get("max_seconds", DEFAULT_MAX_SECONDS))
-    return messages(cluster.idle, low, high)
+    return _messages(cluster.idle, low, high)
 
 
-def messages(value: Any, min_seconds: int, max_seconds: int) -> list[str]:
+def _messages(value: Any, min_seconds: int, max_seconds: int) -> list[str]:
     """The timer is missing, or outside [min_seconds, max_seconds]; an unparseable one is not judged here."""
     if value is None:
         return [

@@ -29,10 +29,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return []
     if why := cluster.undecided("idle"):
         return [why]
-    return messages(cluster.idle)
+    return _messages(cluster.idle)
 
 
-def messages(value: Any) -> list[str]:
+def _messages(value: Any) -> list[str]:
     """The timer is present but not a fixed-length ISO-8601 duration (absent: idle-timer-bounds' case)."""
     if value is None or parse_seconds(value) is not None:
         return []

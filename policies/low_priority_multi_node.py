@@ -28,10 +28,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return []
     if why := cluster.undecided("priority", "max_nodes"):
         return [why]
-    return messages(cluster)
+    return _messages(cluster)
 
 
-def messages(cluster: Cluster) -> list[str]:
+def _messages(cluster: Cluster) -> list[str]:
     if cluster.tier != "low_priority" or cluster.max_nodes is None or cluster.max_nodes <= 1:
         return []
     return [

@@ -33,10 +33,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return []
     if why := cluster.undecided("min_nodes", "size"):
         return [why]
-    return messages(cluster, list(config.get("allow", [])))
+    return _messages(cluster, list(config.get("allow", [])))
 
 
-def messages(cluster: Cluster, allow: list[str]) -> list[str]:
+def _messages(cluster: Cluster, allow: list[str]) -> list[str]:
     if cluster.min_nodes is None or cluster.min_nodes <= 0 or cluster.name in allow:
         return []  # minNodeCount absent: Azure's default is 0
     return [

@@ -30,10 +30,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return []
     if why := cluster.undecided("size", "max_nodes"):
         return [why]
-    return messages(cluster.size, cluster.max_nodes)
+    return _messages(cluster.size, cluster.max_nodes)
 
 
-def messages(size: str | None, max_nodes: int | None) -> list[str]:
+def _messages(size: str | None, max_nodes: int | None) -> list[str]:
     """The violation messages for one cluster (empty when it complies)."""
     if max_nodes is None or max_nodes <= 1 or not size:
         return []

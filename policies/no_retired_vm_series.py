@@ -33,10 +33,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return []
     if why := cluster.undecided("size", "region"):
         return [why]
-    return messages(cluster.size, cluster.region, evaluation_date(config))
+    return _messages(cluster.size, cluster.region, evaluation_date(config))
 
 
-def messages(size: str | None, region: str | None, on: date) -> list[str]:
+def _messages(size: str | None, region: str | None, on: date) -> list[str]:
     """The violation for a size retired on the day `on` in `region` (empty when it is not)."""
     if not size:
         return []

@@ -69,15 +69,15 @@ CLUSTER_FIELDS = (
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
     cluster = cluster_of(resource)
     if cluster is None:
-        return resource_messages(
+        return _resource_messages(
             resource.resource_type, resource.props, list(config.get("public_workspaces", []))
         )
     if why := cluster.undecided(*CLUSTER_FIELDS):
         return [why]
-    return cluster_messages(cluster, list(config.get("ssh_clusters", [])))
+    return _cluster_messages(cluster, list(config.get("ssh_clusters", [])))
 
 
-def cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> list[str]:
+def _cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> list[str]:
     found = []
     if cluster.ssh_enabled and cluster.name not in ssh_clusters:
         found.append(
@@ -108,7 +108,7 @@ def cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> li
     return found
 
 
-def resource_messages(
+def _resource_messages(
     resource_type: str, props: Mapping[str, Any], public_workspaces: Collection[str] = ()
 ) -> list[str]:
     if resource_type == WORKSPACE:

@@ -41,10 +41,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
         return []
     if why := cluster.undecided("remote_login", "ssh_public_key", "admin_password", "disable_local_auth"):
         return [why]
-    return messages(cluster)
+    return _messages(cluster)
 
 
-def messages(cluster: Cluster) -> list[str]:
+def _messages(cluster: Cluster) -> list[str]:
     found = []
     access = cluster.remote_login
     if access not in ("Enabled", "Disabled"):

@@ -43,10 +43,10 @@ def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]
     if why := cluster.undecided("size", "region"):
         return [why]
     warn_days = int(config.get("warn_days", DEFAULT_WARN_DAYS))
-    return messages(cluster.size, cluster.region, evaluation_date(config), warn_days)
+    return _messages(cluster.size, cluster.region, evaluation_date(config), warn_days)
 
 
-def messages(size: str | None, region: str | None, on: date, warn_days: int) -> list[str]:
+def _messages(size: str | None, region: str | None, on: date, warn_days: int) -> list[str]:
     """The warning for a size that retires within `warn_days` after `on` in `region` (empty otherwise)."""
     if not size:
         return []
