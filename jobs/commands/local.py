@@ -1,4 +1,4 @@
-"""`python -m jobs local {smoke,train}`: run a job script on this machine as Azure ML would on a cluster.
+"""`python -m jobs local {smoke,train,health}`: run a job script on this machine as Azure ML would on a cluster.
 
     python -m jobs local smoke --nodes 2 --procs-per-node 2 -- --expect-world-size 4
     python -m jobs local train --nodes 1 --procs-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-SCRIPTS = ("smoke", "train")
+SCRIPTS = ("smoke", "train", "health")
 SRC = Path(__file__).resolve().parent.parent / "src"
 MAX_PROCS = 256
 
@@ -26,10 +26,10 @@ MAX_PROCS = 256
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "local",
-        help="run smoke.py or train.py here with Azure ML's distributed environment",
+        help="run smoke.py, train.py or health.py here with Azure ML's distributed environment",
         description=__doc__.split("\n")[0],
     )
-    scripts = p.add_subparsers(dest="script", required=True, metavar="{smoke,train}")
+    scripts = p.add_subparsers(dest="script", required=True, metavar="{smoke,train,health}")
     for name in SCRIPTS:
         s = scripts.add_parser(
             name,
