@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
-from jobs.plan import plan, young_daly
+from jobs.runplan import plan, young_daly
 
 
 def test_seed_worked_example(capsys):

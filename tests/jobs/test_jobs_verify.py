@@ -10,7 +10,7 @@ import pytest
 
 from jobs import nccl
 from jobs.cli import main
-from jobs.verify import verify
+from jobs.logchecks import verify
 
 H100 = "Standard_ND96isr_H100_v5"
 

@@ -16,18 +16,15 @@ Gb/s (gigabits, the link-rate unit), so `busbw_gbps` and `link_gbps_per_gpu` com
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, nccl
+from jobs import logfiles, logpatterns, nccl
 
-_WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
-_NODE_RANK = re.compile(r"\bnode_rank[ =:]+(\d+)")
-_HOST = re.compile(r"\bhost(?:name)?[ =:]+([A-Za-z0-9._-]+)")
-_RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
-_PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
+# The log lines read here; each is defined, with the line it matches, in `logpatterns`.
+_WORLD, _NODE_RANK, _HOST = logpatterns.WORLD_SIZE, logpatterns.NODE_RANK, logpatterns.HOST
+_RANK, _PEAK_BUSBW, _IB_CHANNEL = logpatterns.RANK, logpatterns.PEAK_BUSBW, logpatterns.IB_CHANNEL
 
 #: Below this fraction of one GPU's link speed, the fabric is not carrying the all-reduce: on an
 #: RDMA size, ring all-reduce busbw across nodes approaches the node's aggregate NIC rate (one NIC per
@@ -57,8 +54,6 @@ CAUSE_NO_GDR = (
     "traffic is staged through host memory; check that nvidia-peermem is loaded on the nodes and that "
     "NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ are not set to turn it off"
 )
-# New-format channel lines name GPUDirect RDMA: `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`.
-_IB_CHANNEL = re.compile(r"Channel \d+/\d+ : .*?\bvia NET/IB\w*/\d+(/GDRDMA)?")
 
 
 @dataclass

@@ -12,19 +12,17 @@ when there are three or more) x the world size.
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles
+from jobs import logfiles, logpatterns
 from jobs.errors import UsageError
 
 THRESHOLD = 0.75
 
 # train.py (jobs/src) logs on rank 0: "step 20/50 | loss 5.1 | 80.1 ms/step | tok/s/gpu 12,345 | mfu 41.0%"
-_PER_GPU = re.compile(r"tok(?:ens)?/s/gpu[ =:]+([0-9][0-9,]*(?:\.[0-9]+)?)", re.IGNORECASE)
-_WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
+_PER_GPU, _WORLD = logpatterns.TOKENS_PER_GPU_S, logpatterns.WORLD_SIZE
 
 
 @dataclass
