@@ -3,8 +3,8 @@
 The shapes come from the Azure ML REST spec, Azure/azure-rest-api-specs
 specification/machinelearningservices/resource-manager/Microsoft.MachineLearningServices/
 stable/2025-12-01/machineLearningServices.json (SPEC below): operations `Compute_CreateOrUpdate`,
-`Compute_Get`, `Compute_List`, `Compute_Delete`, `Compute_ListNodes`; definitions `ComputeResource`, `Compute`,
-`AmlComputeProperties`, `ScaleSettings`, `UserAccountCredentials`; examples `examples/Compute/get/
+`Compute_Get`, `Compute_List`, `Compute_Delete`, `Compute_ListNodes`; definitions `ComputeResource`,
+`Compute`, `AmlComputeProperties`, `ScaleSettings`, `UserAccountCredentials`; examples `examples/Compute/get/
 AmlCompute.json`, `createOrUpdate/BasicAmlCompute.json`, `list.json`, `delete.json`. azure-native 3.29's
 `machinelearningservices.Compute` uses 2025-12-01 ("Uses Azure REST API version 2025-12-01", its
 docstring); azure-ai-ml 1.35.2 sends `api-version=2023-08-01-preview` for compute calls (`_ml_client.py`:

@@ -1,4 +1,4 @@
-"""`python -m jobs local {smoke,train,health}`: run a job script on this machine as Azure ML would on a cluster.
+"""`python -m jobs local {smoke,train,health}`: run a job script here as Azure ML would on a cluster.
 
     python -m jobs local smoke --nodes 2 --procs-per-node 2 -- --expect-world-size 4
     python -m jobs local train --nodes 1 --procs-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt

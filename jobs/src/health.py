@@ -28,7 +28,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import healthparse as hp
 import torch
@@ -64,25 +63,43 @@ def _floats(n: int):
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="health.py", description=__doc__.split("\n")[0], allow_abbrev=False)
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick", help="few iterations (default)")
-    mode.add_argument("--full", dest="mode", action="store_const", const="full", help="nccl-tests' 5 + 20 iterations")
+    mode.add_argument(
+        "--quick", dest="mode", action="store_const", const="quick", help="few iterations (default)"
+    )
+    mode.add_argument(
+        "--full", dest="mode", action="store_const", const="full", help="nccl-tests' 5 + 20 iterations"
+    )
     p.set_defaults(mode="quick")
     lv = p.add_argument_group("levels (the job builder sets them from the size catalog)")
     lv.add_argument("--gpus", type=int, help="GPUs a node must show")
     lv.add_argument("--allreduce-gbs", type=float, help="single-node all-reduce busbw floor, GB/s")
-    lv.add_argument("--allreduce-bytes", type=size_arg, default=1 << 30, help="message size on GPU (default 1G)")
+    lv.add_argument(
+        "--allreduce-bytes", type=size_arg, default=1 << 30, help="message size on GPU (default 1G)"
+    )
     lv.add_argument("--h2d-gbs", type=float, help="host<->device copy floor per GPU, GB/s")
     lv.add_argument("--p2p-gbs", type=float, help="GPU-to-GPU copy floor, GB/s")
     lv.add_argument("--ib-ports", type=int, help="backend InfiniBand ports a node must have active")
     lv.add_argument("--ib-rate", type=float, help="each port's rate, Gb/s")
-    lv.add_argument("--multi-node", type=_floats(3), metavar="EXPECTED,WARN,FAIL", help="across-node busbw, GB/s")
+    lv.add_argument(
+        "--multi-node", type=_floats(3), metavar="EXPECTED,WARN,FAIL", help="across-node busbw, GB/s"
+    )
     lv.add_argument("--xid-fail", default="", metavar="CODES", help="comma-separated XIDs that fail a node")
-    lv.add_argument("--ecc-limits", type=_floats(3), metavar="DRAM,SRAM_CORR,ROWS",
-                    help="DRAM errors, SRAM correctable errors and uncorrectable remapped rows allowed")
+    lv.add_argument(
+        "--ecc-limits",
+        type=_floats(3),
+        metavar="DRAM,SRAM_CORR,ROWS",
+        help="DRAM errors, SRAM correctable errors and uncorrectable remapped rows allowed",
+    )
     p.add_argument("--cpu-bytes", type=size_arg, default=1 << 20, help="all-reduce size on CPU (default 1M)")
-    p.add_argument("--bisect", choices=("auto", "always", "never"), default="auto",
-                   help="auto: when the across-node result is below warn (GPU only)")
-    p.add_argument("--timeout-min", type=float, default=10.0, help="collective timeout in minutes (default 10)")
+    p.add_argument(
+        "--bisect",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="auto: when the across-node result is below warn (GPU only)",
+    )
+    p.add_argument(
+        "--timeout-min", type=float, default=10.0, help="collective timeout in minutes (default 10)"
+    )
     args = p.parse_args(argv)
     try:
         args.xid_codes = frozenset(int(c) for c in args.xid_fail.split(",") if c.strip())
@@ -94,9 +111,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def rules_of(args: argparse.Namespace) -> hp.Rules:
-    r = hp.Rules(gpus=args.gpus, allreduce_gbs=args.allreduce_gbs, h2d_gbs=args.h2d_gbs, p2p_gbs=args.p2p_gbs,
-                 ib_ports=args.ib_ports, ib_rate_gbps=args.ib_rate, multi_node=args.multi_node,
-                 xid_fail=args.xid_codes)
+    r = hp.Rules(
+        gpus=args.gpus,
+        allreduce_gbs=args.allreduce_gbs,
+        h2d_gbs=args.h2d_gbs,
+        p2p_gbs=args.p2p_gbs,
+        ib_ports=args.ib_ports,
+        ib_rate_gbps=args.ib_rate,
+        multi_node=args.multi_node,
+        xid_fail=args.xid_codes,
+    )
     if args.ecc_limits:
         r.dram_errors_max, r.sram_correctable_max, r.remapped_rows_max = (int(v) for v in args.ecc_limits)
     return r
@@ -174,8 +198,9 @@ def copy_bandwidth(device: torch.device, nbytes: int, iters: int) -> dict[str, f
     return out
 
 
-def allreduce(nbytes: int, group, ranks: list[int], device: torch.device, iters: int, warmup: int,
-              scope: str) -> float:
+def allreduce(
+    nbytes: int, group, ranks: list[int], device: torch.device, iters: int, warmup: int, scope: str
+) -> float:
     """busbw (GB/s) of an all-reduce among `ranks` (nccl-tests formulas); the first rank prints the line."""
     n = len(ranks)
     count = max(1, nbytes // 4)
@@ -194,8 +219,11 @@ def allreduce(nbytes: int, group, ranks: list[int], device: torch.device, iters:
     algbw = count * 4 / seconds / 1e9
     busbw = algbw * 2 * (n - 1) / n
     if dist.get_rank() == ranks[0]:
-        print(f"health allreduce scope={scope} ranks={n} size={count * 4} count={count} "
-              f"time_us={seconds * 1e6:.1f} algbw={algbw:.2f} busbw={busbw:.2f}", flush=True)
+        print(
+            f"health allreduce scope={scope} ranks={n} size={count * 4} count={count} "
+            f"time_us={seconds * 1e6:.1f} algbw={algbw:.2f} busbw={busbw:.2f}",
+            flush=True,
+        )
     del x
     return busbw
 
@@ -204,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     missing = [v for v in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE") if v not in os.environ]
     if missing:
-        print(f"health.py: error: {', '.join(missing)} not set: run it as an Azure ML PyTorch job, under "
-              "torchrun, or with `python -m jobs local health --nodes N --procs-per-node P`", file=sys.stderr)
+        print(
+            f"health.py: error: {', '.join(missing)} not set: run it as an Azure ML PyTorch job, under "
+            "torchrun, or with `python -m jobs local health --nodes N --procs-per-node P`",
+            file=sys.stderr,
+        )
         return 2
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -214,8 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(f"cuda:{local_rank}" if on_gpu else "cpu")
     if on_gpu:
         torch.cuda.set_device(device)
-    dist.init_process_group(backend="nccl" if on_gpu else "gloo",
-                            timeout=datetime.timedelta(minutes=args.timeout_min))
+    dist.init_process_group(
+        backend="nccl" if on_gpu else "gloo", timeout=datetime.timedelta(minutes=args.timeout_min)
+    )
     full = args.mode == "full"
     iters, warmup = (20, 5) if full else (5, 2)
     nbytes = args.allreduce_bytes if on_gpu else args.cpu_bytes
@@ -225,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         layout: list = [None] * world
         dist.all_gather_object(layout, (rank, node_rank, socket.gethostname(), _ip()))
         nodes: dict[int, list[int]] = {}
-        for r, n, _h, _ip_ in sorted(layout):
+        for r, n, _h, _addr in sorted(layout):
             nodes.setdefault(n, []).append(r)
         hosts = {n: h for _r, n, h, _ in layout}
         ips = {n: ip for _r, n, _h, ip in layout}
@@ -269,8 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as e:
         if not is_peer_loss(e):
             raise
-        print(f"health.py: error: rank {rank}: lost a peer ({str(e).splitlines()[0][:300]})", file=sys.stderr,
-              flush=True)
+        print(
+            f"health.py: error: rank {rank}: lost a peer ({str(e).splitlines()[0][:300]})",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(EXIT_NODE_FAILED)
 
     code = 0
@@ -283,8 +318,18 @@ def main(argv: list[str] | None = None) -> int:
     return codes[0]
 
 
-def report(gathered: list, nodes: dict[int, list[int]], hosts: dict, ips: dict, rules: hp.Rules, on_gpu: bool,
-           at: str, multi: hp.Finding, bisection: hp.Bisection | None, mode: str) -> int:
+def report(
+    gathered: list,
+    nodes: dict[int, list[int]],
+    hosts: dict,
+    ips: dict,
+    rules: hp.Rules,
+    on_gpu: bool,
+    at: str,
+    multi: hp.Finding,
+    bisection: hp.Bisection | None,
+    mode: str,
+) -> int:
     """Rank 0: one `health node {json}` line per node and the `health summary {json}` line; the exit code."""
     verdicts = {}
     bad = set(bisection.bad) if bisection else set()
@@ -303,7 +348,9 @@ def report(gathered: list, nodes: dict[int, list[int]], hosts: dict, ips: dict, 
             findings.append(hp.check_level(f"copy {kind}", worst_value, floor, on_gpu, " (slowest GPU)"))
         single = next((g[4] for g in rows if g[4] is not None), None)
         if len(nodes[n]) < 2:
-            findings.append(hp.Finding("node all-reduce", hp.NA, "one process on the node: nothing to reduce"))
+            findings.append(
+                hp.Finding("node all-reduce", hp.NA, "one process on the node: nothing to reduce")
+            )
         else:
             findings.append(hp.check_level("node all-reduce", single, rules.allreduce_gbs, on_gpu, at))
         if len(nodes) > 1:
@@ -315,16 +362,28 @@ def report(gathered: list, nodes: dict[int, list[int]], hosts: dict, ips: dict, 
             findings.append(f)
         verdict = hp.worst(f.status for f in findings)
         verdicts[n] = verdict
-        record = {"node": f"node-{n}", "node_rank": n, "host": hosts[n], "ip": ips[n], "ranks": nodes[n],
-                  "status": verdict, "findings": [f.to_json() for f in findings]}
+        record = {
+            "node": f"node-{n}",
+            "node_rank": n,
+            "host": hosts[n],
+            "ip": ips[n],
+            "ranks": nodes[n],
+            "status": verdict,
+            "findings": [f.to_json() for f in findings],
+        }
         print("health node " + json.dumps(record, sort_keys=True), flush=True)
-    summary = {"nodes": len(nodes), "world_size": sum(len(r) for r in nodes.values()), "device": "cuda" if on_gpu
-               else "cpu", "mode": mode, "multi_node": multi.to_json(),
-               "bisection": bisection.to_json() if bisection else None,
-               "healthy": sum(v == hp.PASS for v in verdicts.values()),
-               "warn": sum(v == hp.WARN for v in verdicts.values()),
-               "fail": sum(v == hp.FAIL for v in verdicts.values()),
-               "not_judged": sum(v == hp.NA for v in verdicts.values())}
+    summary = {
+        "nodes": len(nodes),
+        "world_size": sum(len(r) for r in nodes.values()),
+        "device": "cuda" if on_gpu else "cpu",
+        "mode": mode,
+        "multi_node": multi.to_json(),
+        "bisection": bisection.to_json() if bisection else None,
+        "healthy": sum(v == hp.PASS for v in verdicts.values()),
+        "warn": sum(v == hp.WARN for v in verdicts.values()),
+        "fail": sum(v == hp.FAIL for v in verdicts.values()),
+        "not_judged": sum(v == hp.NA for v in verdicts.values()),
+    }
     print("health summary " + json.dumps(summary, sort_keys=True), flush=True)
     return EXIT_NODE_FAILED if summary["fail"] else 0
 

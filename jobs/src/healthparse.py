@@ -139,8 +139,12 @@ def parse_nvsmi_xml(text: str) -> list[Gpu]:
                 index=n if (i := _opt_int(g.findtext("minor_number"))) is None else i,
                 bus_id=g.get("id") or g.findtext("pci/pci_bus_id") or "?",
                 name=(g.findtext("product_name") or "?").strip(),
-                remap_pending=(rr is not None and (rr.findtext("remapped_row_pending") or "").strip() == "Yes"),
-                remap_failure=(rr is not None and (rr.findtext("remapped_row_failure") or "").strip() == "Yes"),
+                remap_pending=(
+                    rr is not None and (rr.findtext("remapped_row_pending") or "").strip() == "Yes"
+                ),
+                remap_failure=(
+                    rr is not None and (rr.findtext("remapped_row_failure") or "").strip() == "Yes"
+                ),
                 remapped_uncorrectable=_int(rr.findtext("remapped_row_unc")) if rr is not None else 0,
                 throttle=active,
                 pcie_gen=(
@@ -307,10 +311,19 @@ def check_gpus(gpus: list[Gpu] | None, rules: Rules, on_gpu: bool) -> list[Findi
     out = []
     if rules.gpus is not None:
         ok = len(gpus) == rules.gpus
-        out.append(Finding("gpu count", PASS if ok else FAIL, f"{len(gpus)} GPU(s), expected {rules.gpus}",
-                           len(gpus), rules.gpus))
+        out.append(
+            Finding(
+                "gpu count",
+                PASS if ok else FAIL,
+                f"{len(gpus)} GPU(s), expected {rules.gpus}",
+                len(gpus),
+                rules.gpus,
+            )
+        )
     else:
-        out.append(Finding("gpu count", NA, f"{len(gpus)} GPU(s); no expected count for this size", len(gpus)))
+        out.append(
+            Finding("gpu count", NA, f"{len(gpus)} GPU(s); no expected count for this size", len(gpus))
+        )
     bad = []
     for g in gpus:
         if g.remap_pending:
@@ -318,25 +331,48 @@ def check_gpus(gpus: list[Gpu] | None, rules: Rules, on_gpu: bool) -> list[Findi
         if g.remap_failure:
             bad.append(f"GPU {g.index} ({g.bus_id}): row remap failure")
         if g.remapped_uncorrectable > rules.remapped_rows_max:
-            bad.append(f"GPU {g.index}: {g.remapped_uncorrectable} uncorrectable remapped rows "
-                       f"(> {rules.remapped_rows_max})")
+            bad.append(
+                f"GPU {g.index}: {g.remapped_uncorrectable} uncorrectable remapped rows "
+                f"(> {rules.remapped_rows_max})"
+            )
         if g.sram_uncorrectable > 0:
             bad.append(f"GPU {g.index}: {g.sram_uncorrectable} uncorrectable SRAM ECC error(s)")
         if g.sram_correctable > rules.sram_correctable_max:
-            bad.append(f"GPU {g.index}: {g.sram_correctable} correctable SRAM ECC errors "
-                       f"(> {rules.sram_correctable_max})")
+            bad.append(
+                f"GPU {g.index}: {g.sram_correctable} correctable SRAM ECC errors "
+                f"(> {rules.sram_correctable_max})"
+            )
         if max(g.dram_uncorrectable, g.dram_correctable) > rules.dram_errors_max:
             bad.append(f"GPU {g.index}: DRAM ECC errors above {rules.dram_errors_max}")
-    out.append(Finding("ecc / row remap", FAIL if bad else PASS, "; ".join(bad) or "no pending or failed "
-                       "row remaps, no uncorrectable SRAM errors, ECC counts within limits"))
-    throttled = [f"GPU {g.index}: {'+'.join(r)}" for g in gpus
-                 if (r := [x for x in g.throttle if x not in rules.benign_throttle])]
-    out.append(Finding("clocks", WARN if throttled else PASS,
-                       "; ".join(throttled) or "no throttle reason beyond idle / SW power cap"))
-    narrow = [f"GPU {g.index}: PCIe gen {g.pcie_gen[0]} x{g.pcie_width[0]} of gen {g.pcie_gen[1]} "
-              f"x{g.pcie_width[1]}" for g in gpus
-              if None not in (*g.pcie_width, *g.pcie_gen) and g.pcie_width[0] < g.pcie_width[1]]
-    out.append(Finding("pcie link", WARN if narrow else PASS, "; ".join(narrow) or "every link at full width"))
+    out.append(
+        Finding(
+            "ecc / row remap",
+            FAIL if bad else PASS,
+            "; ".join(bad)
+            or "no pending or failed row remaps, no uncorrectable SRAM errors, ECC counts within limits",
+        )
+    )
+    throttled = [
+        f"GPU {g.index}: {'+'.join(r)}"
+        for g in gpus
+        if (r := [x for x in g.throttle if x not in rules.benign_throttle])
+    ]
+    out.append(
+        Finding(
+            "clocks",
+            WARN if throttled else PASS,
+            "; ".join(throttled) or "no throttle reason beyond idle / SW power cap",
+        )
+    )
+    narrow = [
+        f"GPU {g.index}: PCIe gen {g.pcie_gen[0]} x{g.pcie_width[0]} of gen {g.pcie_gen[1]} "
+        f"x{g.pcie_width[1]}"
+        for g in gpus
+        if None not in (*g.pcie_width, *g.pcie_gen) and g.pcie_width[0] < g.pcie_width[1]
+    ]
+    out.append(
+        Finding("pcie link", WARN if narrow else PASS, "; ".join(narrow) or "every link at full width")
+    )
     return out
 
 
@@ -348,8 +384,13 @@ def check_xids(xids: list[Xid] | None, rules: Rules, on_gpu: bool, source: str) 
     fatal = [x for x in xids if x.code in rules.xid_fail]
     if fatal:
         codes = sorted({x.code for x in fatal})
-        return Finding("xid", FAIL, f"XID {', '.join(map(str, codes))} in {source}: {fatal[-1].line}",
-                       codes, "none of " + ",".join(map(str, sorted(rules.xid_fail))))
+        return Finding(
+            "xid",
+            FAIL,
+            f"XID {', '.join(map(str, codes))} in {source}: {fatal[-1].line}",
+            codes,
+            "none of " + ",".join(map(str, sorted(rules.xid_fail))),
+        )
     other = sorted({x.code for x in xids})
     return Finding("xid", PASS, f"no failing XID in {source}" + (f" (seen: {other})" if other else ""))
 
@@ -360,14 +401,21 @@ def check_ib(ports: list[IbPort] | None, rules: Rules, on_gpu: bool) -> Finding:
     if ports is None:
         if not on_gpu:
             return Finding("infiniband", NA, NOT_ON_CPU + " (no /sys/class/infiniband here)")
-        return Finding("infiniband", FAIL, "no /sys/class/infiniband: the RDMA driver is not loaded",
-                       0, rules.ib_ports)
+        return Finding(
+            "infiniband", FAIL, "no /sys/class/infiniband: the RDMA driver is not loaded", 0, rules.ib_ports
+        )
     ib = [p for p in ports if p.link_layer == "InfiniBand"]
-    up = [p for p in ib if p.state == "ACTIVE" and (rules.ib_rate_gbps is None or
-                                                    (p.rate_gbps or 0) >= rules.ib_rate_gbps)]
-    down = [f"{p.device}:{p.port} {p.state or '?'}/{p.phys_state or '?'}"
-            + (f" {p.rate_gbps:g} Gb/s" if p.rate_gbps is not None else "")
-            for p in ib if p not in up]
+    up = [
+        p
+        for p in ib
+        if p.state == "ACTIVE" and (rules.ib_rate_gbps is None or (p.rate_gbps or 0) >= rules.ib_rate_gbps)
+    ]
+    down = [
+        f"{p.device}:{p.port} {p.state or '?'}/{p.phys_state or '?'}"
+        + (f" {p.rate_gbps:g} Gb/s" if p.rate_gbps is not None else "")
+        for p in ib
+        if p not in up
+    ]
     rate = f" at {rules.ib_rate_gbps:g} Gb/s" if rules.ib_rate_gbps else ""
     detail = f"{len(up)} of {rules.ib_ports} port(s) active{rate}"
     if down:
@@ -385,25 +433,35 @@ def check_level(name: str, measured: float | None, floor: float | None, on_gpu: 
     if floor is None:
         return Finding(name, NA, f"{measured:.1f} GB/s{at}; no level for this size", measured)
     ok = measured >= floor
-    return Finding(name, PASS if ok else FAIL, f"{measured:.1f} GB/s{at}, expected at least {floor:g}",
-                   measured, floor)
+    return Finding(
+        name, PASS if ok else FAIL, f"{measured:.1f} GB/s{at}, expected at least {floor:g}", measured, floor
+    )
 
 
-def judge_multi(measured: float | None, levels: tuple[float, float, float] | None, on_gpu: bool,
-                at: str) -> Finding:
+def judge_multi(
+    measured: float | None, levels: tuple[float, float, float] | None, on_gpu: bool, at: str
+) -> Finding:
     """Across-node all-reduce busbw against expected / warn / fail."""
     name = "multi-node all-reduce"
     if not on_gpu:
         shown = f"measured {measured:.2f} GB/s on CPU; " if measured is not None else ""
         return Finding(name, NA, shown + NOT_ON_CPU, measured)
     if measured is None or levels is None:
-        return Finding(name, NA if measured is not None else FAIL,
-                       f"{measured:.1f} GB/s{at}; no level for this size" if measured is not None
-                       else "not measured", measured)
+        return Finding(
+            name,
+            NA if measured is not None else FAIL,
+            f"{measured:.1f} GB/s{at}; no level for this size" if measured is not None else "not measured",
+            measured,
+        )
     expected, warn, fail = levels
     status = FAIL if measured < fail else WARN if measured < warn else PASS
-    return Finding(name, status, f"{measured:.1f} GB/s{at}; expected about {expected:g}, warn below {warn:g}, "
-                   f"fail below {fail:g}", measured, expected)
+    return Finding(
+        name,
+        status,
+        f"{measured:.1f} GB/s{at}; expected about {expected:g}, warn below {warn:g}, fail below {fail:g}",
+        measured,
+        expected,
+    )
 
 
 # --- bisection ------------------------------------------------------------------------------------------
@@ -418,8 +476,11 @@ class Bisection:
     note: str = ""
 
     def to_json(self) -> dict:
-        return {"steps": [{"nodes": list(n), "busbw": b} for n, b in self.steps], "bad": self.bad,
-                "note": self.note}
+        return {
+            "steps": [{"nodes": list(n), "busbw": b} for n, b in self.steps],
+            "bad": self.bad,
+            "note": self.note,
+        }
 
 
 Measure = Callable[[list[tuple[str, ...]]], dict[tuple[str, ...], float]]
@@ -449,7 +510,9 @@ def bisect(nodes: list[str], measure: Measure, slow_below: float) -> Bisection:
         out.note = "every pair is above the warn level: the slowdown needs more than two nodes to show"
         return out
     if not good:
-        out.note = "every pair is slow: a fabric-wide problem (or the levels do not fit this image), not one node"
+        out.note = (
+            "every pair is slow: a fabric-wide problem (or the levels do not fit this image), not one node"
+        )
         return out
     reference = good[0]
     suspects = list(dict.fromkeys(n for g in slow for n in g if n not in good))
