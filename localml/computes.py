@@ -255,7 +255,7 @@ def _list_nodes(cp: ControlPlane, req: Request) -> Response:
         if (ws_key, key) not in cp.store.computes:
             return _not_found(name)
         jobs = [j for (w, _), j in cp.store.jobs.items() if w == ws_key
-                and str(j.properties.get("computeId", "")).rsplit("/", 1)[-1].lower() == key]
+                and str(j.properties.get("computeId", "")).rsplit("/", 1)[-1].removeprefix("azureml:").lower() == key]
         jobs.sort(key=lambda j: j.created)
         live = [j for j in jobs if j.status in _LIVE]
         nodes = []
