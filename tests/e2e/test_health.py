@@ -23,21 +23,62 @@ def test_submit_health_two_nodes_reports_every_node_and_never_passes_gpu_checks_
     local: LocalAzureML, outputs_file: Path, tmp_path: Path
 ) -> None:
     outs = json.loads(outputs_file.read_text())
-    outs["clusters"][CLUSTER] = {"name": CLUSTER, "size": SIZE, "region": "eastus", "tier": "dedicated",
-                                 "min_instances": 0, "max_instances": 2, "idle_seconds": 120,
-                                 "gpus_per_node": 2, "vcpus_per_node": 80, "rdma_usable": False,
-                                 "ssh_enabled": False, "node_public_ip": True}
+    outs["clusters"][CLUSTER] = {
+        "name": CLUSTER,
+        "size": SIZE,
+        "region": "eastus",
+        "tier": "dedicated",
+        "min_instances": 0,
+        "max_instances": 2,
+        "idle_seconds": 120,
+        "gpus_per_node": 2,
+        "vcpus_per_node": 80,
+        "rdma_usable": False,
+        "ssh_enabled": False,
+        "node_public_ip": True,
+    }
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(outs))
     env = local.subprocess_env()
-    made = subprocess.run([sys.executable, "-m", "localml.deploy", str(path), "create", CLUSTER, SIZE], cwd=ROOT,
-                          env=env | {"PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    made = subprocess.run(
+        [sys.executable, "-m", "localml.deploy", str(path), "create", CLUSTER, SIZE],
+        cwd=ROOT,
+        env=env | {"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert made.returncode == 0, made.stderr[-3000:]
 
-    r = subprocess.run([sys.executable, "-m", "jobs", "submit", "health", "--outputs", str(path), "--cluster",
-                        CLUSTER, "--nodes", "2", "--processes-per-node", "2", "--allow-tcp", "--quick",
-                        "--logs", str(tmp_path / "logs"), "--poll-seconds", "1", "--json"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jobs",
+            "submit",
+            "health",
+            "--outputs",
+            str(path),
+            "--cluster",
+            CLUSTER,
+            "--nodes",
+            "2",
+            "--processes-per-node",
+            "2",
+            "--allow-tcp",
+            "--quick",
+            "--logs",
+            str(tmp_path / "logs"),
+            "--poll-seconds",
+            "1",
+            "--json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     summary = json.loads(r.stdout)
     job, health = summary["jobs"][0], summary["health"]
     assert r.returncode == 0 and job["status"] == "Completed", (job, r.stderr[-3000:])
@@ -47,8 +88,17 @@ def test_submit_health_two_nodes_reports_every_node_and_never_passes_gpu_checks_
     for node in health["nodes"]:
         checks = {f["check"]: f for f in node["findings"]}
         # GPU-only checks on a CPU run: "not applicable on CPU", never passed.
-        for name in ("gpu count", "ecc / row remap", "xid", "copy h2d", "node all-reduce", "multi-node all-reduce"):
-            assert checks[name]["status"] == "n/a" and "not applicable on CPU" in checks[name]["detail"], checks
+        for name in (
+            "gpu count",
+            "ecc / row remap",
+            "xid",
+            "copy h2d",
+            "node all-reduce",
+            "multi-node all-reduce",
+        ):
+            assert checks[name]["status"] == "n/a" and "not applicable on CPU" in checks[name]["detail"], (
+                checks
+            )
         assert checks["node all-reduce"]["measured"] > 0  # measured for real over gloo, only not judged
         assert node["status"] == "n/a"
         # list_nodes answered both of the job's nodes; localml runs them all on 127.0.0.1, so the report
@@ -57,5 +107,7 @@ def test_submit_health_two_nodes_reports_every_node_and_never_passes_gpu_checks_
         assert node["node_id_note"].startswith("2 listed nodes share private IP 127.0.0.1")
         assert f"{CLUSTER}-{job['name']}-n0" in node["node_id_note"]
     assert local.control_plane is not None
-    assert any(c.method == "POST" and c.path.endswith(f"/computes/{CLUSTER}/listNodes") and c.status == 200
-               for c in local.control_plane.server.log)
+    assert any(
+        c.method == "POST" and c.path.endswith(f"/computes/{CLUSTER}/listNodes") and c.status == 200
+        for c in local.control_plane.server.log
+    )
