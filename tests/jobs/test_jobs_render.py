@@ -32,7 +32,8 @@ def test_smoke_on_h100_x4_is_two_nodes_of_eight_processes(tmp_path):
     assert body["resources"]["instanceCount"] == 2
     assert body["computeId"] == "h100-x4"
     assert body["environmentVariables"] == {"NCCL_DEBUG": "INFO"}
-    assert body["command"] == "python smoke.py --expect-world-size 16"
+    # The GPU sweep reaches the message size of ND H100 v5's health levels (16 GiB; vmsizes/data/health.yaml).
+    assert body["command"] == "python smoke.py --expect-world-size 16 --gpu-max-bytes 17179869184"
     assert body["environmentId"].startswith("azureml://registries/azureml/environments/acpt-pytorch")
 
 
@@ -46,7 +47,7 @@ def test_code_is_jobs_src_relative_to_the_yaml(tmp_path):
 def test_smoke_default_is_capped_by_the_clusters_max(tmp_path):
     body = rest_body(render(tmp_path, "smoke", "--cluster", "h100-one"))
     assert body["resources"]["instanceCount"] == 1
-    assert body["command"] == "python smoke.py --expect-world-size 8"
+    assert body["command"] == "python smoke.py --expect-world-size 8 --gpu-max-bytes 17179869184"
 
 
 def test_train_binds_the_checkpoint_to_a_fixed_path_in_rw_mount(tmp_path):
