@@ -1,12 +1,16 @@
 """Every log-line pattern `jobs/` reads, in one place: what the job scripts and NCCL print in a rank's log.
 
-Readers: `logchecks` (`python -m jobs verify`), `efficiency` (`python -m jobs scaling`) and `nccl`.
+Readers: `logchecks` (`python -m jobs verify`), `efficiency` (`python -m jobs scaling`), `nccl` and
+`health.report` (the health job's records).
 The file layout of the logs (`user_logs/std_log_process_<N>.txt`, `retry_NNN/`) is `logfiles`' concern.
 
 smoke.py (jobs/src; the format is stable, docs/job-scripts.md "Output format"):
     smoke rank=3 local_rank=1 node_rank=1 world_size=4 host=node-1 device=cuda:1    every rank
     world size 4                                                                    rank 0
     smoke peak busbw: 12.75 GB/s                                                    rank 0
+health.py (jobs/src) on rank 0:
+    health node {"node": "node-0", "status": "pass", "findings": [...], ...}    one per node
+    health summary {"nodes": 2, "fail": 0, "bisection": null, ...}              last
 train.py (jobs/src) on rank 0:
     model 1.23M params | world size 4 | device cuda | ...
     step 20/50 | loss 5.1 | 80.1 ms/step | tok/s/gpu 12,345 | mfu 41.0%
@@ -29,6 +33,10 @@ RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
 PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
 #: train.py's step line: `tok/s/gpu 12,345` (thousands separated by commas).
 TOKENS_PER_GPU_S = re.compile(r"tok(?:ens)?/s/gpu[ =:]+([0-9][0-9,]*(?:\.[0-9]+)?)", re.IGNORECASE)
+
+#: health.py's records on rank 0 (docs/job-scripts.md "health.py"): `health node {json}` per node and one
+#: `health summary {json}`; group 1 is the kind, group 2 the JSON object.
+HEALTH_RECORD = re.compile(r"^health (node|summary) (\{.*\})\s*$")
 
 # -- NCCL's INFO lines (NCCL_DEBUG=INFO) ---------------------------------------------------------------
 #: Any NCCL log line.

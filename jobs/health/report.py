@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import logfiles
+from jobs.logpatterns import HEALTH_RECORD
 
 HEALTHY, WARN, FAIL, NOT_JUDGED = "pass", "warn", "fail", "n/a"
 
@@ -71,10 +72,11 @@ def read(logdir: Path) -> HealthReport:
     summary = None
     for _rank, path in sorted(logs.items()):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            head, _, body = line.partition("{")
+            if not (m := HEALTH_RECORD.match(line)):
+                continue
             try:
-                if head == "health node ":
-                    rec = json.loads("{" + body)
+                rec = json.loads(m.group(2))
+                if m.group(1) == "node":
                     nodes[rec["node"]] = NodeReport(
                         node=rec["node"],
                         node_rank=rec["node_rank"],
@@ -83,8 +85,8 @@ def read(logdir: Path) -> HealthReport:
                         status=rec["status"],
                         findings=rec["findings"],
                     )
-                elif head == "health summary ":
-                    summary = json.loads("{" + body)
+                else:
+                    summary = rec
             except (ValueError, KeyError):
                 continue
     report = HealthReport(sorted(nodes.values(), key=lambda n: n.node_rank), summary)

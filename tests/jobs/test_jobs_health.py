@@ -320,3 +320,14 @@ def test_a_job_that_died_before_its_report_is_a_problem(tmp_path):
     (tmp_path / "user_logs" / "std_log_process_0.txt").write_text("health allreduce scope=all ranks=4 ...\n")
     rep = report.read(tmp_path)
     assert rep.failed and "no `health summary` line" in rep.problems[0]
+
+
+def test_the_captured_cpu_run_reads_back_as_not_judged(tmp_path):
+    """rank 0 of a real `jobs local health` run (gloo): every node `n/a`, measured but never passed."""
+    (tmp_path / "user_logs").mkdir()
+    text = (FIX / "health-local-2x2-rank0.txt").read_text()
+    (tmp_path / "user_logs" / "std_log_process_0.txt").write_text(text)
+    rep = report.read(tmp_path)
+    assert [n.status for n in rep.nodes] == ["n/a", "n/a"] and not rep.failed
+    assert rep.summary["device"] == "cpu" and rep.summary["not_judged"] == 2
+    assert all(f["status"] == "n/a" for n in rep.nodes for f in n.findings)
