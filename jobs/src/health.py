@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 import healthparse as hp
 import torch
@@ -136,13 +137,20 @@ def _run(argv: list[str]) -> str | None:
     return r.stdout if r.returncode == 0 else None
 
 
+def _has_lines(text: str | None) -> bool:
+    return any(ln.strip() and not ln.startswith("-- No entries --") for ln in (text or "").splitlines())
+
+
 def node_facts(on_gpu: bool) -> dict:
     """What the node says about itself: nvidia-smi, the kernel log's XIDs, InfiniBand ports."""
     facts: dict = {"gpus": None, "xids": None, "xid_source": None, "ib": None}
     if on_gpu:
         xml = _run(["nvidia-smi", "-q", "-x"])
-        if xml is not None:
-            gpus = hp.parse_nvsmi_xml(xml)
+        try:
+            gpus = hp.parse_nvsmi_xml(xml) if xml is not None else None
+        except ET.ParseError:
+            gpus = None  # a cut-off log: reported as nvidia-smi not answering
+        if gpus is not None:
             # The throttle bitmask, as Azure's check reads it (clocks_event_reasons on drivers 535+).
             for field in ("clocks_event_reasons.active", "clocks_throttle_reasons.active"):
                 csv = _run(["nvidia-smi", f"--query-gpu=index,{field}", "--format=csv"])
@@ -152,10 +160,14 @@ def node_facts(on_gpu: bool) -> dict:
                         g.throttle = hp.throttle_reasons(row.get(field, ""))
                     break
             facts["gpus"] = gpus
-        log = _run(["journalctl", "-k", f"--since={XID_WINDOW}", "--no-pager", "-q"])
-        source = "journalctl -k (last 2 h)"
+        # A container may see no journal ("-- No entries --" even since boot): then dmesg, else unreadable
+        # (reported as a warning, never as a pass).
+        log, source = None, "journalctl -k (last 2 h)"
+        if _has_lines(_run(["journalctl", "-k", "-b", "-n", "1", "--no-pager", "-q"])):
+            log = _run(["journalctl", "-k", f"--since={XID_WINDOW}", "--no-pager", "-q"])
         if log is None:
             log, source = _run(["dmesg"]), "dmesg (since boot)"
+            log = log if _has_lines(log) else None
         if log is not None:
             facts["xids"], facts["xid_source"] = hp.parse_xids(log), source
     facts["ib"] = hp.read_ib()
@@ -263,7 +275,14 @@ def main(argv: list[str] | None = None) -> int:
         ips = {n: ip for _r, n, _h, ip in layout}
         leader = nodes[node_rank][0] == rank
         facts = node_facts(on_gpu) if leader else None
-        copies = copy_bandwidth(device, (1 << 30) if full else (256 << 20), iters) if on_gpu else {}
+        copies: dict[str, float] = {}
+        if on_gpu:
+            # One GPU of a node at a time, as nvbandwidth measures (concurrent copies share host links).
+            local_index = nodes[node_rank].index(rank)
+            for turn in range(max(len(r) for r in nodes.values())):
+                if turn == local_index:
+                    copies = copy_bandwidth(device, (1 << 30) if full else (256 << 20), iters)
+                dist.barrier()
 
         per_node: dict[int, float | None] = {}
         for n in sorted(nodes):  # every rank creates every group, in the same order
@@ -276,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
 
         gathered: list = [None] * world
         dist.all_gather_object(gathered, (rank, node_rank, facts, copies, per_node.get(node_rank)))
-        multi_finding = hp.judge_multi(multi, rules.multi_node, on_gpu, at)
+        if len(nodes) > 1:
+            multi_finding = hp.judge_multi(multi, rules.multi_node, on_gpu, at)
+        else:
+            multi_finding = hp.Finding("multi-node all-reduce", hp.NA, "one node: no all-reduce across nodes")
         bisection = None
         slow = multi_finding.status in (hp.WARN, hp.FAIL)
         if len(nodes) > 1 and (args.bisect == "always" or (args.bisect == "auto" and slow)):
