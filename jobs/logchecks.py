@@ -4,7 +4,8 @@ Inputs are the files `jobs.download(name, all=True)` or the local launcher write
 The checks are the seed's first-run checks ("On the first run, check the world size is 16, the log
 shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency under 1.5x"):
 
-- world size: the `world size N` line against the expected N; the number of rank logs against N;
+- world size: train.py's metrics records (`world_size`, jobs/src/metrics.py), else the smoke script's
+  `world size N` line, against the expected N; the number of rank logs against N;
 - processes per node, from the smoke script's per-rank lines (node_rank / host);
 - transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;
 - the transport judged from the ranks whose connections cross nodes (`via NET/...` edges): a rank whose
@@ -23,7 +24,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, logpatterns, nccl
+from jobs import logfiles, logpatterns, nccl, trainlog
+from jobs.errors import UsageError
 
 # The log lines read here; each is defined, with the line it matches, in `logpatterns`.
 _WORLD, _NODE_RANK, _HOST = logpatterns.WORLD_SIZE, logpatterns.NODE_RANK, logpatterns.HOST
@@ -68,12 +70,12 @@ class Report:
     transport_by_rank: dict[int, str]
     busbw_gbps: float | None  # Gb/s (bits), like link_gbps_per_gpu; smoke.py logs GB/s
     ok: bool
+    nodes: int | None  # None: no per-rank lines to count nodes from
+    attempt: int  # 0 = the first attempt, N = user_logs/retry_N
+    size: str | None
     problems: list[str] = field(default_factory=list)
     processes_per_node: dict[str, int] = field(default_factory=dict)
-    nodes: int | None = None
-    attempt: int = 0
-    size: str | None = None
-    link_gbps_per_gpu: float | None = None  # Gb/s (bits)
+    link_gbps_per_gpu: float | None = None  # Gb/s (bits); None without --size
     likely_causes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     busbw_levels: dict[str, float] | None = None  # GB/s: the size's multi-node expected / warn / fail
@@ -123,6 +125,7 @@ def verify(
     busbws: list[float] = []
     ib_channels = gdr_channels = 0
     crossing: set[int] = set()  # ranks with a `via NET/...` edge: a connection to another node
+    unreadable: list[str] = []
     for rank, path in logs.items():
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in _IB_CHANNEL.finditer(text):
@@ -134,6 +137,13 @@ def verify(
             crossing.add(rank)
         net_lines = net_lines or bool(parsed.via)
         world, rank_lines, busbw = _smoke_lines(text)
+        try:
+            records = trainlog.records(text, str(path))
+        except UsageError as e:  # a record this version cannot read: a finding, not a crash of the report
+            unreadable.append(str(e))
+            records = []
+        if records:  # a training job: its own record of the world
+            world = records[-1].world_size
         if world is not None:
             worlds.append(world)
         for node, host, r in rank_lines:
@@ -181,9 +191,11 @@ def verify(
         gpus = vm.gpus
         report.link_gbps_per_gpu = vm.per_gpu_link_gbps
 
+    problems.extend(unreadable)
     if world is None:
         problems.append(
-            "no `world size N` line in any rank log: did the smoke script run to its first print?"
+            "no `world size N` line or train.step metrics record in any rank log: did the smoke or "
+            "training script run to its first print (train.py: its first --log-every step)?"
         )
     elif world != expected_world_size:
         problems.append(f"world size {world}, expected {expected_world_size}")
@@ -205,7 +217,7 @@ def verify(
     # NET channels exist only between nodes; without per-rank lines, more ranks than GPUs means > 1 node.
     multi_node = nodes > 1 or net_lines or (nodes == 0 and gpus is not None and len(logs) > max(gpus, 1))
     rdma_ok = all(nccl.is_rdma(t) for t in judged.values())
-    if judged is not by_rank:
+    if len(judged) < len(by_rank):
         report.notes.append(
             f"transport judged from the {len(judged)} rank(s) with inter-node connections; the other "
             f"{len(by_rank) - len(judged)} keep their rings and trees inside their node"

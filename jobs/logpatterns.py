@@ -13,7 +13,7 @@ health.py (jobs/src) on rank 0:
     health summary {"nodes": 2, "fail": 0, "bisection": null, ...}              last
 train.py (jobs/src) on rank 0:
     model 1.23M params | world size 4 | device cuda | ...
-    step 20/50 | loss 5.1 | 80.1 ms/step | tok/s/gpu 12,345 | mfu 41.0%
+  and per log step a metrics record (a JSON line, jobs/src/metrics.py), which `trainlog` reads, not a pattern.
 NCCL with NCCL_DEBUG=INFO, `host:pid:tid [rank] NCCL INFO <text>` (NVIDIA/nccl sources; the lines are
 listed in `nccl`'s docstring).
 """
@@ -31,8 +31,6 @@ HOST = re.compile(r"\bhost(?:name)?[ =:]+([A-Za-z0-9._-]+)")
 RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
 #: smoke.py's last line: `smoke peak busbw: 12.75 GB/s` (GB/s: gigabytes, the nccl-tests unit).
 PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
-#: train.py's step line: `tok/s/gpu 12,345` (thousands separated by commas).
-TOKENS_PER_GPU_S = re.compile(r"tok(?:ens)?/s/gpu[ =:]+([0-9][0-9,]*(?:\.[0-9]+)?)", re.IGNORECASE)
 
 #: health.py's records on rank 0 (docs/job-scripts.md "health.py"): `health node {json}` per node and one
 #: `health summary {json}`; group 1 is the kind, group 2 the JSON object.

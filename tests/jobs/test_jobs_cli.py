@@ -102,7 +102,3 @@ def test_smoke_rank_line_patterns():
     assert logpatterns.HOST.search(line).group(1) == "node-1"
     assert logpatterns.PEAK_BUSBW.search("smoke peak busbw: 12.75 GB/s").group(1) == "12.75"
 
-
-def test_tokens_per_gpu_pattern_reads_thousands_separators():
-    line = "step 20/50 | loss 5.1000 | 80.1 ms/step | tok/s/gpu 12,345 | mfu 41.0%"
-    assert logpatterns.TOKENS_PER_GPU_S.search(line).group(1) == "12,345"
