@@ -504,6 +504,9 @@ def bisect(nodes: list[str], measure: Measure, slow_below: float) -> Bisection:
         for g in groups:
             speed[g] = result[g]
             out.steps.append((g, result[g]))
+    if slow_below <= 0:
+        out.note = "no level to judge against (a CPU run): the pairs are measured, not judged"
+        return out
     slow = [g for g, b in speed.items() if b < slow_below]
     good = [n for g, b in speed.items() if b >= slow_below for n in g]
     if not slow:

@@ -331,3 +331,30 @@ def test_the_captured_cpu_run_reads_back_as_not_judged(tmp_path):
     assert [n.status for n in rep.nodes] == ["n/a", "n/a"] and not rep.failed
     assert rep.summary["device"] == "cpu" and rep.summary["not_judged"] == 2
     assert all(f["status"] == "n/a" for n in rep.nodes for f in n.findings)
+
+
+def test_render_health_yaml_and_the_mode_flags_belong_to_health(tmp_path, capsys):
+    from jobs.cli import main
+
+    outputs = str(Path(__file__).parent / "fixtures" / "outputs-prod.json")
+    out = tmp_path / "health.yml"
+    assert (
+        main(["render", "health", "--outputs", outputs, "--cluster", "h100-x4", "--full", "--out", str(out)])
+        == 0
+    )
+    from azure.ai.ml import load_job
+
+    job = load_job(str(out))
+    assert job.command.startswith("python health.py --full ") and "--multi-node 450,400,300" in job.command
+    assert (job.resources.instance_count, job.distribution.process_count_per_instance) == (4, 8)
+    capsys.readouterr()
+    assert (
+        main(["render", "smoke", "--outputs", outputs, "--cluster", "h100-x4", "--quick", "--out", str(out)])
+        == 2
+    )
+    assert "--quick is for health jobs, not smoke" in capsys.readouterr().err
+
+
+def test_bisection_on_cpu_measures_but_does_not_judge():
+    b = hp.bisect(["node-0", "node-1"], lambda gs: {g: 0.2 for g in gs}, slow_below=0.0)
+    assert b.bad == [] and len(b.steps) == 1 and "not judged" in b.note
