@@ -103,13 +103,13 @@ def run(args: argparse.Namespace) -> int:
             check = precheck.check_quota(ml, built[0], region, tier, cluster)
         quota = check.to_json()
         if not check.checked:
-            console.log(f"warning: quota not checked ({check.error}); submitting anyway")
+            console.log(f"warning: quota not checked ({check.error}); submitting anyway", markup=False)
         elif not check.fits:
             return fail(f"the job's nodes do not fit the quota: {check.message()}; free quota (delete idle "
                         "clusters, lower max_instances elsewhere) or request more (`python -m jobs quota`)",
                         EXIT_QUOTA, args.json, quota=quota, ledger=None)
     if line := precheck.allocation(ml, cluster):
-        console.log(line)
+        console.log(line, markup=False)
     name = args.run_name or args.kind
     policy = Policy(args.max_restarts, args.max_hours, args.backoff_seconds)
     submit_kwargs = {"wait": True, "stream": args.stream, "logs_root": logs, "poll_s": args.poll_seconds,

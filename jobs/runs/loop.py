@@ -98,7 +98,7 @@ def managed(
         row = attempt_row(n, out, cause)
         ledger.attempts.append(row)
         console.log(f"{built.label} attempt {n}: job {out.name} {out.status}: {cause.name} "
-                    f"({cause.evidence})")
+                    f"({cause.evidence})", markup=False)
         if cause.name == "completed":
             ok = out.exit_code == 0
             ledger.outcome, ledger.exit_code = ("completed" if ok else "not-verified"), out.exit_code
