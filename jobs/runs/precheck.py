@@ -96,7 +96,8 @@ def allocation(ml: MLClient, cluster: str | None) -> str | None:
     props = _aml_state(ml, cluster)
     if props is None:
         return None
-    state = getattr(props, "allocation_state", None) or "unknown"
+    state = getattr(props, "allocation_state", None)
+    state = getattr(state, "value", state) or "unknown"  # a str enum: its value reads "Resizing"
     current, target = getattr(props, "current_node_count", None), getattr(props, "target_node_count", None)
     parts = [f"cluster {cluster}: allocation {state}", f"nodes {current}/{target}"]
     counts = getattr(props, "node_state_counts", None)
