@@ -2,9 +2,9 @@
 rank once training reaches a step, as a Spot eviction notice or a node drain would (Azure Scheduled Events
 give a Preempt event up to 30 s ahead, docs/reference/azure-notes.md section 5).
 
-The step comes from rank 0's log, train.py's `step N/M | ...` lines (every `--log-every` steps), so the
-signal goes at the first logged step at or after STEP. `random` picks STEP uniformly in [1, M-1] with
-`random.Random(seed)` once the first line gives M. Only that rank gets the signal; train.py's
+The step comes from rank 0's log, train.py's metrics records (every `--log-every` steps; jobs/trainlog.py),
+so the signal goes at the first logged step at or after STEP. `random` picks STEP uniformly in [1, M-1]
+with `random.Random(seed)` once the first record gives M (`steps`). Only that rank gets the signal; train.py's
 `StopRequest.agreed()` then stops every rank at the same step with a checkpoint (docs/job-scripts.md).
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -20,7 +19,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_STEP = re.compile(rb"^step (\d+)/(\d+) \|", re.MULTILINE)
+from jobs.errors import UsageError
+from jobs.trainlog import records
+
 POLL_S = 0.05
 
 
@@ -47,15 +48,15 @@ class SigtermAt:
         rng = random.Random(self.seed)
         while not self._stop.wait(POLL_S) and proc.poll() is None:
             try:
-                steps = _STEP.findall(log.read_bytes())
-            except OSError:
+                recs = records(log.read_text(errors="replace"), str(log))
+            except (OSError, UsageError):
                 continue
-            if not steps:
+            if not recs:
                 continue
             if self.target is None:
-                total = int(steps[0][1])
+                total = recs[0].steps
                 self.target = self.at if self.at is not None else rng.randint(1, max(1, total - 1))
-            last = int(steps[-1][0])
+            last = recs[-1].step
             if last >= self.target:
                 self.sent_at_step = last
                 print(f"[jobs local] drill: SIGTERM to rank {self.rank} (pid {proc.pid}) at step {last} "

@@ -43,15 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.logfiles import rank_logs
+from jobs.logpatterns import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TRACEBACK
 
 #: Causes a resubmit with the same run name can fix.
 INFRA = ("preempted", "not-responding", "nccl-timeout", "node-lost", "interrupted")
 
-_PREEMPTED = re.compile(r"PreemptionError|pre-?empted", re.IGNORECASE)
-_NCCL_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|timed out in blocking wait")
-_LOST_PEER = re.compile(r"lost a peer")
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
-_INTERRUPTED = re.compile(r"interrupted by signal 15\b")
 
 
 @dataclass(frozen=True)
@@ -88,12 +84,12 @@ def classify(status: str | None, error: str | None, logs: dict[int, str]) -> Cau
         return Cause("completed", "status Completed")
     if status == "Canceled":
         return Cause("canceled", "status Canceled")
-    if error and _PREEMPTED.search(error):
+    if error and PREEMPTED.search(error):
         return Cause("preempted", f"run error: {error.strip()[:300]}")
     if status == "NotResponding":
         return Cause("not-responding", "status NotResponding (no heartbeat to run history)")
-    for name, pattern in (("nccl-timeout", _NCCL_TIMEOUT), ("node-lost", _LOST_PEER),
-                          ("user-error", _TRACEBACK), ("interrupted", _INTERRUPTED)):
+    for name, pattern in (("nccl-timeout", NCCL_TIMEOUT), ("node-lost", LOST_PEER),
+                          ("user-error", TRACEBACK), ("interrupted", INTERRUPTED)):
         hit = _first(pattern, logs)
         if hit:
             return Cause(name, hit)

@@ -2,7 +2,8 @@
 beside the logs after every attempt, so a run that is killed still leaves its history.
 
 Steps come from rank 0's log, as train.py prints them (docs/job-scripts.md): `resumed from <path> at step
-K` (where the attempt started), `step N/M | ... | X ms/step` (progress; the last one is where it got to).
+K` (where the attempt started, `logpatterns.RESUMED`) and its metrics records (`jobs/trainlog.py`: step,
+steps, step_ms; the last one is where it got to).
 Time lost by an attempt = its wall time (create to terminal state) minus the time of the steps the run
 kept (kept steps x the attempt's mean ms/step), plus the backoff waited before the next attempt. Steps
 kept = the next attempt's resume step minus this attempt's start step (all of them for the last attempt);
@@ -12,13 +13,13 @@ steps done beyond that were computed again (`steps_redone`).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-_RESUMED = re.compile(r"resumed from \S+ at step (\d+)")
-_STEP = re.compile(r"^step (\d+)/(\d+) \|.*?\| ([0-9.]+) ms/step", re.MULTILINE)
+from jobs.errors import UsageError
+from jobs.logpatterns import RESUMED
+from jobs.trainlog import records
 
 
 @dataclass
@@ -32,12 +33,15 @@ class Progress:
 def progress(rank0_log: str) -> Progress:
     """Where an attempt started and got to, from rank 0's log (empty for a job that logs no steps)."""
     p = Progress()
-    if m := _RESUMED.search(rank0_log):
+    if m := RESUMED.search(rank0_log):
         p.start_step = int(m.group(1))
-    steps = _STEP.findall(rank0_log)
-    if steps:
-        p.last_step, p.total_steps = int(steps[-1][0]), int(steps[-1][1])
-        p.ms_per_step = sum(float(s[2]) for s in steps) / len(steps)
+    try:
+        recs = records(rank0_log, "rank 0 log")
+    except UsageError:  # a record of another version: the ledger goes without steps, the run goes on
+        recs = []
+    if recs:
+        p.last_step, p.total_steps = recs[-1].step, recs[-1].steps
+        p.ms_per_step = sum(r.step_ms for r in recs) / len(recs)
     return p
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jobs.builders import BuiltJob
-    from jobs.submit import Outcome
+    from jobs.lifecycle import Outcome
 
 EXIT_OK, EXIT_FAILED, EXIT_OTHER = 0, 1, 2
 
@@ -78,7 +78,7 @@ def managed(
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run one job to completion under `policy`; returns the exit code and fills `ledger`."""
-    from jobs.submit import EXIT_CREATE, EXIT_STATUS, submit
+    from jobs.lifecycle import EXIT_CREATE, EXIT_STATUS, submit
 
     start = clock()
     n = 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jobs_azure_fakes import RoutedTransport, ml_client
 
-from jobs import audit, outputs, quota
+from jobs import idleclusters, outputs, quotausage
 from jobs.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -27,7 +27,7 @@ def usage_route(method: str, url: str):
 @pytest.fixture(scope="module")
 def rows():
     transport = RoutedTransport(usage_route)
-    got = quota.fetch(ml_client(transport), ["eastus"])
+    got = quotausage.fetch(ml_client(transport), ["eastus"])
     assert [r.url for r in transport.requests][0].startswith(
         "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/providers/"
         "Microsoft.MachineLearningServices/locations/eastus/usages?api-version="
@@ -47,19 +47,19 @@ def test_rows_are_classified_and_workspace_rows_skipped(rows):
 def test_azure_ml_family_names_map_to_the_catalog(rows):
     h100 = next(r for r in rows if r.name.startswith("Standard NDSH100v5"))
     assert h100.family == "standardNDSH100v5Family"
-    assert quota.family_key("Standard NDASv4_A100 Family") == quota.family_key(
+    assert quotausage.family_key("Standard NDASv4_A100 Family") == quotausage.family_key(
         "Standard NDASv4_A100 Family Cluster Dedicated vCPUs"
     )
 
 
 def test_stack_reservations_are_attached(rows):
-    quota.attach_stack(rows, OUTPUTS)
+    quotausage.attach_stack(rows, OUTPUTS)
     h100 = next(r for r in rows if r.family == "standardNDSH100v5Family")
     total = next(r for r in rows if r.kind == "regional-total")
     assert h100.stack_vcpus == (4 + 1) * 96  # h100-x4 and h100-one, both eastus, dedicated
     assert total.stack_vcpus == 480
     assert h100.stack_vcpus > h100.limit  # 480 > 192: the table flags it
-    assert "(over)" in quota.render_text(rows)
+    assert "(over)" in quotausage.render_text(rows)
 
 
 def test_write_merges_into_the_policy_config(rows, tmp_path):
@@ -75,7 +75,7 @@ def test_write_merges_into_the_policy_config(rows, tmp_path):
             }
         )
     )
-    data = quota.write_policy_config(cfg, rows)
+    data = quotausage.write_policy_config(cfg, rows)
     assert data == json.loads(cfg.read_text())
     assert data["secure-defaults"] == {"enforcementLevel": "mandatory"}
     q = data["quota-reservation"]
@@ -92,8 +92,8 @@ def test_write_merges_into_the_policy_config(rows, tmp_path):
 def test_write_refuses_a_broken_config(rows, tmp_path):
     cfg = tmp_path / "bad.json"
     cfg.write_text("{not json")
-    with pytest.raises(quota.UsageError, match="--write"):
-        quota.write_policy_config(cfg, rows)
+    with pytest.raises(quotausage.UsageError, match="--write"):
+        quotausage.write_policy_config(cfg, rows)
 
 
 def test_quota_cli_rejects_empty_regions(capsys):
@@ -122,7 +122,7 @@ def test_audit_flags_clusters_unused_for_30_days():
         ),
         _job("lp", "a100-lp", now - dt.timedelta(days=40)),
     ]
-    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, now)}
     assert rows["h100-x4"].last_job == "recent" and not rows["h100-x4"].unused
     assert rows["h100-x4"].vcpus_held == 384 and rows["h100-x4"].quota_family == "standardNDSH100v5Family"
     assert rows["a100-lp"].unused and "40 days ago" in rows["a100-lp"].reason
@@ -142,7 +142,7 @@ def test_audit_matches_compute_names_case_insensitively():
             now - dt.timedelta(days=3),
         ),
     ]
-    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, now)}
     assert rows["h100-x4"].last_job == "upper" and not rows["h100-x4"].unused
     assert rows["h100-one"].last_job == "arm-id" and not rows["h100-one"].unused
     assert rows["a100-lp"].unused
@@ -151,7 +151,7 @@ def test_audit_matches_compute_names_case_insensitively():
     upper = OUTPUTS.model_copy(
         update={"clusters": {"H100-X4": OUTPUTS.clusters["h100-x4"].model_copy(update={"name": "H100-X4"})}}
     )
-    (row,) = audit.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
+    (row,) = idleclusters.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
     assert row.cluster == "H100-X4" and row.last_job == "lower" and not row.unused
 
 

@@ -58,10 +58,12 @@ def test_evidence_names_the_rank_and_line():
     assert got.evidence.startswith("rank 1: rank 0: error: lost a peer")
 
 
-def test_progress_reads_train_py_lines():
-    log = ("resumed from /ckpt/step_00000100.pt at step 100\n"
-           "step 110/400 | loss 5.1 | 10.0 ms/step | tok/s/gpu 1 | mfu n/a\n"
-           "step 120/400 | loss 5.0 | 20.0 ms/step | tok/s/gpu 1 | mfu n/a\n")
+def test_progress_reads_train_py_records():
+    from jobs.src.metrics import StepMetrics
+
+    lines = [StepMetrics(step, 400, 5.0, ms, 1.0, None, 2, 1e-3) for step, ms in ((110, 10.0), (120, 20.0))]
+    log = "resumed from /ckpt/step_00000100.pt at step 100\n" + "".join(
+        f"{m.text()}\n{m.to_line()}\n" for m in lines)
     p = progress(log)
     assert (p.start_step, p.last_step, p.total_steps, p.ms_per_step) == (100, 120, 400, 15.0)
     assert progress("no steps here").last_step is None
