@@ -12,6 +12,8 @@ from jobs_azure_fakes import RoutedTransport, ml_client
 
 from jobs import idleclusters, outputs, quotausage
 from jobs.cli import main
+from policies import quota_reservation
+from vmsizes.quota import ClusterDemand, reserve
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
@@ -47,9 +49,7 @@ def test_rows_are_classified_and_workspace_rows_skipped(rows):
 def test_azure_ml_family_names_map_to_the_catalog(rows):
     h100 = next(r for r in rows if r.name.startswith("Standard NDSH100v5"))
     assert h100.family == "standardNDSH100v5Family"
-    assert quotausage.family_key("Standard NDASv4_A100 Family") == quotausage.family_key(
-        "Standard NDASv4_A100 Family Cluster Dedicated vCPUs"
-    )
+    assert not any(r.family for r in rows if r.name.startswith("Standard DSv2"))  # not a GPU family: no match
 
 
 def test_stack_reservations_are_attached(rows):
@@ -87,6 +87,100 @@ def test_write_merges_into_the_policy_config(rows, tmp_path):
         "lowPriority": 50,
         "standardNDSH100v5Family": 192,
     }
+
+
+def test_write_replaces_other_spellings_of_the_same_region_and_family(rows, tmp_path):
+    """A hand-written "East US" / "Standard NDSH100v5 Family" entry is replaced, not kept beside the new
+    one: the policy reads the first key that matches, which would otherwise be the stale 100."""
+    cfg = tmp_path / "prod.json"
+    stale = {"Standard NDSH100v5 Family": 100, "Total": 1, "foo": 1}
+    cfg.write_text(json.dumps({"quota-reservation": {"quotas": {"East US": stale, "westus3": {"total": 7}}}}))
+    quotas = quotausage.write_policy_config(cfg, rows)["quota-reservation"]["quotas"]
+    assert quotas == {
+        "westus3": {"total": 7},
+        "eastus": {"foo": 1, "total": 500, "lowPriority": 50, "standardNDSH100v5Family": 192},
+    }
+    pool = reserve([ClusterDemand("h100", H100, "eastus", "dedicated", 1)]).find(
+        "eastus", "family", H100_FAMILY
+    )
+    assert quota_reservation.configured_quota(quotas, pool) == 192
+
+
+H100 = "Standard_ND96isr_H100_v5"
+H100_FAMILY = "standardNDSH100v5Family"
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        H100_FAMILY,  # Compute usages name.value: the catalog's spelling
+        "Standard NDSH100v5 Family vCPUs",  # Compute usages name.localizedValue (az vm list-usage, portal)
+        "Standard NDSH100v5 Family Cluster Dedicated vCPUs",  # Azure ML usages (examples/Usage/list.json)
+        "standard_ndsh100v5_family",  # typed by hand
+    ],
+)
+def test_one_family_string_matches_alike_in_the_catalog_the_policy_and_quota_write(
+    family, monkeypatch, tmp_path
+):
+    """The Done-when of issue 15: one rule (vmsizes.quota.family_key) in all three places."""
+    # The catalog: the pool four H100 nodes reserve is found by this spelling.
+    pool = reserve([ClusterDemand("h100-x4", H100, "eastus", "dedicated", 4)]).find(
+        "eastus", "family", family
+    )
+    assert pool is not None and pool.family == H100_FAMILY and pool.vcpus == 384
+    # The policy: a config key in this spelling is that pool's quota, and no config problem.
+    assert quota_reservation.configured_quota({"eastus": {family: 192}}, pool) == 192
+    assert quota_reservation.config_problems({"eastus": {family: 192}}) == []
+    # `jobs quota --write`: a usage row of this name is written where the policy reads it.
+    row = {
+        "id": "/subscriptions/00000000-0000-0000-0000-000000000000/usages/x",
+        "type": "Microsoft.MachineLearningServices/vmFamily/usages",
+        "currentValue": 0,
+        "limit": 192,
+        "name": {"value": family, "localizedValue": family},
+        "unit": "Count",
+    }
+    import jobs.azure_client
+
+    transport = RoutedTransport(lambda method, url: (200, {"value": [row]}))
+    monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
+    cfg = tmp_path / "prod.json"
+    argv = [
+        "quota",
+        "--outputs",
+        str(FIXTURES / "outputs-prod.json"),
+        "--regions",
+        "eastus",
+        "--write",
+        str(cfg),
+    ]
+    assert main(argv) == 1  # the fixture's H100 clusters reserve 480 of the 192
+    quotas = json.loads(cfg.read_text())["quota-reservation"]["quotas"]
+    assert quotas == {"eastus": {H100_FAMILY: 192}}
+    assert quota_reservation.configured_quota(quotas, pool) == 192
+
+
+def test_a_low_priority_family_row_matches_no_dedicated_family_anywhere():
+    """Azure ML's per-family low-priority rows (limit -1) are no dedicated family pool: low-priority quota is
+    one regional value (how-to-manage-quotas.md), so the name matches in none of the three places."""
+    name = "Standard NDSH100v5 Family Cluster LowPriority vCPUs"
+    report = reserve([ClusterDemand("h100-x4", H100, "eastus", "dedicated", 4)])
+    assert report.find("eastus", "family", name) is None
+    assert quota_reservation.config_problems({"eastus": {name: 1}})
+    usage = {
+        "type": "Microsoft.MachineLearningServices/vmFamily/usages",
+        "currentValue": 0,
+        "limit": -1,
+        "name": {"value": name},
+    }
+    assert quotausage.policy_quotas(quotausage.rows_from_usages("eastus", [_Usage(usage)])) == {}
+
+
+class _Usage:
+    """An azure-ai-ml Usage as `_from_rest_object` leaves it: the REST model's wire names (see _field)."""
+
+    def __init__(self, body: dict) -> None:
+        self.__dict__.update(body)
 
 
 def test_write_refuses_a_broken_config(rows, tmp_path):
