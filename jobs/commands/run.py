@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.run_name or args.kind
     policy = Policy(args.max_restarts, args.max_hours, args.backoff_seconds)
     submit_kwargs = {"wait": True, "stream": args.stream, "logs_root": logs, "poll_s": args.poll_seconds,
-                     "allow_socket": args.allow_socket}
+                     "allow_socket": args.allow_socket,
+                     "waiting_note": (lambda: precheck.allocation(ml, cluster)) if cluster else None}
     ledgers, code = [], 0
     for i, first in enumerate(built):
         label = first.label
