@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     quota = None
     if not args.no_quota_check:
         with console.status(f"reading Azure ML quota in {region}"):
-            check = precheck.check_quota(ml, built[0], region, tier, cluster)
+            # the largest of the jobs (scaling: its 2-node job) must fit
+            check = precheck.check_quota(ml, max(built, key=lambda b: b.nodes), region, tier, cluster)
         quota = check.to_json()
         if not check.checked:
             console.log(f"warning: quota not checked ({check.error}); submitting anyway", markup=False)
