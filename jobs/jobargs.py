@@ -48,6 +48,13 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--environment", metavar="ENV", help="environment (default: the curated ACPT PyTorch GPU image)"
     )
+    s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a job setting (jobs/settings.py): timeout=SECONDS, shm_size=64g, env.NAME=VALUE",
+    )
     h = p.add_argument_group("health").add_mutually_exclusive_group()
     h.add_argument("--quick", dest="health_mode", action="store_const", const="quick",
                    help="health: few iterations per measurement (default; about 2 min on 2 nodes)")
@@ -78,7 +85,17 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
 
 
 def build(args: argparse.Namespace) -> list[BuiltJob]:
-    """The job(s) the flags describe, validated; raises UsageError with the flag to fix."""
+    """The job(s) the flags describe, validated, with their settings (jobs/settings.py); raises UsageError
+    with the flag to fix."""
+    from jobs.settings import attach
+
+    built = _build(args)
+    for b in built:
+        attach(b, getattr(args, "set", None) or ())
+    return built
+
+
+def _build(args: argparse.Namespace) -> list[BuiltJob]:
     from jobs import builders, outputs
     from jobs.errors import UsageError
 

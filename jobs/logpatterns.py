@@ -49,3 +49,18 @@ IB_CHANNEL = re.compile(r"Channel \d+/\d+ : .*?\bvia NET/IB\w*/\d+(/GDRDMA)?")
 #: `NET/IB : Using [0]mlx5_0:1/IB ... ; OOB eth0:...`: the IB devices; `NET/IB : No device found.`: none.
 IB_DEVICES = re.compile(r"NCCL INFO NET/IB : Using (.+?)(?: ; OOB|$)")
 IB_NONE = re.compile(r"NCCL INFO NET/IB : No device found")
+
+# -- why a job ended (jobs/runs/causes.py, where each is sourced) and where a train attempt started --------
+#: The run error Azure ML gives a preempted low-priority job: "... PreemptionError: Nodes of this job got
+#: pre-empted. ..." (Azure/MachineLearningNotebooks#1242, MicrosoftDocs/azure-docs#66288).
+PREEMPTED = re.compile(r"PreemptionError|pre-?empted", re.IGNORECASE)
+#: ProcessGroupNCCL's watchdog / blocking-wait timeouts (a hung peer or fabric).
+NCCL_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|timed out in blocking wait")
+#: smoke.py and train.py: `rank R: error: lost a peer: ...` (jobs/src/peerloss.py decides).
+LOST_PEER = re.compile(r"lost a peer")
+#: A Python traceback's first line.
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+#: train.py: `rank R: interrupted by signal 15 after step N/M (...)` (SIGTERM; exit 143).
+INTERRUPTED = re.compile(r"interrupted by signal 15\b")
+#: train.py rank 0: `resumed from <path> at step K`.
+RESUMED = re.compile(r"resumed from \S+ at step (\d+)")

@@ -31,7 +31,9 @@ def test_smoke_on_h100_x4_is_two_nodes_of_eight_processes(tmp_path):
     assert body["distribution"] == {"distributionType": "PyTorch", "processCountPerInstance": 8}
     assert body["resources"]["instanceCount"] == 2
     assert body["computeId"] == "h100-x4"
-    assert body["environmentVariables"] == {"NCCL_DEBUG": "INFO"}
+    # NCCL_DEBUG, plus the ND H100 v5 settings (jobs/settings.py; tests/jobs/test_jobs_settings.py)
+    assert body["environmentVariables"]["NCCL_DEBUG"] == "INFO"
+    assert body["environmentVariables"]["NCCL_TOPO_FILE"] == "/opt/microsoft/ndv5-topo.xml"
     # The GPU sweep reaches the message size of ND H100 v5's health levels (16 GiB; vmsizes/data/health.yaml).
     assert body["command"] == "python smoke.py --expect-world-size 16 --gpu-max-bytes 17179869184"
     assert body["environmentId"].startswith("azureml://registries/azureml/environments/acpt-pytorch")
@@ -354,7 +356,9 @@ def test_every_job_names_its_pinned_environment_in_the_yaml_and_the_render_outpu
         assert rest_body(Path(j["file"]))["environmentId"] == DEFAULT_ENVIRONMENT
     # Plain output names it too; --environment replaces it everywhere.
     assert main(["render", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out)]) == 0
-    assert capsys.readouterr().out.rstrip().endswith(f"world size 16, environment {DEFAULT_ENVIRONMENT}")
+    first, settings = capsys.readouterr().out.splitlines()  # the job line, then its settings line
+    assert first.endswith(f"world size 16, environment {DEFAULT_ENVIRONMENT}")
+    assert settings.startswith("  settings: timeout 3600 s, shm_size 950g, env ")
     argv = ["render", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out), "--json",
             "--environment", "azureml:my-env:3"]  # fmt: skip
     assert main(argv) == 0
