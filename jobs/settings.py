@@ -6,8 +6,9 @@ environment. `render` writes them into the YAML (`limits.timeout`, `resources.sh
 - `timeout` (limits.timeout, seconds; azure-ai-ml `command(timeout=)` -> `set_limits`): a job that hangs
   (a stuck collective, a dead data loader) is cancelled instead of holding nodes. Defaults: smoke and health
   1 h, scaling 2 h, train 7 days, the longest a job may run on a low-priority node
-  (docs/reference/azure-notes.md "Job lifetime on a low-priority node"); `jobs run` resubmits a train job that reaches it only if it
-  ended for an infrastructure cause, so set a train job's limit with `--set timeout=S` to what it needs.
+  (docs/reference/azure-notes.md "Job lifetime on a low-priority node"); `jobs run` resubmits a train job
+  that reaches it only if it ended for an infrastructure cause, so set a train job's limit with
+  `--set timeout=S` to what it needs.
 - `shm_size` (resources.shm_size): Azure ML's default is 2g ("shm_size ... default 2g", MicrosoftDocs
   azure-ai-docs articles/machine-learning/reference-yaml-job-command.md). PyTorch DataLoader workers pass
   every batch through /dev/shm, and 2g is exhausted by a few workers per GPU on an 8-GPU node ("bus
