@@ -358,3 +358,11 @@ def test_render_health_yaml_and_the_mode_flags_belong_to_health(tmp_path, capsys
 def test_bisection_on_cpu_measures_but_does_not_judge():
     b = hp.bisect(["node-0", "node-1"], lambda gs: {g: 0.2 for g in gs}, slow_below=0.0)
     assert b.bad == [] and len(b.steps) == 1 and "not judged" in b.note
+
+
+def test_run_refuses_health_a_check_is_not_resubmitted(capsys):
+    from jobs.cli import main
+
+    outputs = str(Path(__file__).parent / "fixtures" / "outputs-prod.json")
+    assert main(["run", "health", "--outputs", outputs, "--cluster", "h100-x4"]) == 2
+    assert "use `python -m jobs submit health`" in capsys.readouterr().err
