@@ -9,17 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# Azure ML needs the nodes in a virtual network when they have no public IP: the no-public-IP setup is part
-# of securing training in a VNet (MicrosoftDocs/azure-docs
-# articles/machine-learning/v1/how-to-secure-training-vnet.md: "configure the compute instance/cluster with
-# or without a public IP address" in a VNet), and terraform azurerm
-# required subnet_resource_id when node_public_ip_enabled is false until workspaces with a managed VNet were
-# exempted (hashicorp/terraform-provider-azurerm #25901, #26073). This config has no managed-VNet option, so
-# node_public_ip: false requires subnet_id.
-
 
 def cluster_rules(values: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Rules of one cluster. `values` holds only the fields that passed their own checks (defaults filled)."""
+    """Rules of one cluster. `values` holds only the fields that passed their own checks (defaults filled).
+    Rules that depend on the network (node public IP, subnet, region) are in `stackconfig.combinations`."""
     problems: list[tuple[str, str]] = []
     low, high = values.get("min_instances"), values.get("max_instances")
     if high is not None:
@@ -32,14 +25,6 @@ def cluster_rules(values: Mapping[str, Any]) -> list[tuple[str, str]]:
                     f"{high} is below 1; use at least 1 (min_instances: 0 still scales to zero)",
                 )
             )
-    if values.get("node_public_ip") is False and "subnet_id" in values and values["subnet_id"] is None:
-        problems.append(
-            (
-                "node_public_ip",
-                "false needs subnet_id: nodes without a public IP must sit in a VNet subnet; set subnet_id "
-                "to the subnet's ARM id or set node_public_ip: true",
-            )
-        )
     return problems
 
 

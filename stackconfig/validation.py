@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from stackconfig import rules
+from stackconfig import combinations, rules
 from stackconfig.errors import ConfigError, key_path, problem, translate
 from stackconfig.models import SKIP_CROSS_RULES, SSH_TAGS, ClusterConfig, StackConfig
 
@@ -73,6 +73,9 @@ def validate(raw: Any) -> StackConfig:
         config, errors = None, exc.errors()
     problems = [translate(StackConfig, error, strip=SSH_TAGS) for error in errors]
     problems += _cross_problems(raw, _failed(errors))
+    if config is not None and not problems:
+        # Network and identity combinations need the whole config typed (stackconfig.combinations).
+        problems += [problem(path, message) for path, message in combinations.problems(config)]
     problems = list(dict.fromkeys(problems))
     if problems or config is None:
         raise ConfigError(problems)
