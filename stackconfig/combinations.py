@@ -1,8 +1,9 @@
 """Network and identity combinations Azure refuses, or that cannot work, checked across the whole config.
 
 Each rule returns (key path, "<what is wrong>; <fix>") and cites its source here. They run over the typed
-config (`StackConfig`), so `validate()` reports them once every key parses. Costly or risky combinations that
-Azure accepts are policy advisories instead (policies/private_network.py).
+config (`StackConfig`), so `validate()` reports them once every key parses. Combinations Azure accepts but that
+cannot work or cost more (a private workspace without a private endpoint, FQDN rules' firewall) are judged by
+the policy pack instead (policies/private_network.py).
 
 Sources:
 - [MN] learn.microsoft.com/azure/machine-learning/how-to-managed-network, "Limitations" (MicrosoftDocs/
@@ -10,9 +11,7 @@ Sources:
   region than the workspace isn't supported when using a managed virtual network"; "When using Managed
   virtual network, you can't deploy compute resources inside your custom virtual network"; "If your managed
   network is configured to allow only approved outbound, you can't use an FQDN rule to access Azure Storage
-  Accounts. You must use a private endpoint instead." The same page: "An Azure Virtual Network that you create
-  and manage is used to provide network isolation inbound access to the workspace. For example, a private
-  endpoint for the workspace is created in your Azure Virtual Network."
+  Accounts. You must use a private endpoint instead."
 - [MNC] learn.microsoft.com/azure/machine-learning/how-to-managed-network-compute, "Limitations": the same
   cross-region sentence; the page's compute examples set `enable_node_public_ip=False` with no subnet.
 - [NSO] learn.microsoft.com/azure/machine-learning/how-to-network-security-overview, "Secure the training
@@ -113,19 +112,6 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                         )
                     )
 
-    has_workspace_endpoint = endpoints is not None and (
-        endpoints.targets is None or "workspace" in endpoints.targets
-    )
-    if ws.public_network_access == "Disabled" and not has_workspace_endpoint:
-        out.append(
-            (
-                "workspace.public_network_access",
-                "Disabled leaves the workspace reachable through a private endpoint only, and none is "
-                "configured (a managed network isolates outbound traffic only; inbound goes through a private "
-                "endpoint in your virtual network: how-to-managed-network.md); add network.private_endpoints "
-                "with a subnet_id, or set public_network_access: Enabled",
-            )
-        )
     targets = (endpoints.targets or []) if endpoints is not None else []
     if "container_registry" in targets and not ws.container_registry:
         out.append(
