@@ -16,8 +16,10 @@ from policies import (
     min_nodes_zero,
     multi_node_requires_rdma,
     no_locks_on_cluster_network,
+    no_privileged_role_assignments,
     no_resource_group_locks,
     no_retired_vm_series,
+    private_network,
     quota_reservation,
     secure_defaults,
     ssh_decided_at_creation,
@@ -42,6 +44,10 @@ POLICIES: list[Policy] = [
     low_priority_multi_node.POLICY,
     cross_region_compute.POLICY,
     secure_defaults.POLICY,
+    no_privileged_role_assignments.POLICY,
+    no_privileged_role_assignments.COMPANION_POLICY,
+    private_network.POLICY,
+    private_network.COMPANION_POLICY,
 ]
 
 

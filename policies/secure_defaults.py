@@ -7,16 +7,14 @@ azure-native 3.29 input docstrings unless noted):
   does the same. A cluster with SSH (remoteLoginPortPublicAccess Enabled or admin credentials) is reported
   unless config `ssh_clusters` lists it (the seed advises SSH on the clusters you will need to debug, so a
   stack acknowledges those); local auth left on without SSH (`disableLocalAuth` not true) is reported too.
-- Node public IP, decided with the subnet (AmlComputePropertiesArgs.enable_node_public_ip, default true; a
-  cluster without public IPs must sit in a virtual network: MicrosoftDocs/azure-docs
-  articles/machine-learning/how-to-secure-training-vnet.md "No public IP"): a cluster WITH a subnet should
-  turn the node public IP off (enableNodePublicIp false); a cluster WITHOUT a subnet must keep it (false
-  without a subnet is flagged: the nodes would have no route to the workspace). A public IP without a subnet
-  is the only working setting there and is not flagged.
+- Node public IP (AmlComputePropertiesArgs.enable_node_public_ip, default true): a cluster WITH a subnet
+  should turn the node public IP off (enableNodePublicIp false). Whether a cluster WITHOUT a subnet may turn
+  it off depends on its workspace's managed network, which a resource policy cannot see: policy
+  `private-network` (policies/private_network.py) judges it with the workspace.
 - Workspace `publicNetworkAccess` must be "Disabled" ("Whether requests from Public Network are allowed";
-  absent means Azure's default, Enabled), unless the workspace name is in config `public_workspaces` (this
-  project creates no private endpoint, so a workspace meant to be used from CI and laptops lists itself
-  there).
+  absent means Azure's default, Enabled), unless the workspace name is in config `public_workspaces` (a
+  workspace meant to be used from CI and laptops without a VPN, such as dev, lists itself there). That a
+  Disabled workspace is still reachable (a private endpoint or a managed network) is `private-network`'s.
 - Storage account: `allowBlobPublicAccess` must not be true ("The default interpretation is false") and
   `minimumTlsVersion` must be "TLS1_2" ("The default interpretation is TLS 1.0 ... 1.3 is not supported").
 - Key vault: `properties.enablePurgeProtection` must be true (a workspace's key vault cannot change after
@@ -72,12 +70,6 @@ def cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> li
             "internet and Azure adds a public IP and load balancer. Fix: set node_public_ip: false (fixed at "
             "creation)."
         )
-    if not cluster.subnet_id and not cluster.node_public_ip:
-        found.append(
-            "node public IP is off but the cluster has no subnet: without a virtual network the nodes have "
-            "no "
-            "route to the workspace and jobs never start. Fix: set subnet_id, or node_public_ip: true."
-        )
     return found
 
 
@@ -93,7 +85,7 @@ def resource_messages(
             return [
                 f"workspace publicNetworkAccess is {shown}: the workspace API is reachable from the "
                 f"internet. Fix: set workspace.public_network_access: Disabled and reach it through a "
-                f"private endpoint, or list the workspace in secure-defaults.public_workspaces if public "
+                f"private endpoint (network.private_endpoints), or list the workspace in secure-defaults.public_workspaces if public "
                 f"access is intended."
             ]
     elif resource_type == STORAGE_ACCOUNT:
@@ -150,8 +142,8 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
 POLICY = ResourceValidationPolicy(
     name=NAME,
     description=(
-        "Secure defaults: no SSH (local auth) on clusters unless acknowledged, node public IPs decided with "
-        "the subnet, no public workspace, storage without public blobs and with TLS 1.2, key vault purge "
+        "Secure defaults: no SSH (local auth) on clusters unless acknowledged, no node public IPs on a "
+        "subnet, no public workspace, storage without public blobs and with TLS 1.2, key vault purge "
         "protection."
     ),
     validate=validate,
