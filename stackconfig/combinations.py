@@ -17,9 +17,7 @@ Sources:
 - [NSO] learn.microsoft.com/azure/machine-learning/how-to-network-security-overview, "Secure the training
   environment > Limitations": "Azure Compute Instance and Azure Compute Clusters must be in the same virtual
   network, region, and subscription as the workspace."
-- [VNET] MicrosoftDocs/azure-docs articles/machine-learning/v1/how-to-secure-training-vnet.md: no-public-IP
-  compute is configured in a VNet; terraform azurerm required subnet_resource_id with node_public_ip_enabled
-  false until managed-network workspaces were exempted (hashicorp/terraform-provider-azurerm #25901, #26073).
+- Node public IP off needs a subnet or a managed network: stackconfig.rules.cluster_rules (sources there).
 - [KEYS] learn.microsoft.com/azure/machine-learning/how-to-disable-local-auth-storage: with shared key access
   disabled on the storage account, the workspace's datastores must use identity-based access
   (systemDatastoresAuthMode identity).
@@ -28,6 +26,8 @@ Sources:
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from stackconfig import rules
 
 if TYPE_CHECKING:
     from stackconfig.models import StackConfig
@@ -80,15 +80,10 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                     f"Limitations); put it in {ws.region} or drop subnet_id",
                 )
             )
-        if not cluster.node_public_ip and cluster.subnet_id is None and not managed:
-            out.append(
-                (
-                    f"{at}.node_public_ip",
-                    "false needs subnet_id or a managed network: nodes without a public IP must sit in a "
-                    "virtual network; set subnet_id to the subnet's ARM id, add network.managed, or set "
-                    "node_public_ip: true",
-                )
-            )
+        for key, message in rules.cluster_rules(
+            {"node_public_ip": cluster.node_public_ip, "subnet_id": cluster.subnet_id}, managed
+        ):
+            out.append((f"{at}.{key}", message))
 
     if network.managed is not None:
         mn = network.managed

@@ -290,7 +290,8 @@ class ClusterConfig(_Strict):
     @model_validator(mode="after")
     def _cross(self, info: ValidationInfo) -> ClusterConfig:
         if not (info.context or {}).get(SKIP_CROSS_RULES):
-            problems = rules.cluster_rules(self.model_dump())
+            # The workspace's network is not known here: StackConfig's combinations judge the node public IP.
+            problems = rules.cluster_rules(self.model_dump(), managed_network=None)
             if problems:
                 raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
         return self
