@@ -94,7 +94,9 @@ class PrivateEndpoints(pulumi.ComponentResource):
                 private_endpoint_name=endpoint_name,
                 resource_group_name=args.resource_group_name,
                 location=args.region,
-                subnet=network.SubnetArgs(id=args.subnet_id),
+                # A reference to the subnet: only its id (SubnetArgs would add its own defaults for the
+                # subnet's network policies, which a private endpoint does not set).
+                subnet={"id": args.subnet_id},
                 private_link_service_connections=[
                     network.PrivateLinkServiceConnectionArgs(
                         name=endpoint_name,

@@ -85,7 +85,7 @@ def resource_messages(
             return [
                 f"workspace publicNetworkAccess is {shown}: the workspace API is reachable from the "
                 f"internet. Fix: set workspace.public_network_access: Disabled and reach it through a "
-                f"private endpoint (network.private_endpoints), or list the workspace in secure-defaults.public_workspaces if public "
+                f"private endpoint, or list the workspace in secure-defaults.public_workspaces if public "
                 f"access is intended."
             ]
     elif resource_type == STORAGE_ACCOUNT:

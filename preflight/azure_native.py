@@ -247,11 +247,23 @@ def preview_outputs(
         # recurses into the `ManagedServiceIdentity` Ref): the principal a role assignment names is unknown
         # until the resource exists.
         out["identity"] = {**out["identity"], "principalId": UNKNOWN, "tenantId": UNKNOWN}
+    _identity_map(out, lambda _id: {"principalId": UNKNOWN, "clientId": UNKNOWN})
     return out
 
 
 def _system_assigned(identity: Any) -> bool:
     return isinstance(identity, Mapping) and "SystemAssigned" in str(identity.get("type", ""))
+
+
+def _identity_map(out: dict[str, Any], details: Any) -> None:
+    """`identity.userAssignedIdentities`: a list of identity ids as the SDK takes it, a map id -> {principalId,
+    clientId} as ARM returns it and the SDK reads it (azure-native 3.29 `ManagedServiceIdentityArgs.
+    user_assigned_identities: Sequence[str]` vs `ManagedServiceIdentityResponse.user_assigned_identities:
+    Mapping[str, UserAssignedIdentityResponse]`; the provider converts between them)."""
+    identity = out.get("identity")
+    if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
+        ids = identity["userAssignedIdentities"]
+        out["identity"] = {**identity, "userAssignedIdentities": {i: details(i) for i in ids if isinstance(i, str)}}
 
 
 def _deployed_compute_properties(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -310,4 +322,11 @@ def deployed_outputs(token: str, inputs: Mapping[str, Any], azure_name: str, arm
         # one per resource.
         principal = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{arm_type}/{azure_name}"))
         out["identity"] = {**out["identity"], "principalId": principal, "tenantId": FAKE_TENANT_ID}
+    _identity_map(
+        out,
+        lambda i: {
+            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, i.lower())),
+            "clientId": str(uuid.uuid5(uuid.NAMESPACE_URL, "client:" + i.lower())),
+        },
+    )
     return out
