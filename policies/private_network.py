@@ -30,7 +30,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import (
+    EnforcementLevel,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from policies._common import (
     STORAGE_ACCOUNT,
@@ -44,6 +50,7 @@ from policies._common import (
 
 NAME = "private-network"
 COMPANION = "private-network-cost"
+RECORDER_NAME = "private-network-inputs"
 PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
 LOCK_TYPES = (
     "azure-native:authorization:ManagementLockByScope",
@@ -53,9 +60,26 @@ LOCK_TYPES = (
 _MANAGED = ("AllowInternetOutbound", "AllowOnlyApprovedOutbound")
 
 
+# Workspace URN -> managedNetwork.isolationMode as its inputs gave it at Analyze (None when absent). In the
+# first preview of a new stack an output the inputs do not set is unknown (preflight/azure_native.py
+# preview_outputs, after the provider's PreviewOutputs), so AnalyzeStack cannot tell "no managed network" from
+# "not known yet"; the inputs can, and the engine runs every Analyze of a preview before its AnalyzeStack in
+# the same pack process (docs/policies.md).
+_MODES: dict[str, Any] = {}
+
+
+def record(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    """private-network-inputs: records each workspace's managed network mode from its inputs; reports nothing."""
+    if args.resource_type == WORKSPACE:
+        _MODES[args.urn] = read(args.props, "managedNetwork", "isolationMode")
+
+
 def managed_mode(workspace: Any) -> Any:
     """The workspace's managed network isolation mode: a managed mode, "Disabled" / None, or UNKNOWN."""
-    return read(workspace.props, "managedNetwork", "isolationMode")
+    mode = read(workspace.props, "managedNetwork", "isolationMode")
+    if mode is UNKNOWN and workspace.urn in _MODES:
+        return _MODES[workspace.urn]
+    return mode
 
 
 def _reaches(endpoint: Any, workspace: Any) -> bool:
@@ -83,7 +107,12 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
         access, mode = read(ws.props, "publicNetworkAccess"), managed_mode(ws)
         if access == "Disabled" and mode not in _MANAGED and not any(_reaches(e, ws) for e in endpoints):
             if mode is UNKNOWN:
-                mandatory.append((f"workspace '{ws.name}': cannot decide during preview: managedNetwork is unknown", ws.urn))
+                mandatory.append(
+                    (
+                        f"workspace '{ws.name}': cannot decide during preview: managedNetwork is unknown",
+                        ws.urn,
+                    )
+                )
             else:
                 mandatory.append(
                     (
@@ -96,7 +125,11 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
                 )
         if mode in _MANAGED:
             rules = read(ws.props, "managedNetwork", "outboundRules") or {}
-            fqdn = sorted(k for k, v in rules.items() if read(v, "type") == "FQDN") if isinstance(rules, dict) else []
+            fqdn = (
+                sorted(k for k, v in rules.items() if read(v, "type") == "FQDN")
+                if hasattr(rules, "items")
+                else []
+            )
             if fqdn:
                 advisory.append(
                     (
@@ -142,7 +175,12 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
         if any(m in _MANAGED for m in modes):
             continue
         if UNKNOWN in modes:
-            mandatory.append((f"cluster {cluster.name}: cannot decide during preview: its workspace's managedNetwork is unknown", r.urn))
+            mandatory.append(
+                (
+                    f"cluster {cluster.name}: cannot decide during preview: its workspace's managedNetwork is unknown",
+                    r.urn,
+                )
+            )
             continue
         mandatory.append(
             (
@@ -164,6 +202,13 @@ def validate_cost(args: StackValidationArgs, report_violation: ReportViolation) 
     for text, urn in findings(list(args.resources))[1]:
         report_violation(text, urn)
 
+
+RECORDER = ResourceValidationPolicy(
+    name=RECORDER_NAME,
+    description="Records each workspace's managed network mode from its inputs for private-network.",
+    validate=record,
+    enforcement_level=EnforcementLevel.ADVISORY,
+)
 
 POLICY = StackValidationPolicy(
     name=NAME,

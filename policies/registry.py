@@ -46,6 +46,7 @@ POLICIES: list[Policy] = [
     secure_defaults.POLICY,
     no_privileged_role_assignments.POLICY,
     no_privileged_role_assignments.COMPANION_POLICY,
+    private_network.RECORDER,
     private_network.POLICY,
     private_network.COMPANION_POLICY,
 ]
