@@ -159,7 +159,9 @@ def main() -> None:
     if identity.diagnostic_settings:
         WorkspaceDiagnostics(
             f"{ws_cfg.name}-diagnostics",
-            WorkspaceDiagnosticsArgs(workspace_id=workspace.workspace_id, log_analytics_id=workspace.log_analytics.id),
+            WorkspaceDiagnosticsArgs(
+                workspace_id=workspace.workspace_id, log_analytics_id=workspace.log_analytics.id
+            ),
         )
 
     targets = workspace_lock_targets(workspace, config.locks)

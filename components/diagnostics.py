@@ -1,4 +1,4 @@
-"""WorkspaceDiagnostics: the Azure ML workspace's resource logs and metrics sent to its Log Analytics workspace.
+"""WorkspaceDiagnostics: the Azure ML workspace's resource logs and metrics, sent to its Log Analytics.
 
 Resource: `azure-native:monitor:DiagnosticSetting` (azure-native 3.29: Azure REST API 2021-05-01-preview).
 `categoryGroup: allLogs` and the `AllMetrics` category are what Azure Verified Modules send by default

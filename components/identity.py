@@ -87,8 +87,9 @@ class RoleAssignments(pulumi.ComponentResource):
                 role_assignment_name=azroles.assignment_name(args.name_seed, grant.key, grant.role),
                 scope=grant.scope,
                 principal_id=grant.principal_id,
-                # The principal type lets ARM skip the directory lookup that fails for a just-created managed
-                # identity ("PrincipalNotFound" during replication; azure-native RoleAssignmentArgs.principal_type).
+                # The principal type lets ARM skip the directory lookup that fails for a just-created
+                # managed identity ("PrincipalNotFound" during replication; azure-native
+                # RoleAssignmentArgs.principal_type).
                 principal_type=grant.principal_type,
                 role_definition_id=azroles.definition_id(grant.role, args.subscription_id),
                 description=f"azml-gpu: {grant.key}",

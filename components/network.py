@@ -5,10 +5,11 @@ Resources: `azure-native:network:PrivateEndpoint` and `azure-native:network:Priv
 
 Private-link group ids and private DNS zones per target (learn.microsoft.com/azure/private-link/
 private-endpoint-dns, "Azure services DNS zone configuration": Azure Machine Learning `amlworkspace` ->
-privatelink.api.azureml.ms and privatelink.notebooks.azure.net; Storage `blob` -> privatelink.blob.core.
-windows.net, `file` -> privatelink.file.core.windows.net; Key Vault `vault` -> privatelink.vaultcore.azure.net;
-Container Registry `registry` -> privatelink.azurecr.io). A private endpoint to a container registry needs the
-Premium SKU (learn.microsoft.com/azure/container-registry/container-registry-private-link: "available in the
+privatelink.api.azureml.ms and privatelink.notebooks.azure.net; Storage `blob` ->
+privatelink.blob.core.windows.net, `file` -> privatelink.file.core.windows.net; Key Vault `vault` ->
+privatelink.vaultcore.azure.net; Container Registry `registry` -> privatelink.azurecr.io). A private endpoint
+to a container registry needs the Premium SKU
+(learn.microsoft.com/azure/container-registry/container-registry-private-link: "available in the
 Premium container registry service tier"); `Workspace` declares Premium when the network is private.
 """
 

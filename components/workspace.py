@@ -252,8 +252,8 @@ class Workspace(pulumi.ComponentResource):
                 if cmk
                 else None
             ),
-            # AccessKey | Identity: how the workspace's own datastores (workspaceblobstore, workspacefilestore)
-            # reach storage (azure-native WorkspaceArgs.system_datastores_auth_mode).
+            # AccessKey | Identity: how the workspace's own datastores (workspaceblobstore,
+            # workspacefilestore) reach storage (azure-native WorkspaceArgs.system_datastores_auth_mode).
             system_datastores_auth_mode=(
                 ml.SystemDatastoresAuthMode.IDENTITY
                 if args.system_datastores_auth_mode == "identity"

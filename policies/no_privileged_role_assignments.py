@@ -44,8 +44,10 @@ _UNDECIDED: dict[str, str] = {}
 
 def message(name: str, role: str, scope: str) -> str:
     return (
-        f"role assignment '{name}' grants {role} on {scope}: its principal can change or delete every resource "
-        "there (the workspace, its storage and key vault, other teams' resources), far beyond what an Azure ML "
+        f"role assignment '{name}' grants {role} on {scope}: its principal can change or delete every "
+        "resource "
+        "there (the workspace, its storage and key vault, other teams' resources), far beyond what an "
+        "Azure ML "
         "identity needs. Fix: grant a data or Azure ML role (Storage Blob Data Contributor, AzureML Data "
         "Scientist, ...) on the single resource instead (docs/components.md, RoleAssignments)."
     )
@@ -64,7 +66,8 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
     definition, scope = read(args.props, "roleDefinitionId"), read(args.props, "scope")
     if definition is UNKNOWN:
         report_violation(
-            f"cannot decide during preview whether role assignment '{args.name}' grants Owner or Contributor: "
+            f"cannot decide during preview whether role assignment '{args.name}' grants Owner or "
+            "Contributor: "
             "roleDefinitionId is not known until deployment. Fix: give the role definition id as a literal "
             "(azroles.definition_id).",
             None,

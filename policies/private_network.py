@@ -10,8 +10,9 @@ private-network (mandatory): combinations Azure accepts that leave the workspace
   workspace is reached through its private endpoint; how-to-managed-network.md: "An Azure Virtual Network
   that you create and manage is used to provide network isolation inbound access to the workspace"; a managed
   network carries the managed computes' traffic).
-- A cluster with `enableNodePublicIp: false` needs a subnet or a workspace with a managed network (no-public-IP
-  compute sits in a virtual network: v1/how-to-secure-training-vnet.md; with a managed network Azure ML puts
+- A cluster with `enableNodePublicIp: false` needs a subnet or a workspace with a managed network
+  (no-public-IP compute sits in a virtual network: v1/how-to-secure-training-vnet.md; with a managed
+  network Azure ML puts
   it in the managed one: how-to-managed-network-compute.md, whose examples set enable_node_public_ip=False
   without a subnet).
 - A storage account with `allowSharedKeyAccess: false` used by a workspace whose `systemDatastoresAuthMode` is
@@ -21,8 +22,8 @@ private-network (mandatory): combinations Azure accepts that leave the workspace
 private-network-cost (advisory): combinations that work but cost or risk more.
 - FQDN outbound rules in a managed network deploy an Azure Firewall, billed hourly (how-to-managed-network.md,
   "Pricing": "FQDN outbound rules are implemented using Azure Firewall ... charges ... are added").
-- Locks with a managed network: "Make sure there are no scope locks on the Azure Machine Learning resources and
-  resource group. Internal operations related to managed virtual network might be blocked" (same page,
+- Locks with a managed network: "Make sure there are no scope locks on the Azure Machine Learning resources
+  and resource group. Internal operations related to managed virtual network might be blocked" (same page,
   Limitations).
 """
 
@@ -69,7 +70,8 @@ _MODES: dict[str, Any] = {}
 
 
 def record(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    """private-network-inputs: records each workspace's managed network mode from its inputs; reports nothing."""
+    """private-network-inputs: records each workspace's managed network mode from its inputs (reports
+    nothing)."""
     if args.resource_type == WORKSPACE:
         _MODES[args.urn] = read(args.props, "managedNetwork", "isolationMode")
 
@@ -116,7 +118,8 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
             else:
                 mandatory.append(
                     (
-                        f"workspace '{ws.name}' has publicNetworkAccess Disabled but no private endpoint reaches "
+                        f"workspace '{ws.name}' has publicNetworkAccess Disabled but no private endpoint "
+                        "reaches "
                         "it and it has no managed network: nobody can reach the workspace API and jobs can't "
                         "start. Fix: add network.private_endpoints (and a managed network for the clusters), "
                         "or set public_network_access: Enabled.",
@@ -133,7 +136,8 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
             if fqdn:
                 advisory.append(
                     (
-                        f"workspace '{ws.name}': FQDN outbound rules ({', '.join(fqdn)}) make Azure deploy an "
+                        f"workspace '{ws.name}': FQDN outbound rules ({', '.join(fqdn)}) make Azure deploy "
+                        "an "
                         "Azure Firewall in the managed network, billed per hour and per GB (Standard unless "
                         "firewall_sku: Basic). Fix: prefer private-endpoint or service-tag rules, or accept "
                         "the cost.",
@@ -145,7 +149,8 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
                 advisory.append(
                     (
                         f"workspace '{ws.name}' has a managed network and the stack declares "
-                        f"{len(locks)} lock(s): Azure ML asks for no scope locks on its resources and resource "
+                        f"{len(locks)} lock(s): Azure ML asks for no scope locks on its resources and "
+                        "resource "
                         "group, since internal operations of the managed network might be blocked "
                         "(how-to-managed-network.md, Limitations). Fix: if the managed network fails to "
                         "provision or update, remove the locks (azml-gpu:locks) and retry.",
@@ -161,7 +166,8 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
                     (
                         f"storage account '{storage.name}' has shared key access off but workspace "
                         f"'{ws.name}' uses systemDatastoresAuthMode {auth or 'AccessKey (default)'}: its "
-                        "datastores authenticate with the account key, so uploads, mounts and datastore reads "
+                        "datastores authenticate with the account key, so uploads, mounts and datastore "
+                        "reads "
                         "fail. Fix: set identity.system_datastores_auth_mode: identity.",
                         storage.urn,
                     )
@@ -177,14 +183,16 @@ def findings(resources: list[Any]) -> tuple[list[tuple[str, str | None]], list[t
         if UNKNOWN in modes:
             mandatory.append(
                 (
-                    f"cluster {cluster.name}: cannot decide during preview: its workspace's managedNetwork is unknown",
+                    f"cluster {cluster.name}: cannot decide during preview: its workspace's managedNetwork "
+                    "is unknown",
                     r.urn,
                 )
             )
             continue
         mandatory.append(
             (
-                f"cluster {cluster.name}: node public IP is off but the cluster has no subnet and its workspace "
+                f"cluster {cluster.name}: node public IP is off but the cluster has no subnet and its "
+                "workspace "
                 "has no managed network: the nodes have no route to the workspace and jobs never start. Fix: "
                 "set subnet_id, add network.managed, or set node_public_ip: true.",
                 r.urn,
@@ -222,7 +230,9 @@ POLICY = StackValidationPolicy(
 
 COMPANION_POLICY = StackValidationPolicy(
     name=COMPANION,
-    description="Managed network costs and risks: FQDN rules deploy a billed Azure Firewall; locks may block it.",
+    description=(
+        "Managed network costs and risks: FQDN rules deploy a billed Azure Firewall; locks may block it."
+    ),
     validate=validate_cost,
     enforcement_level=EnforcementLevel.ADVISORY,
 )

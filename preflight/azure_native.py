@@ -259,14 +259,16 @@ def _system_assigned(identity: Any) -> bool:
 
 
 def _identity_map(out: dict[str, Any], details: Any) -> None:
-    """`identity.userAssignedIdentities`: a list of identity ids as the SDK takes it, a map id -> {principalId,
-    clientId} as ARM returns it and the SDK reads it (azure-native 3.29 `ManagedServiceIdentityArgs.
+    """`identity.userAssignedIdentities`: a list of identity ids as the SDK takes it, a map id ->
+    {principalId, clientId} as ARM returns it and the SDK reads it (azure-native 3.29
+    `ManagedServiceIdentityArgs.
     user_assigned_identities: Sequence[str]` vs `ManagedServiceIdentityResponse.user_assigned_identities:
     Mapping[str, UserAssignedIdentityResponse]`; the provider converts between them)."""
     identity = out.get("identity")
     if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
         ids = identity["userAssignedIdentities"]
-        out["identity"] = {**identity, "userAssignedIdentities": {i: details(i) for i in ids if isinstance(i, str)}}
+        mapped = {i: details(i) for i in ids if isinstance(i, str)}
+        out["identity"] = {**identity, "userAssignedIdentities": mapped}
 
 
 def _deployed_compute_properties(props: Mapping[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,11 @@ EXTENSION_TEMPLATES: dict[str, tuple[str, str, str]] = {
         "Microsoft.Authorization/roleAssignments",
         "roleAssignmentName",
     ),
-    "azure-native:monitor:DiagnosticSetting": ("resourceUri", "Microsoft.Insights/diagnosticSettings", "name"),
+    "azure-native:monitor:DiagnosticSetting": (
+        "resourceUri",
+        "Microsoft.Insights/diagnosticSettings",
+        "name",
+    ),
 }
 
 
@@ -178,11 +182,12 @@ class AzureMocks(pulumi_mocks.Mocks):
             # An existing user-assigned identity (GET Microsoft.ManagedIdentity/userAssignedIdentities):
             # its principal and client ids are stable fakes derived from its id.
             name, rg = args.args["resourceName"], args.args["resourceGroupName"]
-            arm_id = f"{_rg_id(self.subscription_id, rg)}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}"
+            arm_type = "Microsoft.ManagedIdentity/userAssignedIdentities"
+            arm_id = f"{_rg_id(self.subscription_id, rg)}/providers/{arm_type}/{name}"
             return {
                 "id": arm_id,
                 "name": name,
-                "type": "Microsoft.ManagedIdentity/userAssignedIdentities",
+                "type": arm_type,
                 "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, arm_id.lower())),
                 "clientId": str(uuid.uuid5(uuid.NAMESPACE_URL, "client:" + arm_id.lower())),
                 "tenantId": FAKE_TENANT_ID,

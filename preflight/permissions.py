@@ -19,7 +19,8 @@ read`. Which built-in role grants them:
   virtualNetworks/subnets/join/action` on its subnet, a private DNS zone group `Microsoft.Network/
   privateDnsZones/join/action` on each zone (learn.microsoft.com/azure/private-link/rbac-permissions), a
   cluster with a user-assigned identity `Microsoft.ManagedIdentity/userAssignedIdentities/assign/action`
-  (learn.microsoft.com/azure/role-based-access-control/built-in-roles/identity#managed-identity-operator). They
+  (learn.microsoft.com/azure/role-based-access-control/built-in-roles/identity#managed-identity-operator).
+  They
   are granted on those resources (often in a network or identity team's resource group): Network Contributor,
   Private DNS Zone Contributor, Managed Identity Operator, or Contributor there.
 """

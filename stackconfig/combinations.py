@@ -1,8 +1,9 @@
 """Network and identity combinations Azure refuses, or that cannot work, checked across the whole config.
 
 Each rule returns (key path, "<what is wrong>; <fix>") and cites its source here. They run over the typed
-config (`StackConfig`), so `validate()` reports them once every key parses. Combinations Azure accepts but that
-cannot work or cost more (a private workspace without a private endpoint, FQDN rules' firewall) are judged by
+config (`StackConfig`), so `validate()` reports them once every key parses. Combinations Azure accepts but
+that cannot work or cost more (a private workspace without a private endpoint, FQDN rules' firewall) are
+judged by
 the policy pack instead (policies/private_network.py).
 
 Sources:
@@ -103,7 +104,8 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                             f"network.managed.outbound_rules[{j}].destination",
                             f"'{rule.destination}' is an Azure Storage host: with AllowOnlyApprovedOutbound "
                             "an FQDN rule can't reach a storage account (how-to-managed-network.md, "
-                            "Limitations); use a private_endpoint rule with the account's id and subresource_target blob",
+                            "Limitations); use a private_endpoint rule with the account's id and "
+                            "subresource_target blob",
                         )
                     )
 

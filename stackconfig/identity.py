@@ -108,7 +108,8 @@ class IdentityConfig(Strict):
     )
     data_stores: list[str] = Field(
         default_factory=list,
-        description="Optional storage account ids the clusters' jobs read: each cluster identity gets Storage "
+        description="Optional storage account ids the clusters' jobs read: each cluster identity gets "
+        "Storage "
         "Blob Data Reader on each.",
     )
     role_assignments: list[RoleGrant] = Field(

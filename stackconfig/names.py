@@ -136,7 +136,8 @@ def resource_group_id_problem(value: str) -> str | None:
 
 def resource_id_problem(value: str, arm_type: str) -> str | None:
     """Check that `value` is the ARM id of one resource of `arm_type` (e.g.
-    Microsoft.Storage/storageAccounts), compared case-insensitively like every ARM id (resource-name-rules.md)."""
+    Microsoft.Storage/storageAccounts), compared case-insensitively like every ARM id
+    (resource-name-rules.md)."""
     pattern = _RG_PREFIX + r"/providers/" + re.escape(arm_type) + r"/[\w().-]{1,260}$"
     if re.match(pattern, value, re.IGNORECASE):
         return None

@@ -99,7 +99,8 @@ class OutboundRule(Strict):
             raise ValueError(f"a {self.type} rule needs {', '.join(missing)}; add {missing[0]}")
         if extra:
             raise ValueError(
-                f"{', '.join(extra)} do not apply to a {self.type} rule; remove them (a {self.type} rule takes "
+                f"{', '.join(extra)} do not apply to a {self.type} rule; remove them (a {self.type} rule "
+                "takes "
                 f"{', '.join(wanted)})"
             )
         if self.type == "fqdn" and self.destination is not None and not _FQDN.match(self.destination):
@@ -115,10 +116,11 @@ class OutboundRule(Strict):
 
 
 class ManagedNetworkConfig(Strict):
-    """Azure ML's workspace managed virtual network (outbound isolation of the workspace's managed computes)."""
+    """Azure ML's workspace managed virtual network (outbound isolation of its managed computes)."""
 
     isolation_mode: IsolationMode = Field(
-        description="Required. Disabled | AllowInternetOutbound | AllowOnlyApprovedOutbound. Once on, it can't "
+        description="Required. Disabled | AllowInternetOutbound | AllowOnlyApprovedOutbound. Once on, it "
+        "can't "
         "be turned off (how-to-managed-network.md, Limitations).",
         examples=["AllowOnlyApprovedOutbound"],
     )
@@ -156,7 +158,8 @@ class PrivateEndpointsConfig(Strict):
     subnet_id: str = Field(description="Required. ARM id of the subnet the endpoints go in.", examples=[None])
     targets: list[PrivateEndpointTarget] | None = Field(
         default=None,
-        description="Optional, default every target the stack declares (workspace, storage blob and file, key "
+        description="Optional, default every target the stack declares (workspace, storage blob and file, "
+        "key "
         "vault, and the registry when there is one).",
     )
     private_dns_zones_resource_group_id: str | None = Field(

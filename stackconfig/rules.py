@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-
 NODE_PUBLIC_IP_PROBLEM = (
     "node_public_ip",
-    "false needs subnet_id or a managed network: nodes without a public IP must sit in a virtual network; set "
+    "false needs subnet_id or a managed network: nodes without a public IP must sit in a virtual network; "
+    "set "
     "subnet_id to the subnet's ARM id, add network.managed, or set node_public_ip: true",
 )
 
@@ -20,7 +20,8 @@ NODE_PUBLIC_IP_PROBLEM = (
 def cluster_rules(values: Mapping[str, Any], managed_network: bool | None = False) -> list[tuple[str, str]]:
     """Rules of one cluster. `values` holds only the fields that passed their own checks (defaults filled).
     `managed_network`: whether the workspace has one (None: not known here, the node public IP rule is left
-    to `stackconfig.combinations`). The other network rules (subnet, region) are in `stackconfig.combinations`.
+    to `stackconfig.combinations`). The other network rules (subnet, region) are in
+    `stackconfig.combinations`.
 
     Nodes without a public IP need a virtual network: a subnet, or the workspace's managed network
     (MicrosoftDocs/azure-docs articles/machine-learning/v1/how-to-secure-training-vnet.md; how-to-managed-

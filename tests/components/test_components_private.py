@@ -1,6 +1,6 @@
 """Network and identity resources under mocks, with the wire-format inputs azure-native sends: private
-endpoints and DNS zone groups, role assignments, diagnostic settings, the workspace's managed network, datastore
-auth mode and customer-managed key, clusters with a user-assigned identity."""
+endpoints and DNS zone groups, role assignments, diagnostic settings, the workspace's managed network,
+datastore auth mode and customer-managed key, clusters with a user-assigned identity."""
 
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ from preflight.program import run_program
 
 SUB = "00000000-0000-0000-0000-000000000000"
 GUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-UAI = f"/subscriptions/{SUB}/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-train"
+UAI = (
+    f"/subscriptions/{SUB}/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/"
+    "id-train"
+)
 DATA = f"/subscriptions/{SUB}/resourceGroups/rg-data/providers/Microsoft.Storage/storageAccounts/stdata"
+ZONES = "{}/providers/Microsoft.Network/privateDnsZones"
 KV_CMK = f"/subscriptions/{SUB}/resourceGroups/rg-keys/providers/Microsoft.KeyVault/vaults/kv-cmk"
 
 
@@ -80,7 +84,8 @@ def test_private_endpoints_wire_body_and_dns_zone_groups(runs, stack_configs):
     }
     assert (
         ws.id
-        == f"/subscriptions/{SUB}/resourceGroups/rg-train/providers/Microsoft.Network/privateEndpoints/pe-ws-llm-amlworkspace"
+        == f"/subscriptions/{SUB}/resourceGroups/rg-train/providers/Microsoft.Network/privateEndpoints/"
+        "pe-ws-llm-amlworkspace"
     )
     assert (
         endpoints["blob"].inputs["privateLinkServiceConnections"][0]["privateLinkServiceId"]
@@ -97,11 +102,11 @@ def test_private_endpoints_wire_body_and_dns_zone_groups(runs, stack_configs):
         "privateDnsZoneConfigs": [
             {
                 "name": "privatelink-api-azureml-ms",
-                "privateDnsZoneId": f"{dns_rg}/providers/Microsoft.Network/privateDnsZones/privatelink.api.azureml.ms",
+                "privateDnsZoneId": f"{ZONES.format(dns_rg)}/privatelink.api.azureml.ms",
             },
             {
                 "name": "privatelink-notebooks-azure-net",
-                "privateDnsZoneId": f"{dns_rg}/providers/Microsoft.Network/privateDnsZones/privatelink.notebooks.azure.net",
+                "privateDnsZoneId": f"{ZONES.format(dns_rg)}/privatelink.notebooks.azure.net",
             },
         ],
     }
@@ -150,14 +155,16 @@ def test_prod_role_assignments_sit_on_single_resources(runs):
         assert r.inputs["scope"].startswith(f"/subscriptions/{SUB}/resourceGroups/rg-train/providers/")
         assert (
             r.id
-            == f"{r.inputs['scope']}/providers/Microsoft.Authorization/roleAssignments/{r.inputs['roleAssignmentName']}"
+            == f"{r.inputs['scope']}/providers/Microsoft.Authorization/roleAssignments/"
+            f"{r.inputs['roleAssignmentName']}"
         )
     people = [r for r in grants if r.inputs["scope"] == mlw.id]
     assert {(r.inputs["principalId"], r.inputs["principalType"]) for r in people} == {
         ("00000000-0000-0000-0000-00000000a001", "Group"),
         ("00000000-0000-0000-0000-00000000a002", "Group"),
     }
-    # Managed identities: the principal of the workspace's system-assigned identity, a stable fake once deployed.
+    # Managed identities: the principal of the workspace's system-assigned identity (a stable fake once
+    # deployed).
     ws_grants = [r for r in grants if role_of(r) == "Storage File Data Privileged Contributor"]
     assert ws_grants[0].inputs["principalType"] == "ServicePrincipal" and GUID.match(
         ws_grants[0].inputs["principalId"]

@@ -244,7 +244,8 @@ def test_an_endpoint_with_a_literal_workspace_id_counts() -> None:
         "resourceGroupName": "rg-train",
         "privateLinkServiceConnections": [
             {
-                "privateLinkServiceId": f"{RG_ID}/providers/Microsoft.MachineLearningServices/workspaces/WS-LLM-MLW"
+                "privateLinkServiceId": f"{RG_ID}/providers/Microsoft.MachineLearningServices/workspaces/"
+                "WS-LLM-MLW"
             }
         ],
     }
