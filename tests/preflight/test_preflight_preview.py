@@ -102,11 +102,14 @@ class Stack:
             "resourceGroupName": self.known("rg-train"),
             "location": "eastus",
             "publicNetworkAccess": "Disabled",
+            # Private, with a managed network (else private-network: nobody could reach it).
+            "managedNetwork": {"isolationMode": "AllowInternetOutbound"},
             "azureApiVersion": "2025-12-01",
         }
         outputs = {
             "location": "eastus",
             "publicNetworkAccess": "Disabled",
+            "managedNetwork": {"isolationMode": "AllowInternetOutbound"},
             "azureApiVersion": "2025-12-01",
             "name": self.known("ws-llm"),
             "type": self.known("Microsoft.MachineLearningServices/workspaces"),
