@@ -17,7 +17,10 @@ learn.microsoft.com/azure/machine-learning/how-to-disable-local-auth-storage: id
   storage (code, outputs and the checkpoint path of jobs/ live in its blob datastore); always: Storage Blob
   Data Reader on each configured data store and AcrPull on the declared registry (its admin user is off, so
   nodes pull environment images with an identity);
-- people and groups: their configured Azure ML role at workspace scope.
+- people and groups: their configured Azure ML role at workspace scope; with identity-based datastores,
+  those with AzureML Data Scientist also Storage Blob Data Contributor and Storage File Data Privileged
+  Contributor on the workspace storage (how-to-disable-local-auth-storage.md: with keys off the user's own
+  identity uploads code and reads data in studio).
 Nothing is ever granted at resource-group or subscription scope (policy `no-privileged-role-assignments`).
 """
 
@@ -153,8 +156,29 @@ def stack_grants(
         if registry is not None:
             grants.append(Grant(f"{name}/cr/pull", registry.id, node, sp, "AcrPull"))
     for person in people:
-        key = f"people/{person.principal_id}/{person.role.lower().replace(' ', '-')}"
+        who, kind = person.principal_id, person.principal_type
         grants.append(
-            Grant(key, workspace.workspace_id, person.principal_id, person.principal_type, person.role)
+            Grant(
+                f"people/{who}/{person.role.lower().replace(' ', '-')}",
+                workspace.workspace_id,
+                who,
+                kind,
+                person.role,
+            )
         )
+        if identity_datastores and person.role == "AzureML Data Scientist":
+            grants.append(
+                Grant(
+                    f"people/{who}/st/blob-contributor", storage, who, kind, "Storage Blob Data Contributor"
+                )
+            )
+            grants.append(
+                Grant(
+                    f"people/{who}/st/file-privileged",
+                    storage,
+                    who,
+                    kind,
+                    "Storage File Data Privileged Contributor",
+                )
+            )
     return grants

@@ -65,7 +65,7 @@ class CustomerManagedKey(Strict):
     )
     user_assigned_identity_id: str = Field(
         description="Required. ARM id of the user-assigned identity that reads the key (it needs Key Vault "
-        "Crypto Service Encryption User on the vault, which the stack grants).",
+        "Crypto Service Encryption User on the vault before the workspace is created: grant it beforehand).",
         examples=[None],
     )
 

@@ -83,8 +83,7 @@ def test_private_endpoints_wire_body_and_dns_zone_groups(runs, stack_configs):
         "tags": {"project": "azml-gpu", "env": "prod"},
     }
     assert (
-        ws.id
-        == f"/subscriptions/{SUB}/resourceGroups/rg-train/providers/Microsoft.Network/privateEndpoints/"
+        ws.id == f"/subscriptions/{SUB}/resourceGroups/rg-train/providers/Microsoft.Network/privateEndpoints/"
         "pe-ws-llm-amlworkspace"
     )
     assert (
@@ -144,6 +143,8 @@ def test_prod_role_assignments_sit_on_single_resources(runs):
             ("Storage Blob Data Contributor", "storageAccounts"),  # a100-spot
             ("AcrPull", "registries"),
             ("AzureML Data Scientist", "workspaces"),
+            ("Storage Blob Data Contributor", "storageAccounts"),  # the data scientists' group, keys off
+            ("Storage File Data Privileged Contributor", "storageAccounts"),
             ("AzureML Compute Operator", "workspaces"),
         ]
     )
@@ -154,18 +155,29 @@ def test_prod_role_assignments_sit_on_single_resources(runs):
         )
         assert r.inputs["scope"].startswith(f"/subscriptions/{SUB}/resourceGroups/rg-train/providers/")
         assert (
-            r.id
-            == f"{r.inputs['scope']}/providers/Microsoft.Authorization/roleAssignments/"
+            r.id == f"{r.inputs['scope']}/providers/Microsoft.Authorization/roleAssignments/"
             f"{r.inputs['roleAssignmentName']}"
         )
     people = [r for r in grants if r.inputs["scope"] == mlw.id]
+    scientists = [
+        r for r in grants if r.inputs["principalId"].endswith("a001") and r.inputs["scope"] == storage.id
+    ]
+    assert sorted(role_of(r) for r in scientists) == [
+        "Storage Blob Data Contributor",
+        "Storage File Data Privileged Contributor",
+    ]
     assert {(r.inputs["principalId"], r.inputs["principalType"]) for r in people} == {
         ("00000000-0000-0000-0000-00000000a001", "Group"),
         ("00000000-0000-0000-0000-00000000a002", "Group"),
     }
     # Managed identities: the principal of the workspace's system-assigned identity (a stable fake once
     # deployed).
-    ws_grants = [r for r in grants if role_of(r) == "Storage File Data Privileged Contributor"]
+    ws_grants = [
+        r
+        for r in grants
+        if role_of(r) == "Storage File Data Privileged Contributor"
+        and r.inputs["principalType"] == "ServicePrincipal"
+    ]
     assert ws_grants[0].inputs["principalType"] == "ServicePrincipal" and GUID.match(
         ws_grants[0].inputs["principalId"]
     )

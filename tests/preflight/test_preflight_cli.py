@@ -78,13 +78,13 @@ def test_prod_passes_by_design_json() -> None:
     assert (first["kind"], first["state"], first["steps"], first["exit_code"]) == (
         "first-deploy",
         "none (a new stack)",
-        {"create": 41},
+        {"create": 43},
         0,
     )
     assert first["unknown_inputs"] > 0 and update["unknown_inputs"] == 0
     assert (update["kind"], update["steps"], update["replacements"], update["deletes"]) == (
         "update",
-        {"same": 41},
+        {"same": 43},
         [],
         [],
     )

@@ -196,8 +196,9 @@ def test_invalid_policy_config_lists_every_problem(pack: PolicyPack) -> None:
         "policy config: no-such-policy: no such policy in the pack; known: cluster-replacement, "
         "cross-region-compute, idle-timer-bounds, idle-timer-parseable, low-priority-multi-node, "
         "min-nodes-zero, multi-node-requires-rdma, no-locks-on-cluster-network, "
-        "no-privileged-role-assignments, no-privileged-role-assignments-by-dependency, no-resource-group-locks, "
-        "no-resource-group-locks-by-dependency, no-retired-vm-series, private-network, private-network-cost, "
+        "no-privileged-role-assignments, no-privileged-role-assignments-by-dependency, "
+        "no-resource-group-locks, no-resource-group-locks-by-dependency, no-retired-vm-series, "
+        "private-network, private-network-cost, "
         "private-network-inputs, quota-reservation, quota-reservation-unknown, secure-defaults, "
         "ssh-decided-at-creation, vm-series-retiring-soon",
         "policy config: min-nodes-zero.allow: 'h100-x2' is not of type 'array'",
