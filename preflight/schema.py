@@ -219,7 +219,7 @@ class _Checker:
         and the required (input name, path) pairs."""
         obj = _object(node)
         for ref in obj.missing:
-            self.unchecked.append(f"{path or '(body)'}: inherited {ref}")
+            self.unchecked.append(f"{path or '(body)'}: inherited {_short(ref)}")
         names: dict[str, tuple[_Node, str]] = {}
         required: list[tuple[str, str]] = []
         for wire, prop in obj.properties.items():
@@ -228,7 +228,7 @@ class _Checker:
             if self.sdk_shape and prop.schema.get("x-ms-client-flatten"):
                 inner = _deref(prop)
                 if inner is None:
-                    self.unchecked.append(f"{_join(path, wire)}: flattened {prop.schema.get('$ref')}")
+                    self.unchecked.append(f"{_join(path, wire)}: flattened {_short(prop.schema.get('$ref'))}")
                     continue
                 sub, sub_required = self.fields(inner, path)
                 names.update(sub)
@@ -286,7 +286,7 @@ class _Checker:
             return
         resolved = _deref(node)
         if resolved is None:
-            self.unchecked.append(f"{path}: {node.schema.get('$ref')}")
+            self.unchecked.append(f"{path}: {_short(node.schema.get('$ref'))}")
             return
         schema = resolved.schema
         kind = schema.get("type")
@@ -404,6 +404,11 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+def _short(ref: object) -> str:
+    """A `$ref` without its leading `../` hops (`common-types/resource-management/v3/types.json#/...`)."""
+    return re.sub(r"^(\.\./)+", "", str(ref))
+
+
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
@@ -456,7 +461,7 @@ def check_operation(
         if param is None:
             ref = str(raw.get("$ref", "?"))
             if not ref.endswith(_CLIENT_PARAM_REFS):
-                checker.unchecked.append(f"path parameter {ref}")
+                checker.unchecked.append(f"path parameter {_short(ref)}")
             continue
         where, name = param.schema.get("in"), str(param.schema.get("name"))
         if where == "body":
@@ -482,7 +487,7 @@ def check_operation(
         values = {k: v for k, v in params.items() if k not in used} if sdk_shape else (body or {})
         resolved = _deref(body_node)
         if resolved is None:
-            checker.unchecked.append(f"(body): {body_node.schema.get('$ref')}")
+            checker.unchecked.append(f"(body): {_short(body_node.schema.get('$ref'))}")
         else:
             checker.object(resolved, values, "")
     return Result(f"{relative}#{operation_id}", "", checker.failures, sorted(set(checker.unchecked)))
