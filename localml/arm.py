@@ -42,13 +42,13 @@ def register(router: Router, cp: ControlPlane) -> None:
     a("GET", WS + "/codes/{name}/versions", lambda r: _code_list(cp, r), "code versions list (by hash)")
     a("GET", WS + "/codes/{name}/versions/{version}", lambda r: _code_get(cp, r), "code version GET")
     a("PUT", WS + "/codes/{name}/versions/{version}",
-      checked("CodeVersions_CreateOrUpdate", lambda r: _code_put(cp, r), cp.validation, CODE_PARAMS),
+      checked("CodeVersions_CreateOrUpdate", lambda r: _code_put(cp, r), lambda: cp.validation, CODE_PARAMS),
       "code version PUT")
     a("POST", WS + "/codes/{name}/versions/{version}/startPendingUpload", lambda r: _pending_upload(cp, r),
       "code version startPendingUpload")
     a("GET", WS + "/jobs", lambda r: _job_list(cp, r), "jobs list")
     a("PUT", WS + "/jobs/{name}",
-      checked("Jobs_CreateOrUpdate", lambda r: _job_put(cp, r), cp.validation, JOB_PARAMS),
+      checked("Jobs_CreateOrUpdate", lambda r: _job_put(cp, r), lambda: cp.validation, JOB_PARAMS),
       "job PUT (create)")
     a("GET", WS + "/jobs/{name}", lambda r: _job_get(cp, r), "job GET")
     a("POST", WS + "/jobs/{name}/cancel", lambda r: _job_cancel(cp, r), "job cancel")

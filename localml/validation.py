@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from localml.http import Handler, Request, Response, error
@@ -52,9 +52,11 @@ def answer(result: schema.Result) -> Response:
     return reply
 
 
-def checked(operation: str, handler: Handler, record: ValidationLog, params: Mapping[str, str]) -> Handler:
-    """`handler`, behind the spec check of `operation` (an operationId). `params`: route parameter -> spec
-    path parameter (`{"name": "id"}` for a job)."""
+def checked(
+    operation: str, handler: Handler, record: Callable[[], ValidationLog], params: Mapping[str, str]
+) -> Handler:
+    """`handler`, behind the spec check of `operation` (an operationId). `record`: the session's log (read
+    when a request comes); `params`: route parameter -> spec path parameter (`{"name": "id"}` for a job)."""
 
     def run(req: Request) -> Response:
         try:
@@ -65,13 +67,15 @@ def checked(operation: str, handler: Handler, record: ValidationLog, params: Map
         result = schema.check_request(operation, req.query.get("api-version"), values, body)
         if not result.checked:
             log.warning("%s %s: not checked against a spec: %s", req.method, req.path, result.why)
-            with record.lock:
-                record.not_checked.append((operation, req.path, result.why))
+            log_ = record()
+            with log_.lock:
+                log_.not_checked.append((operation, req.path, result.why))
         elif result.failures:
             reasons = [f.reason for f in result.failures]
             log.info("%s %s: 400, the spec rejects the body: %s", req.method, req.path, "; ".join(reasons))
-            with record.lock:
-                record.rejected.append((operation, req.path, reasons))
+            log_ = record()
+            with log_.lock:
+                log_.rejected.append((operation, req.path, reasons))
             return answer(result)
         return handler(req)
 

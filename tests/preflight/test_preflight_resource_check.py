@@ -327,3 +327,91 @@ def test_configs_at_the_limits_pass_the_resource_check(config: dict[str, Any]) -
     assert [p.message for p in outcome.problems] == []
     names = {r.type: r.inputs for r in program.resources if r.custom}
     assert len(names["azure-native:storage:StorageAccount"]["accountName"]) <= 24
+
+
+# --- REST bodies (localml/validation.py uses the same checker) ----------------------------------------------
+
+WS_ID = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/"
+    "Microsoft.MachineLearningServices/workspaces/ws"
+)
+JOB = {
+    "properties": {
+        "jobType": "Command",
+        "command": "python train.py --steps ${{inputs.steps}}",
+        "environmentId": "azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1/versions/1",
+        "codeId": f"{WS_ID}/codes/c/versions/1",
+        "inputs": {"steps": {"jobInputType": "literal", "value": "10"}},
+        "outputs": {"ckpt": {"jobOutputType": "uri_folder", "mode": "ReadWriteMount"}},
+        "resources": {"instanceCount": 2, "shmSize": "2g"},
+        "distribution": {"distributionType": "PyTorch", "processCountPerInstance": 2},
+    }
+}
+
+
+def _job(change: Callable[[dict[str, Any]], None]) -> list[tuple[str, str]]:
+    body = copy.deepcopy(JOB)
+    change(body["properties"])
+    result = schema.check_request("Jobs_CreateOrUpdate", "2025-01-01-preview", {"id": "j"}, body)
+    assert result.checked
+    return [(f.path, f.constraint) for f in result.failures]
+
+
+def test_a_command_job_body_as_azure_ai_ml_sends_it_passes() -> None:
+    assert _job(lambda p: None) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda p: p.pop("environmentId"), [("properties.environmentId", "required")]),
+        (
+            lambda p: p.update(command=""),
+            [("properties.command", "minLength 1"), ("properties.command", "pattern [a-zA-Z0-9_]")],
+        ),
+        (
+            lambda p: p.update(jobType="Batch"),
+            [("properties.jobType", "one of AutoML, Command, Sweep, Pipeline, Spark, FineTuning")],
+        ),
+        (
+            lambda p: p["outputs"]["ckpt"].pop("jobOutputType"),
+            [("properties.outputs.ckpt.jobOutputType", "required")],
+        ),
+        (
+            lambda p: p["resources"].update(shmSize="lots"),
+            [("properties.resources.shmSize", "pattern \\d+[bBkKmMgG]")],
+        ),
+        (lambda p: p.update(experimentName=7), [("properties.experimentName", "type string")]),
+    ],
+)
+def test_job_bodies_the_spec_rejects(change: Callable[[dict[str, Any]], None], expected: list) -> None:
+    assert _job(change) == expected
+
+
+def test_request_at_an_api_version_with_no_extract_is_not_checked() -> None:
+    result = schema.check_request("Jobs_CreateOrUpdate", "2023-04-01-preview", {}, {"properties": {}})
+    assert not result.checked and result.failures == []
+    assert "2023-04-01-preview" in result.why
+
+
+def test_the_400_is_the_arm_error_envelope() -> None:
+    from localml.validation import MESSAGE, answer
+
+    params = {"name": "c", "version": "1"}
+    result = schema.check_request("CodeVersions_CreateOrUpdate", "2023-04-01", params, {"name": "1"})
+    reply = answer(result)
+    assert reply.status == 400
+    assert reply.body == {
+        "error": {
+            "code": "UserError",
+            "message": MESSAGE,
+            "target": "properties",
+            "details": [
+                {
+                    "code": "UserError",
+                    "message": "missing required property 'properties' (constraint required)",
+                    "target": "properties",
+                }
+            ],
+        }
+    }
