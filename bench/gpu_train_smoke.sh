@@ -55,14 +55,14 @@ rm -rf "$CKPT"
 
 "$PY" - "$OUT" "$NGPU" <<'EOF'
 import json, re, sys
+sys.path.insert(0, "jobs/src")
+from metrics import StepMetrics  # train.py's metrics record (docs/job-scripts.md "Metrics record")
 out, ngpu = sys.argv[1], int(sys.argv[2])
 smoke = open(f"{out}/smoke.log").read()
 train = open(f"{out}/train.log").read()
-steps = re.findall(r"^step (\d+)/\d+ \| loss ([\d.]+) \| ([\d.]+) ms/step \| tok/s/gpu ([\d,]+) \| mfu ([\d.]+%|n/a)$",
-                   train, re.M)
-last = steps[-1]
+last = [r for line in train.splitlines() if (r := StepMetrics.from_line(line))][-1]
 model = re.search(r"^model ([\d.]+)M params .* peak (.*)$", train, re.M)
-mfu = None if last[4] == "n/a" else float(last[4].rstrip("%")) / 100
+mfu = last.mfu
 transport = re.findall(r"Using network (\w+)", smoke)
 result = {
     "gpus": ngpu,
@@ -71,10 +71,10 @@ result = {
     "nccl_network": sorted(set(transport)),
     "train_params_m": float(model.group(1)),
     "train_peak_source": model.group(2),
-    "train_step": int(last[0]),
-    "train_loss": float(last[1]),
-    "train_ms_per_step": float(last[2]),
-    "train_tokens_per_s_per_gpu": int(last[3].replace(",", "")),
+    "train_step": last.step,
+    "train_loss": last.loss,
+    "train_ms_per_step": last.step_ms,
+    "train_tokens_per_s_per_gpu": last.tokens_per_s_per_gpu,
     "train_mfu": mfu,
     "mfu_target": 0.45,
     "mfu_meets_target": mfu is not None and mfu >= 0.45,

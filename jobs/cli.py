@@ -1,13 +1,27 @@
-"""`python -m jobs`: the command line. Commands live in `jobs/commands/`, one module each."""
+"""`python -m jobs`: the command line. `COMMANDS` below is the list of commands; each lives in its own
+module of `jobs/commands/`, which parses its flags and prints, and calls a logic module of `jobs/` named
+for its concept (docs/jobs.md, "Layout")."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 
-import jobs.commands
+#: Every `python -m jobs` command, in `--help` order: its name -> its module in `jobs/commands/`, which
+#: defines `register(subparsers)` adding that one command. A new command is one line here.
+COMMANDS: dict[str, str] = {
+    "audit": "jobs.commands.audit",
+    "check-deploy": "jobs.commands.check_deploy",
+    "local": "jobs.commands.local",
+    "plan": "jobs.commands.plan",
+    "quota": "jobs.commands.quota",
+    "render": "jobs.commands.render",
+    "scaling": "jobs.commands.scaling",
+    "submit": "jobs.commands.submit",
+    "teardown": "jobs.commands.teardown",
+    "verify": "jobs.commands.verify",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,9 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(jobs.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"jobs.commands.{info.name}")
-        module.register(sub)
+    for name, module in COMMANDS.items():
+        importlib.import_module(module).register(sub)
+        if name not in sub.choices:  # a programming error: the table and the module disagree
+            raise RuntimeError(f"{module}.register did not add {name!r}, the command COMMANDS names")
     # No abbreviated flags: `submit --out x.yml` must not be read as `--outputs x.yml`. Each command's
     # add_parser says so too; this covers any command that does not.
     for command_parser in sub.choices.values():

@@ -42,3 +42,14 @@ def fail(message: str, code: int, as_json: bool, **fields: Any) -> int:
     if as_json:
         print(json.dumps({"ok": False, "error": message, "exit_code": code, **fields}, indent=2))
     return code
+
+
+def error_detail(exc: BaseException) -> str:
+    """A failed call in one line: `<exception type>: <first line of its message>`.
+
+    azure-core's `HttpResponseError` message runs to several lines (`(Code) Message`, then `Code: ...`,
+    `Message: ...`, the target and details: `azure/core/exceptions.py`, `ODataV4Format.message_details`);
+    its first line holds the error code and message, which is what a command prints.
+    """
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"

@@ -8,7 +8,7 @@
 grace_s=10.0) -> int` starts nodes x procs_per_node copies of `argv` and returns the job's exit code:
 
 - Environment: this process's environment, then `env` (the job's `environment_variables`), then exactly
-  the variables Azure ML's PyTorch distribution sets (shared/reference/azure-notes.md §4, from
+  the variables Azure ML's PyTorch distribution sets (docs/reference/azure-notes.md §4, from
   how-to-train-distributed-gpu.md): per node MASTER_ADDR (127.0.0.1 here), MASTER_PORT (a free port),
   WORLD_SIZE (nodes x procs_per_node), NODE_RANK; per process RANK and LOCAL_RANK.
 - Logs: each rank's stdout and stderr go to `<logs_dir>/user_logs/std_log_process_<rank>.txt`, Azure ML's

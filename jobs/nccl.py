@@ -19,16 +19,12 @@ without them, the `Using network X` line; without either, "none seen".
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+
+from jobs.logpatterns import IB_DEVICES, IB_NONE, NCCL_ANY, USING_NETWORK, VIA_NET
 
 NONE_SEEN = "none seen"
 
-_USING_NETWORK = re.compile(r"NCCL INFO Using network (\S+)")
-_VIA_NET = re.compile(r"NCCL INFO (?:Channel|Ring) \d+(?:/\d+)? : .*?\bvia NET/([A-Za-z0-9_]+)")
-_IB_DEVICES = re.compile(r"NCCL INFO NET/IB : Using (.+?)(?: ; OOB|$)")
-_IB_NONE = re.compile(r"NCCL INFO NET/IB : No device found")
-_NCCL_ANY = re.compile(r"NCCL (?:INFO|WARN)")
 
 
 @dataclass
@@ -53,17 +49,17 @@ class RankTransport:
 def parse(text: str) -> RankTransport:
     out = RankTransport()
     for line in text.splitlines():
-        if not _NCCL_ANY.search(line):
+        if not NCCL_ANY.search(line):
             continue
         out.nccl_lines += 1
-        if m := _VIA_NET.search(line):
+        if m := VIA_NET.search(line):
             if m.group(1) not in out.via:
                 out.via.append(m.group(1))
-        elif m := _USING_NETWORK.search(line):
+        elif m := USING_NETWORK.search(line):
             out.network = m.group(1)
-        elif m := _IB_DEVICES.search(line):
+        elif m := IB_DEVICES.search(line):
             out.ib_devices = m.group(1).strip()
-        elif _IB_NONE.search(line):
+        elif IB_NONE.search(line):
             out.ib_missing = True
     return out
 

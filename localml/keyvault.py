@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from localml import operations
 from localml.http import Request, Response, Router, error
+from vmsizes.regions import normalize_region
 
 if TYPE_CHECKING:
     from localml.controlplane import ControlPlane
@@ -68,8 +69,8 @@ def register(router: Router, cp: ControlPlane) -> None:
 
 
 def _norm(location: str) -> str:
-    """`East US` and `eastus` are the same ARM location."""
-    return location.replace(" ", "").lower()
+    """`East US` and `eastus` are the same ARM location (vmsizes.regions: the Azure SDKs' rule)."""
+    return normalize_region(location)
 
 
 def _now() -> dt.datetime:

@@ -35,7 +35,7 @@ import isodate
 from pulumi_policy import ResourceValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from vmsizes.retirement import normalize_region
+from vmsizes.regions import normalize_region
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"
@@ -107,7 +107,7 @@ def as_int(value: Any) -> int | None:
 
 def norm_region(region: Any) -> str | None:
     """ARM accepts "East US" and "eastus" alike; compare the short lower-case form
-    (vmsizes.retirement.normalize_region). None for anything that is not a string."""
+    (vmsizes.regions.normalize_region, the one rule). None for anything that is not a string."""
     return normalize_region(region) if isinstance(region, str) else None
 
 

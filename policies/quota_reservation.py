@@ -10,7 +10,9 @@ Config (the subscription's Azure ML compute quotas, written by `python -m jobs q
 policies/config/STACK.json` from the Azure ML usages API; not `az vm list-usage`, which shows the Compute
 provider's VM core quota: Azure ML compute has its own quota, azure-notes.md 3.5):
     {"quotas": {"eastus": {"standardNDSH100v5Family": 384, "total": 500, "lowPriority": 100}}}
-Region keys in any spelling ("East US" == "eastus"); family names compared ignoring case and spaces;
+Region keys in any spelling ("East US" == "eastus"); family names in any spelling Azure uses (case,
+spaces and "_" ignored, "vCPUs" suffixes too: vmsizes.quota.family_key, the one rule the catalog and
+`jobs quota --write` use);
 "total" is the regional dedicated total and "lowPriority" the regional low-priority pool. A pool whose quota
 the config does not give (or whose family the catalog does not know) is reported by quota-reservation-unknown
 (advisory). A family key that is no catalog quota family is a mandatory problem (config_problems): it would
@@ -31,19 +33,22 @@ from pulumi_policy import (
 )
 
 from policies._common import Cluster, Handoff, ReportViolation, clusters_of, norm_region
-from vmsizes import all_sizes
-from vmsizes.quota import Pool, QuotaReport, reserve_each
+from vmsizes.quota import (
+    POOL_KEYS,
+    Pool,
+    QuotaReport,
+    catalog_families,
+    config_key,
+    config_value,
+    family_key,
+    reserve_each,
+    same_family,
+)
 
 NAME = "quota-reservation"
 COMPANION = "quota-reservation-unknown"
 _handoff = Handoff()
 _KEY = "stack"
-POOL_KEYS = ("total", "lowPriority")
-
-
-def _fold(key: str) -> str:
-    """How quota keys compare: case and spaces ignored ("Standard NCASv3_T4 Family")."""
-    return key.replace(" ", "").casefold()
 
 
 def config_problems(
@@ -57,8 +62,7 @@ def config_problems(
     """
     if not isinstance(quotas, Mapping):
         return []
-    known = {_fold(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
-    known |= {_fold(k): k for k in POOL_KEYS}
+    known = catalog_families() | {family_key(k): k for k in POOL_KEYS}
     problems = []
     for region, pools in quotas.items():
         why = region_problem(str(region)) if region_problem is not None else None
@@ -68,9 +72,9 @@ def config_problems(
         if not isinstance(pools, Mapping):
             continue
         for key in pools:
-            if _fold(str(key)) in known:
+            if family_key(str(key)) in known:
                 continue
-            close = difflib.get_close_matches(_fold(str(key)), list(known), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(family_key(str(key)), list(known), n=1, cutoff=0.6)
             fix = (
                 f"did you mean {known[close[0]]}?"
                 if close
@@ -88,15 +92,7 @@ def configured_quota(quotas: Mapping[str, Any], pool: Pool) -> int | None:
     region = next((v for k, v in quotas.items() if norm_region(k) == pool.region), None)
     if not isinstance(region, Mapping):
         return None
-    if pool.kind == "regional-total":
-        key = "total"
-    elif pool.kind == "low-priority":
-        key = "lowPriority"
-    elif pool.family is None:
-        return None
-    else:
-        key = pool.family
-    value = next((v for k, v in region.items() if _fold(k) == _fold(key)), None)
+    value = config_value(region, pool.kind, pool.family)
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -107,7 +103,7 @@ def _who(report: QuotaReport, pool: Pool) -> str:
             continue
         if (pool.kind == "low-priority") != (r.tier == "low_priority"):
             continue
-        if pool.kind == "family" and (r.family or "").casefold() != (pool.family or "").casefold():
+        if pool.kind == "family" and not same_family(r.family, pool.family):
             continue
         if pool.kind == "family" and pool.family is None and r.size not in pool.sizes:
             continue
@@ -154,8 +150,9 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
             advisory.append(
                 f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, but the policy config gives no "
                 f"quota for this pool, so nothing checks that jobs can get nodes. Fix: add "
-                f"quotas.{pool.region}.{_config_key(pool)} to the quota-reservation config: `python -m jobs "
-                f"quota --stack STACK --write policies/config/STACK.json` writes the Azure ML quotas."
+                f"quotas.{pool.region}.{config_key(pool.kind, pool.family)} to the quota-reservation "
+                f"config: `python -m jobs quota --stack STACK --write policies/config/STACK.json` writes "
+                f"the Azure ML quotas."
             )
         elif pool.vcpus > quota:
             mandatory.append(
@@ -165,10 +162,6 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
                 f"max_instances, delete unused clusters, or request {pool.vcpus - quota} more vCPUs of quota."
             )
     return mandatory, advisory
-
-
-def _config_key(pool: Pool) -> str:
-    return {"regional-total": "total", "low-priority": "lowPriority"}.get(pool.kind, pool.family or "")
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:

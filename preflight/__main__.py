@@ -104,7 +104,7 @@ def _outputs_file_problems(path: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from preflight.gate import evaluate
-    from preflight.program import read_config_file
+    from stackconfig.loader import StackFileError, read_config_block
 
     problems = _outputs_file_problems(args.outputs_file) if args.outputs_file is not None else []
     if args.state is not None and not args.state.is_file():
@@ -116,17 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     config = None
     if args.config_file is not None:
         try:
-            config = read_config_file(args.config_file)
-        except OSError as e:
-            problems.append(
-                f"--config-file: cannot read {args.config_file}: {e.strerror or e}; give the path of a "
-                "Pulumi stack file"
-            )
-        except ValueError as e:  # not UTF-8, not YAML, no config: (one line naming the file and the fix)
+            config = read_config_block(args.config_file)
+        except StackFileError as e:  # one line naming the file and the fix
             problems.append(f"--config-file: {e}")
     policy_config = None
     if args.policy_config is not None:
-        from preflight.analyzer import PolicyConfigError, load_policy_config
+        from preflight.policyconfig import PolicyConfigError, load_policy_config
 
         try:
             policy_config = load_policy_config(args.policy_config)

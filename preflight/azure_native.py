@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from vmsizes.regions import normalize_region
+
 # pulumi/pulumi sdk/go/common/resource/plugin/rpc.go UnknownStringValue; since pulumi v3.249 every unknown
 # reaches an analyzer as this string (pkg/resource/plugin/analyzer_plugin.go, property.Map round trip).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -150,7 +152,8 @@ def check(
 
 
 def _normal_location(value: Any) -> Any:
-    return value.replace(" ", "").lower() if isinstance(value, str) else value
+    # The same rule as the Azure SDKs' (vmsizes.regions): spaces dropped, lower case.
+    return normalize_region(value) if isinstance(value, str) else value
 
 
 def _same_top_level(key: str, old: Any, new: Any) -> bool:

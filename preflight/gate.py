@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from importlib import metadata
 from pathlib import Path
@@ -32,17 +32,10 @@ from typing import Any
 from policies._common import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
 from preflight import permissions, replacements, resource_check
-from preflight.analyzer import (
-    PackError,
-    PolicyConfigError,
-    PolicyPack,
-    Provider,
-    Resource,
-    Violation,
-    load_policy_config,
-)
+from preflight.analyzer import PackError, PolicyPack, Violation
 from preflight.azure_native import UNKNOWN
 from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment, Kind, StateFileError, StateResource, read_state
+from preflight.policyconfig import PolicyConfigError, load_policy_config
 from preflight.program import (
     LOCATION_KEY,
     PROJECT,
@@ -52,7 +45,7 @@ from preflight.program import (
     read_stack_config,
     run_program,
 )
-from preflight.program import Resource as ProgramResource
+from preflight.resource import Provider, Resource
 
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2
 
@@ -227,21 +220,10 @@ def _resources(program: ProgramResult, provider: Provider) -> list[Resource]:
     """What the engine sends for each resource of this run: the stack, the default provider, components
     and custom resources (custom azure-native resources carry the provider)."""
 
-    def convert(r: ProgramResource) -> Resource:
-        return Resource(
-            type=r.type,
-            name=r.name,
-            urn=r.urn,
-            inputs=r.inputs,
-            parent=r.parent or "",
-            dependencies=list(r.dependencies),
-            property_dependencies={k: list(v) for k, v in r.property_dependencies.items()},
-            options=r.options,
-            outputs=r.outputs,
-            provider=provider if r.custom and r.type.startswith("azure-native:") else None,
-        )
-
-    converted = [convert(r) for r in program.resources]
+    converted = [
+        replace(r, provider=provider) if r.custom and r.type.startswith("azure-native:") else r
+        for r in program.resources
+    ]
     provider_resource = Resource(
         provider.type, provider.name, provider.urn, provider.inputs, outputs=provider.inputs
     )

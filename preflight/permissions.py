@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from preflight.program import Resource
+from preflight.resource import Resource
 
 LOCK_ARM_TYPE = "Microsoft.Authorization/locks"
 CONTRIBUTOR = "Contributor"

@@ -42,59 +42,15 @@ import pulumi
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_in_stack
 
-from preflight.engine import UPDATE, Deployment, Replacement
+from preflight.engine import UPDATE, Deployment
 from preflight.gctuning import postponed_full_collections
 from preflight.mocks import DEFAULT_SUBSCRIPTION_ID, AzureMocks, RecordingMonitor, Registration
+from preflight.resource import Resource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "azml-gpu"  # Pulumi.yaml `name:`; bare config keys belong to this namespace (Pulumi's rule).
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
 LOCATION_KEY = "azure-native:location"
-
-
-@dataclass(frozen=True)
-class Resource:
-    """One resource as the engine saw its registration and decided its step.
-
-    - `program_inputs`: what the program sent; `inputs`: what Analyze receives (custom resources: after the
-      provider's Check, e.g. with `azureApiVersion`); `outputs`: what AnalyzeStack receives (custom: the
-      step's outputs; components: their registered outputs; the stack: its exports); `state`: what the
-      program got back from the registration.
-    - `op`: "create" | "same" | "update" | "replace"; `replacement`: why, for a replace.
-    """
-
-    type: str
-    name: str
-    urn: str
-    id: str | None
-    custom: bool
-    parent: str | None
-    dependencies: tuple[str, ...]
-    property_dependencies: Mapping[str, tuple[str, ...]]
-    provider: str | None
-    inputs: Mapping[str, Any]
-    state: Mapping[str, Any]
-    options: Mapping[str, Any]
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-    program_inputs: Mapping[str, Any] = field(default_factory=dict)
-    op: str = "create"
-    replacement: Replacement | None = None
-
-    @property
-    def replace_on_changes(self) -> list[str]:
-        return list(self.options.get("replaceOnChanges", []))
-
-    @property
-    def delete_before_replace(self) -> bool:
-        return bool(self.options.get("deleteBeforeReplace"))
-
-    @property
-    def protect(self) -> bool:
-        return bool(self.options.get("protect"))
-
-    @property
-    def ignore_changes(self) -> list[str]:
-        return list(self.options.get("ignoreChanges", []))
 
 
 @dataclass
@@ -178,19 +134,11 @@ def flatten_config(config: Mapping[str, Any], project: str = PROJECT) -> dict[st
 
 
 def read_stack_config(stack: str, root: Path = REPO_ROOT) -> dict[str, Any]:
-    """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces. Raises OSError / ValueError."""
-    return read_config_file(root / f"Pulumi.{stack}.yaml")
+    """The `config:` block of `<root>/Pulumi.<stack>.yaml`, all namespaces (stackconfig.loader's reader).
+    Raises stackconfig.loader.StackFileError, one line naming the file and the fix."""
+    from stackconfig.loader import read_config_block
 
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The `config:` block of the stack file at exactly `path` (any name), all namespaces.
-    Raises OSError (unreadable) / ValueError (not YAML, or no `config:` mapping), naming `path`."""
-    from stackconfig.loader import read_yaml
-
-    document = read_yaml(path)  # one line naming path: not UTF-8, or the YAML error's line and column
-    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
-        raise ValueError(f"{path} has no 'config:' mapping; put the settings under config: (docs/config.md)")
-    return dict(document.get("config") or {})
+    return read_config_block(Path(root) / f"Pulumi.{stack}.yaml")
 
 
 def plain_numbers(value: Any) -> Any:
@@ -217,7 +165,7 @@ def _to_resource(reg: Registration, registered: Mapping[str, Any] | None) -> Res
         parent=reg.parent or None,
         dependencies=tuple(reg.dependencies),
         property_dependencies={k: tuple(v) for k, v in reg.property_dependencies.items()},
-        provider=reg.provider or None,
+        provider_ref=reg.provider or None,
         inputs=step.inputs,
         state=step.outputs if reg.custom else reg.inputs,
         options=reg.options,
@@ -242,7 +190,6 @@ def _stack_resource(monitor: RecordingMonitor) -> Resource | None:
         parent=None,
         dependencies=(),
         property_dependencies={},
-        provider=None,
         inputs={},
         state={},
         options={},
@@ -312,20 +259,14 @@ def run_program(
     the program (a bug, not bad input) propagates with its traceback.
     """
     from stackconfig import ConfigError
+    from stackconfig.loader import StackFileError
 
     root = Path(root)
     result = ProgramResult(stack=stack, project=project)
     if config is None:
         try:
             config = read_stack_config(stack, root)
-        except OSError as exc:
-            result.problems = [
-                f"azml-gpu: cannot read the stack file for {stack!r} in {root}: {exc}; "
-                f"check the stack name (STACK means Pulumi.STACK.yaml)"
-            ]
-            result.error = result.problems[0]
-            return result
-        except ValueError as exc:  # not UTF-8, not YAML, no config: mapping (the message names the file)
+        except StackFileError as exc:  # unreadable, not UTF-8, not YAML, no config: (names the file)
             result.problems = [f"azml-gpu: {exc}"]
             result.error = result.problems[0]
             return result

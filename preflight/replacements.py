@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from preflight.analyzer import Violation
-from preflight.program import Resource
+from preflight.resource import Resource
 
 NAME = "cluster-replacement"
 COMPUTE = "azure-native:machinelearningservices:Compute"

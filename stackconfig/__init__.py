@@ -15,6 +15,8 @@ _EXPORTS = {
     "ConfigError": "stackconfig.errors",
     "from_pulumi_config": "stackconfig.loader",
     "load_stack_file": "stackconfig.loader",
+    "read_config_block": "stackconfig.loader",
+    "StackFileError": "stackconfig.loader",
     "stack_file": "stackconfig.loader",
     "ClusterConfig": "stackconfig.models",
     "LocksConfig": "stackconfig.models",

@@ -1,4 +1,8 @@
-"""Where the raw namespace comes from: a Pulumi.<stack>.yaml file, or the running Pulumi program's config."""
+"""Where the raw namespace comes from: a Pulumi.<stack>.yaml file, or the running Pulumi program's config.
+
+`read_config_block` is the one reader of stack files (stackconfig's CLI and `load_stack_file`, and
+preflight's `run_program` and `--config-file`), so a bad file gets the same message everywhere.
+"""
 
 from __future__ import annotations
 
@@ -80,34 +84,41 @@ def read_yaml(path: Path) -> Any:
         raise ValueError(f"{path} is not valid YAML{where}: {reason}; fix the YAML syntax") from None
 
 
-def load_stack_file(path: str | Path) -> StackConfig:
-    """Validate the `azml-gpu:` keys of a Pulumi stack file. Raises ConfigError (also for unreadable files)"""
+class StackFileError(ValueError):
+    """A stack file that cannot be used; the message is one line naming the file and the fix."""
+
+
+def read_config_block(path: str | Path) -> dict[str, Any]:
+    """The `config:` block of the stack file at exactly `path` (any name), every namespace.
+
+    Raises StackFileError when the file cannot be read, is not UTF-8 or not YAML, or has no `config:`
+    mapping (Pulumi allows a stack file without one, but this project's stacks cannot be valid without it).
+    """
     path = Path(path)
     try:
         document = read_yaml(path)
     except OSError as exc:
-        raise ConfigError(
-            [
-                problem(
-                    "",
-                    f"cannot read {path}: {exc.strerror or exc}; check the stack name "
-                    "or path (STACK means ./Pulumi.STACK.yaml)",
-                )
-            ]
+        raise StackFileError(
+            f"cannot read {path}: {exc.strerror or exc}; check the stack name or path "
+            "(STACK means ./Pulumi.STACK.yaml)"
         ) from None
-    except ValueError as exc:
-        raise ConfigError([problem("", str(exc))]) from None
+    except ValueError as exc:  # not UTF-8, not YAML: the message names the file and the fix
+        raise StackFileError(str(exc)) from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        raise ConfigError(
-            [
-                problem(
-                    "",
-                    f"{path} has no 'config:' mapping; a stack file holds its settings "
-                    f"under config:, e.g. config: {{{NAMESPACE}:workspace: ...}}",
-                )
-            ]
+        raise StackFileError(
+            f"{path} has no 'config:' mapping; a stack file holds its settings under config:, "
+            f"e.g. config: {{{NAMESPACE}:workspace: ...}} (docs/config.md)"
         )
-    raw, problems = namespace_config(document["config"])
+    return dict(document["config"])
+
+
+def load_stack_file(path: str | Path) -> StackConfig:
+    """Validate the `azml-gpu:` keys of a Pulumi stack file. Raises ConfigError (also for unreadable files)"""
+    try:
+        block = read_config_block(path)
+    except StackFileError as exc:
+        raise ConfigError([problem("", str(exc))]) from None
+    raw, problems = namespace_config(block)
     try:
         config = validate(raw)
     except ConfigError as exc:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import difflib
 
+from vmsizes.regions import normalize_region
+
 # name -> display name
 REGIONS: dict[str, str] = {
     # Azure.Core AzureLocation.cs (public cloud)
@@ -71,18 +73,18 @@ REGIONS: dict[str, str] = {
 }
 
 _BY_FOLDED: dict[str, str] = {name: name for name in REGIONS} | {
-    display.replace(" ", "").lower(): name for name, display in REGIONS.items()
+    normalize_region(display): name for name, display in REGIONS.items()
 }
 
 
 def canonical_region(value: str) -> str | None:
-    """The programmatic name for `value` (case and spaces ignored: `East US` -> `eastus`), or None."""
-    return _BY_FOLDED.get(value.replace(" ", "").lower())
+    """The programmatic name for `value` (`East US` -> `eastus`: vmsizes.regions), or None."""
+    return _BY_FOLDED.get(normalize_region(value))
 
 
 def nearest_region(value: str) -> str | None:
     """The closest known region name to an unknown `value`, for a 'did you mean' hint."""
-    folded = value.replace(" ", "").lower()
+    folded = normalize_region(value)
     close = difflib.get_close_matches(folded, list(REGIONS), n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -14,6 +14,7 @@ from vmsizes.errors import UnknownSize
 from vmsizes.model import VmSize
 from vmsizes.naming import ParsedName, parse_name
 from vmsizes.rdma_exceptions import rdma_usable_by_name
+from vmsizes.regions import normalize_region
 
 NAMING_SOURCE = (
     "inferred from the name: "
@@ -153,7 +154,8 @@ def _entry(item: dict[str, Any]) -> VmSize:
         raise CatalogError(f"sizes.yaml: {err}") from err
     try:
         extensions = {
-            region: _date(value) for region, value in (item.get("retirement_extensions") or {}).items()
+            normalize_region(region): _date(value)
+            for region, value in (item.get("retirement_extensions") or {}).items()
         }
         fraction = item.get("gpu_fraction")
         return VmSize(

@@ -7,6 +7,16 @@ how-to-create-attach-compute-cluster.md; the seed, "Quota: the constraint you me
 - A GPU node is counted by its vCPUs, not its GPUs, and a cluster scaled to zero still holds quota for its
   unprovisioned nodes, so each cluster reserves max_instances x vCPUs per node until it is deleted.
 
+Quota family names come in three spellings for one family (the rule that matches them is `family_key`):
+- the Compute usages API's `name.value`, which the catalog carries (`standardNDSH100v5Family`, some with
+  spaces: `Standard NCASv3_T4 Family`; azure-notes.md section 3; Usage - List,
+  https://learn.microsoft.com/en-us/rest/api/compute/usage/list),
+- its `name.localizedValue` (`Standard NDSH100v5 Family vCPUs`: what `az vm list-usage` and the portal print),
+- the Azure ML usages API's names, `value` and `localizedValue` alike (`Standard NDSH100v5 Family Cluster
+  Dedicated vCPUs`; azure-rest-api-specs machinelearningservices stable/2022-10-01 examples/Usage/list.json,
+  https://learn.microsoft.com/en-us/rest/api/azureml/usages/list).
+No Microsoft source maps one spelling to another; the rule is an inference from these patterns.
+
 Constrained sizes (HB120-16rs_v3): whether quota charges the active or the base vCPUs is not confirmed
 (azure-notes.md 1.2). We charge the BASE count, the larger one, so a plan never promises capacity the
 subscription may not have.
@@ -14,13 +24,13 @@ subscription may not have.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vmsizes.catalog import describe
+from vmsizes.catalog import all_sizes, describe
 from vmsizes.errors import UnknownSize
-from vmsizes.retirement import normalize_region
+from vmsizes.regions import normalize_region
 
 Tier = Literal["dedicated", "low_priority"]
 # (name, size, region, tier, max_instances) as read from a stack, not yet checked: reserve_each's input.
@@ -28,6 +38,65 @@ Claim = tuple[str, Any, Any, Any, Any]
 PoolKind = Literal["family", "regional-total", "low-priority"]
 TIERS: tuple[str, ...] = ("dedicated", "low_priority")
 _KIND_ORDER = {"family": 0, "regional-total": 1, "low-priority": 2}
+# The quota-reservation policy config's keys for the two pools that are no family:
+# {"quotas": {region: {<family>: vCPUs, "total": vCPUs, "lowPriority": vCPUs}}}
+TOTAL_KEY = "total"
+LOW_PRIORITY_KEY = "lowPriority"
+POOL_KEYS: tuple[str, ...] = (TOTAL_KEY, LOW_PRIORITY_KEY)
+_POOL_KEY_OF_KIND: dict[str, str] = {"regional-total": TOTAL_KEY, "low-priority": LOW_PRIORITY_KEY}
+# Suffixes after "<family> Family" in usage names: the Azure ML dedicated row, then the Compute localized
+# value. The Azure ML low-priority family rows ("... Cluster LowPriority vCPUs", limit -1) are deliberately
+# not here: low-priority quota is one regional value, so such a name must match no dedicated family.
+_USAGE_SUFFIXES = ("clusterdedicatedvcpus", "vcpus")
+
+
+def family_key(name: str) -> str:
+    """The form in which two quota family names are compared: letters and digits only, lower case, without
+    a trailing usage suffix ("Cluster Dedicated vCPUs", "vCPUs") and then without a trailing "family".
+
+    `standardNDSH100v5Family`, `Standard NDSH100v5 Family vCPUs` and `Standard NDSH100v5 Family Cluster
+    Dedicated vCPUs` all give `standardndsh100v5`; `Standard NCASv3_T4 Family` and `standardNCASv3_T4Family`
+    give `standardncasv3t4`. Separators (space, `_`) are dropped because the same family is spelt with and
+    without them (`standardNDAMSv4_A100Family`, `standardNDISR GB300V6 Family`; azure-notes.md section 3).
+    """
+    key = "".join(ch for ch in name.lower() if ch.isascii() and ch.isalnum())
+    for suffix in _USAGE_SUFFIXES:
+        if key.endswith(suffix):
+            key = key[: -len(suffix)]
+            break
+    return key.removesuffix("family")
+
+
+def catalog_families() -> dict[str, str]:
+    """Every quota family of the catalog by its `family_key`: key -> the catalog's spelling."""
+    return {family_key(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
+
+
+def catalog_family(name: str) -> str | None:
+    """The catalog's spelling of the quota family `name` (any spelling), None when the catalog has none."""
+    return catalog_families().get(family_key(name))
+
+
+def same_family(a: str | None, b: str | None) -> bool:
+    """Whether two quota family names name the same family (`family_key`); None matches only None."""
+    if a is None or b is None:
+        return a is b
+    return family_key(a) == family_key(b)
+
+
+def config_key(kind: PoolKind, family: str | None) -> str | None:
+    """The quota-reservation config key of a pool: "total", "lowPriority" or the family name (None for a
+    family pool whose family the catalog does not know)."""
+    return _POOL_KEY_OF_KIND.get(kind, family)
+
+
+def config_value(region_quotas: Mapping[str, Any], kind: PoolKind, family: str | None) -> Any:
+    """The value one region's quota-reservation config gives a pool, None when no key matches. Keys compare
+    by `family_key` ("Total" is "total", "Standard NDSH100v5 Family vCPUs" is standardNDSH100v5Family)."""
+    wanted = config_key(kind, family)
+    if wanted is None:
+        return None
+    return next((v for k, v in region_quotas.items() if family_key(str(k)) == family_key(wanted)), None)
 
 
 @dataclass(frozen=True)
@@ -96,11 +165,11 @@ class QuotaReport:
         return [pool for pool in self.pools if pool.region == key]
 
     def find(self, region: str, kind: PoolKind, family: str | None = None) -> Pool | None:
-        """One pool by region, kind and (for "family" pools) family name, compared case-insensitively."""
+        """One pool by region, kind and (for "family" pools) family name, in any spelling (`family_key`)."""
         for pool in self.for_region(region):
             if pool.kind != kind:
                 continue
-            if kind != "family" or _fold(pool.family) == _fold(family):
+            if kind != "family" or same_family(pool.family, family):
                 return pool
         return None
 
@@ -147,9 +216,9 @@ def reserve(demands: Iterable[ClusterDemand]) -> QuotaReport:
         if demand.tier == "low_priority":
             keys = [((region, "low-priority", ""), None)]
         else:
-            family_key = _fold(size.quota_family) or f"?{size.name.lower()}"
+            pool_key = family_key(size.quota_family) if size.quota_family else f"?{size.name.lower()}"
             keys = [
-                ((region, "family", family_key), size.quota_family),
+                ((region, "family", pool_key), size.quota_family),
                 ((region, "regional-total", ""), None),
             ]
         for key, family in keys:
@@ -183,8 +252,3 @@ def reserve_each(claims: Iterable[Claim]) -> tuple[QuotaReport, list[tuple[str, 
             continue
         demands.append(demand)
     return reserve(demands), rejected
-
-
-def _fold(family: str | None) -> str | None:
-    # Family names are compared case-insensitively; some contain spaces (azure-gpu-sizes.yaml schema_notes).
-    return family.casefold() if family is not None else None

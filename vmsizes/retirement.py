@@ -11,11 +11,7 @@ from datetime import date, datetime
 
 from vmsizes.catalog import resolve
 from vmsizes.model import VmSize
-
-
-def normalize_region(region: str) -> str:
-    """Azure region name form: "US Gov Virginia" and "usgovvirginia" are the same region."""
-    return region.replace(" ", "").lower()
+from vmsizes.regions import normalize_region
 
 
 def retirement_date(name_or_size: str | VmSize, region: str | None = None) -> date | None:

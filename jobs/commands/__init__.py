@@ -1,4 +1,5 @@
-"""One module per `python -m jobs <command>`; each exposes `register(subparsers)`.
+"""One module per `python -m jobs <command>`: it defines the command's flags (`register(subparsers)`),
+checks them and prints; the work is done by a logic module of `jobs/` named for its concept.
 
-`jobs.cli` discovers the modules here, so adding a command never edits a shared file.
+The list of commands is `jobs.cli.COMMANDS`.
 """

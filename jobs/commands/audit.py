@@ -8,7 +8,7 @@ import argparse
 import datetime as dt
 import json
 
-from jobs.errors import UsageError, fail, guarded
+from jobs.errors import UsageError, error_detail, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import audit, outputs
+    from jobs import idleclusters, outputs
     from jobs.azure_client import NoCredentials, ml_client
 
     if args.days < 1:
@@ -42,23 +42,22 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc), 4, args.json, clusters=[], unused=[], days=args.days)
     try:
         with Console(stderr=True).status(f"listing jobs in workspace {outs.workspace_name}"):
-            jobs = audit.fetch_jobs(ml)
+            jobs = idleclusters.fetch_jobs(ml)
     except Exception as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else ""
         return fail(
-            f"job list query failed: {type(exc).__name__}: {detail}",
+            f"job list query failed: {error_detail(exc)}",
             4,
             args.json,
             clusters=[],
             unused=[],
             days=args.days,
         )
-    rows = audit.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days)
+    rows = idleclusters.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days)
     if args.json:
         print(
             json.dumps(
                 {
-                    "clusters": audit.to_json(rows),
+                    "clusters": idleclusters.to_json(rows),
                     "unused": [r.cluster for r in rows if r.unused],
                     "days": args.days,
                 },
@@ -66,5 +65,5 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(audit.render_text(rows))
+        print(idleclusters.render_text(rows))
     return 1 if any(r.unused for r in rows) else 0

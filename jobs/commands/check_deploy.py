@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from jobs.errors import UsageError, fail, guarded
+from jobs.errors import UsageError, error_detail, fail, guarded
 
 EXIT_QUERY = 4
 
@@ -35,7 +35,7 @@ def _empty(**more: object) -> dict[str, object]:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import checkdeploy, outputs
+    from jobs import drift, outputs
     from jobs.azure_client import NoCredentials, ml_client
 
     outs = outputs.load(args.stack, args.outputs)
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             "(exported by an older version of the stack program); run `pulumi up` once to export them, "
             "then `pulumi stack output --json` again"
         )
-    where = checkdeploy.Where(args.stack or "<stack>", outs.resource_group, outs.workspace_name)
+    where = drift.Where(args.stack or "<stack>", outs.resource_group, outs.workspace_name)
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:
@@ -64,13 +64,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"check-deploy: {line}", file=sys.stderr, flush=True)
 
     try:
-        report = checkdeploy.check(outs, get, ml.compute.list, where, progress)
+        report = drift.check(outs, get, ml.compute.list, where, progress)
     except Exception as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else ""
-        message = f"compute query failed: {type(exc).__name__}: {detail}"
-        return fail(message, EXIT_QUERY, args.json, **_empty())
+        return fail(f"compute query failed: {error_detail(exc)}", EXIT_QUERY, args.json, **_empty())
     if args.json:
-        print(json.dumps(checkdeploy.to_json(report), indent=2))
+        print(json.dumps(drift.to_json(report), indent=2))
     else:
-        print(checkdeploy.render_text(report, where))
+        print(drift.render_text(report, where))
     return report.exit_code

@@ -5,7 +5,7 @@
 
 Starts nodes x procs-per-node processes of jobs/src/<script>.py with Azure ML's PyTorch distribution
 variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt, the layout
-of an Azure ML job's logs (shared/reference/platform-notes.md, "Logs").
+of an Azure ML job's logs (docs/reference/platform-notes.md, "Logs").
 Exit code: the job's (0 only when every rank exited 0); 2 for bad flags; 130 when interrupted here.
 """
 

@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs.plan import plan, render_text
+    from jobs.runplan import plan, render_text
 
     p = plan(
         args.tokens,

@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from jobs.errors import UsageError, fail, guarded
+from jobs.errors import UsageError, error_detail, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import outputs, quota
+    from jobs import outputs, quotausage
     from jobs.azure_client import NoCredentials, ml_client
 
     outs = outputs.load(args.stack, args.outputs)
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         regions = sorted({c.region for c in outs.clusters.values()}) or [outs.workspace_region]
     # Check the --write target before the live query: a folder, non-UTF-8 or unwritable file is exit 2.
-    config = quota.read_policy_config(Path(args.write)) if args.write else None
+    config = quotausage.read_policy_config(Path(args.write)) if args.write else None
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:
@@ -58,11 +58,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with Console(stderr=True).status(f"reading Azure ML usage in {', '.join(regions)}"):
-            rows = quota.fetch(ml, regions)
+            rows = quotausage.fetch(ml, regions)
     except Exception as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else ""
         return fail(
-            f"usage query failed: {type(exc).__name__}: {detail}",
+            f"usage query failed: {error_detail(exc)}",
             4,
             args.json,
             regions=regions,
@@ -70,16 +69,16 @@ def run(args: argparse.Namespace) -> int:
             over=[],
             written=None,
         )
-    quota.attach_stack(rows, outs)
+    quotausage.attach_stack(rows, outs)
     if args.write:
-        quota.write_policy_config(Path(args.write), rows, config)
+        quotausage.write_policy_config(Path(args.write), rows, config)
     over = [r for r in rows if r.stack_vcpus is not None and r.stack_vcpus > r.limit]
     if args.json:
         print(
             json.dumps(
                 {
                     "regions": regions,
-                    "usages": quota.to_json(rows),
+                    "usages": quotausage.to_json(rows),
                     "over": [r.name for r in over],
                     "written": args.write,
                 },
@@ -87,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(quota.render_text(rows, only_used=not args.all), end="")
+        print(quotausage.render_text(rows, only_used=not args.all), end="")
         for r in over:
             print(
                 f"over: {r.region} {r.name}: the stack reserves {r.stack_vcpus} vCPUs, the limit is {r.limit}"

@@ -33,20 +33,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import render
+    from jobs import jobyaml
     from jobs.jobargs import build
     from jobs.paths import check_out_file
 
     out = Path(args.out)
     check_out_file(out, "--out")  # a folder, or a path below a file: refused before building anything
     built = build(args)
-    paths = render.out_paths(out, built)
+    paths = jobyaml.out_paths(out, built)
     created: list[Path] = []
     for path in paths:
         created += [d for d in check_out_file(path, "--out") if d not in created]
     written = []
     for b, path in zip(built, paths, strict=True):
-        render.write(b, path)
+        jobyaml.write(b, path)
         written.append(
             {
                 "label": b.label,
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                 "nodes": b.nodes,
                 "processes_per_node": b.processes_per_node,
                 "world_size": b.world_size,
-                "environment": render.environment_of(b),
+                "environment": jobyaml.environment_of(b),
                 **b.extra,
             }
         )

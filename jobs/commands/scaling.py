@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from jobs.errors import UsageError, guarded
+from jobs.errors import UsageError, error_detail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,14 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import scaling
+    from jobs import efficiency
 
     if args.jobs and args.logdirs:
         raise UsageError("pass either two LOGDIRs or --jobs NAME1 NAME2, not both")
     if args.jobs:
         from rich.console import Console
 
-        from jobs import outputs
+        from jobs import logfiles, outputs
         from jobs.azure_client import NoCredentials, ml_client
         from jobs.paths import check_out_dir
 
@@ -54,16 +54,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         dirs = []
         for name in args.jobs:
-            dest = Path(args.logs) / name
             try:
-                with Console(stderr=True).status(f"downloading the logs of {name}"):
-                    ml.jobs.download(name, all=True, download_path=str(dest))
+                dirs.append(logfiles.download(ml, name, Path(args.logs) / name, Console(stderr=True)))
             except Exception as exc:
                 raise UsageError(
-                    f"--jobs {name}: cannot download its logs ({type(exc).__name__}: "
-                    f"{str(exc).splitlines()[0] if str(exc) else ''}); is it finished?"
+                    f"--jobs {name}: cannot download its logs ({error_detail(exc)}); is it finished?"
                 ) from None
-            dirs.append(dest)
     elif len(args.logdirs) == 2:
         dirs = [Path(d) for d in args.logdirs]
     else:
@@ -71,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     for d in dirs:
         if not d.is_dir():
             raise UsageError(f"LOGDIR {d}: not a folder")
-    result = scaling.compare(
-        scaling.read_run(dirs[0], "1-node LOGDIR"), scaling.read_run(dirs[1], "2-node LOGDIR")
+    result = efficiency.compare(
+        efficiency.read_run(dirs[0], "1-node LOGDIR"), efficiency.read_run(dirs[1], "2-node LOGDIR")
     )
-    print(json.dumps(result.to_json(), indent=2) if args.json else scaling.render_text(result))
+    print(json.dumps(result.to_json(), indent=2) if args.json else efficiency.render_text(result))
     return 0 if result.ok else 1

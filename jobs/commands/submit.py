@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
     from jobs.jobargs import build
+    from jobs.lifecycle import EXIT_CREATE, submit
     from jobs.paths import check_out_dir
-    from jobs.submit import EXIT_CREATE, submit
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
@@ -92,12 +92,12 @@ def run(args: argparse.Namespace) -> int:
     summary: dict = {"jobs": [o.to_json() for o in results]}
     code = next((o.exit_code for o in results if o.exit_code), 0)
     if args.kind == "scaling" and code == 0 and args.wait and len(results) == 2:
-        from jobs import scaling
+        from jobs import efficiency
 
         try:
-            s = scaling.compare(
-                scaling.read_run(Path(results[0].logs), "1-node logs"),
-                scaling.read_run(Path(results[1].logs), "2-node logs"),
+            s = efficiency.compare(
+                efficiency.read_run(Path(results[0].logs), "1-node logs"),
+                efficiency.read_run(Path(results[1].logs), "2-node logs"),
             )
             summary["scaling"] = s.to_json()
             code = 0 if s.ok else 1

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from jobs.errors import UsageError, fail, guarded
+from jobs.errors import UsageError, error_detail, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,13 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import outputs, teardown
+    from jobs import outputs, purge
     from jobs.azure_client import NoCredentials, arm_client, ml_client
 
     outs = outputs.load(args.stack, args.outputs)
     origin = f"--stack {args.stack}" if args.stack else f"--outputs {args.outputs}"
-    teardown.refuse(outs, origin, args.yes)
-    report = teardown.new_report(outs, args.stack or "<stack>")
+    purge.refuse(outs, origin, args.yes)
+    report = purge.new_report(outs, args.stack or "<stack>")
 
     def partial() -> dict[str, object]:
         body = report.to_json()
@@ -50,18 +50,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:
-        return fail(str(exc), teardown.EXIT_AZURE, args.json, **partial())
+        return fail(str(exc), purge.EXIT_AZURE, args.json, **partial())
     try:
-        teardown.run(outs, report.stack, ml, arm_client(ml), progress, report)
+        purge.run(outs, report.stack, ml, arm_client(ml), progress, report)
     except UsageError:
         raise
     except Exception as exc:
-        detail = str(exc).strip().splitlines()
-        message = (f"{type(exc).__name__}: {detail[0] if detail else ''}; the report shows the steps "
-                   "done so far; run the same command again to continue")
-        return fail(message, teardown.EXIT_AZURE, args.json, **partial())
+        message = (f"{error_detail(exc)}; the report shows the steps done so far; run the same command "
+                   "again to continue")
+        return fail(message, purge.EXIT_AZURE, args.json, **partial())
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(teardown.render_text(report))
-    return teardown.EXIT_OK
+        print(purge.render_text(report))
+    return purge.EXIT_OK

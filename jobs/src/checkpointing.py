@@ -1,24 +1,31 @@
 """Checkpoints that survive preemption on a blob mount: verified, written in the background. Importable alone.
 
-    from checkpointing import AsyncCheckpointer, StopRequest, resume_state, rng_state, set_rng_state
+    from checkpointing import CheckpointManager
 
-    ckpt = AsyncCheckpointer(args.ckpt, keep=3)        # every rank constructs it; only rank 0 writes
-    if (found := resume_state(args.ckpt, probe=planned_steps)):   # all ranks load the file rank 0 verified
-        state, path = found
-        model.load_state_dict(state["model"]); opt.load_state_dict(state["optimizer"])
-        start = state["step"]
-    ...
-    ckpt.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-               "rng": gather_rng_states()}, step)  # snapshot to CPU now, write in a thread
-    ckpt.close()                                       # flush the last write before exiting
+    ckpt = CheckpointManager(args.ckpt, interval=100, keep=3, total_steps=1000)  # every rank; rank 0 writes
+    saved = ckpt.latest()                # the newest complete checkpoint's contents (a collective), or None
+    model = GPT(config_from(saved))      # the model's shape comes from the checkpoint (nanoGPT)
+    start = ckpt.restore(model, optimizer, config=vars(cfg))   # weights, optimizer, RNG; 0 on a fresh start
+    for step in range(start, total):
+        ...forward/backward...
+        ckpt.fence()                     # the previous snapshot has left the weights: they may change now
+        optimizer.step()
+        ckpt.maybe_save(step + 1, force=stopping)   # on the interval, at the last step, or when told
+    ckpt.close()                         # flush the last write before exiting
 
-Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)", azure-notes §5): a
-job is preempted with no dependable signal and must be resubmitted, so it checkpoints often to its output
-mount and resumes from the newest *complete* checkpoint. That mount is a blob FUSE file system: rename is a
-copy then a delete (blobfuse2 component/azstorage/block_blob.go RenameFile) and can fail outright on Azure
-ML (microsoft/hi-ml#258); fsync and directory fsync do nothing by default (component/file_cache/
-file_cache.go SyncFile; SyncDir is not implemented); a file reaches storage when it is closed
-(file_cache.go FlushFile), and a process killed mid-write has its partial file closed, hence uploaded.
+The manager has the shape of torchtitan's CheckpointManager (pytorch/torchtitan
+torchtitan/components/checkpoint.py: `load`, `save(curr_step)` deciding by `_should_save` on the interval,
+`maybe_wait_for_staging`, `_purge_stale_checkpoints` keeping `keep_latest_k`), over the pieces below:
+AsyncCheckpointer (write in a thread, the fence, retention) and resume_state (choose and load).
+
+Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)",
+docs/reference/azure-notes.md §5): a job is preempted with no dependable signal and must be resubmitted,
+so it checkpoints often to its output mount and resumes from the newest *complete* checkpoint. That mount
+is a blob FUSE file system: rename is a copy then a delete (blobfuse2 component/azstorage/block_blob.go
+RenameFile) and can fail outright on Azure ML (microsoft/hi-ml#258); fsync and directory fsync do nothing
+by default (component/file_cache/file_cache.go SyncFile; SyncDir is not implemented); a file reaches
+storage when it is closed (file_cache.go FlushFile), and a process killed mid-write has its partial file
+closed, hence uploaded.
 So nothing here renames or fsyncs, and completeness is a marker written last that holds the checksum.
 
 On disk, for step N in the checkpoint folder:
@@ -309,6 +316,115 @@ class CheckpointError(RuntimeError):
     pass
 
 
+class CheckpointManager:
+    """Interval, fence and retention of one training run's checkpoints; a no-op when `folder` is None.
+
+    Every rank constructs it and calls every method at the same steps (`latest`, `restore` and
+    `maybe_save` hold collectives); only rank 0 writes. A checkpoint holds "model", "optimizer", "step",
+    "rng" (every rank's RNG states, by rank), "total_steps" and "config" (the model's, as restore got it).
+    """
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str] | None,
+        *,
+        interval: int,
+        keep: int,
+        total_steps: int,
+        log: Log = _log,
+    ) -> None:
+        self.folder = Path(folder) if folder is not None else None
+        self.interval, self.total_steps, self.log = interval, total_steps, log
+        self.writer = AsyncCheckpointer(self.folder, keep=keep, log=log) if self.folder is not None else None
+        self._found: tuple[dict[str, Any], Path] | None = None
+        self._looked = False
+        self._model: torch.nn.Module | None = None
+        self._optimizer: torch.optim.Optimizer | None = None
+        self._config: dict[str, Any] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self.folder is not None
+
+    def should_save(self, step: int, force: bool = False) -> bool:
+        """On the interval, at the run's last step, or when forced (a stop request)."""
+        return self.enabled and (force or step % self.interval == 0 or step == self.total_steps)
+
+    def latest(self) -> dict[str, Any] | None:
+        """The newest complete checkpoint's contents (the same file on every rank), or None. A collective.
+
+        The steps this run saves at are also looked up by name, so a stale listing of the mount that
+        lacks the newest files does not send the run back further than needed (list_checkpoints)."""
+        if not self._looked and self.folder is not None:
+            planned = [*range(self.interval, self.total_steps + 1, self.interval), self.total_steps]
+            self._found = resume_state(self.folder, log=self.log, probe=planned)
+            self._looked = True
+        return self._found[0] if self._found else None
+
+    @property
+    def path(self) -> Path | None:
+        """The file `latest` chose, if any."""
+        return self._found[1] if self._found else None
+
+    def restore(
+        self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict[str, Any]
+    ) -> int:
+        """Track `model`, `optimizer` and the model `config` for saving; load them, and this rank's RNG
+        states, from `latest()` if there is one. Returns the step to continue from (0 on a fresh start)."""
+        self._model, self._optimizer, self._config = model, optimizer, dict(config)
+        state = self.latest()
+        if state is None:
+            return 0
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        if state.get("total_steps", self.total_steps) != self.total_steps:
+            self.log(
+                f"warning: {self.path} belongs to a run of --steps {state['total_steps']}, this one has "
+                f"--steps {self.total_steps}: the learning-rate schedule differs from an uninterrupted run"
+            )
+        rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+        world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+        if len(state["rng"]) == world:
+            set_rng_state(state["rng"][rank])
+        else:
+            self.log(
+                f"warning: {self.path} was written by {len(state['rng'])} ranks, this run has {world}: "
+                "RNG streams restart from the seed, so dropout differs from an uninterrupted run"
+            )
+        self.log(f"resumed from {self.path} at step {state['step']}")
+        return int(state["step"])
+
+    def fence(self) -> float:
+        """Before anything changes the weights in place (optimizer.step): wait until the snapshot of the
+        last save has been copied. Returns the seconds waited."""
+        return self.writer.fence() if self.writer is not None else 0.0
+
+    def maybe_save(self, step: int, force: bool = False) -> bool:
+        """Checkpoint after `step` optimizer steps if `should_save`; returns whether it did.
+
+        The copy to CPU overlaps the next forward/backward (fence() ends it); a forced save (a stop)
+        blocks until its .sha256 marker is written, since the process is about to exit."""
+        if self.writer is None or not self.should_save(step, force):
+            return False
+        if self._model is None or self._optimizer is None:
+            raise RuntimeError("CheckpointManager.maybe_save before restore(): nothing to save")
+        state = {
+            "model": self._model.state_dict(),
+            "optimizer": self._optimizer.state_dict(),
+            "step": step,
+            "rng": gather_rng_states(),  # a collective: every rank is here at the same step
+            "total_steps": self.total_steps,
+            "config": self._config,
+        }
+        self.writer.save(state, step, block=force, overlap=True)
+        return True
+
+    def close(self) -> None:
+        """Wait for the last write; raises CheckpointError if it failed."""
+        if self.writer is not None:
+            self.writer.close()
+
+
 # ----------------------------------------------------------------------------- reading
 
 
@@ -395,8 +511,9 @@ def resume_state(
 class StopRequest:
     """Turns SIGTERM into a request that the training loop honours at the next step boundary.
 
-    Azure ML's cancel and a Spot eviction (30 s best effort, azure-notes §5) arrive as SIGTERM at best,
-    so finish the step, checkpoint, and exit non-zero so the job is never recorded as completed.
+    Azure ML's cancel and a Spot eviction (30 s best effort, docs/reference/azure-notes.md §5) arrive as
+    SIGTERM at best, so finish the step, checkpoint, and exit non-zero so the job is never recorded as
+    completed.
     The same signal a second time ends the process at once.
     """
 

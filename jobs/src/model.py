@@ -16,6 +16,9 @@ import torch.nn.functional as F
 
 @dataclass
 class GPTConfig:
+    """The model's shape and dropout. These defaults are the only ones: train.py's model flags default to
+    them, and a checkpoint stores the config it was trained with (train.py resumes with it)."""
+
     vocab_size: int = 512
     block_size: int = 64
     n_layer: int = 2

@@ -1,7 +1,7 @@
 """Smoke test for a distributed GPU job: who is where, the world size, and all-reduce bandwidth.
 
 Run it as an Azure ML PyTorch job with process_count_per_instance = GPUs per node (Azure ML sets
-MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NODE_RANK, RANK, LOCAL_RANK: shared/reference/azure-notes.md §4),
+MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NODE_RANK, RANK, LOCAL_RANK: docs/reference/azure-notes.md §4),
 under torchrun, or with `python -m jobs local smoke`. With NCCL_DEBUG=INFO the rank-0 log also shows the
 transport NCCL chose (NET/IB vs NET/Socket), which `python -m jobs verify` reads.
 

@@ -2,7 +2,7 @@
 
 Runs unchanged as an Azure ML PyTorch job (distribution type PyTorch, process_count_per_instance = GPUs
 per node; Azure ML sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NODE_RANK, RANK, LOCAL_RANK:
-shared/reference/azure-notes.md §4, how-to-train-distributed-gpu.md), under `torchrun`, under
+docs/reference/azure-notes.md §4, how-to-train-distributed-gpu.md), under `torchrun`, under
 `python -m jobs local train`, or as one plain process.
 
     python train.py --steps 200                                  # one process, synthetic tokens
@@ -11,13 +11,18 @@ shared/reference/azure-notes.md §4, how-to-train-distributed-gpu.md), under `to
 Data: every `*.bin` in --data is a flat array of uint16 token ids (nanoGPT's train.bin format). The
 batch of step s on rank r is drawn from a generator seeded by (seed, s, micro-step, r), so the data
 position is the step number and a resumed run reads exactly what an uninterrupted one would.
-Rank 0 ends with `final parameters sha256: <hex>`, a fingerprint of the final weights.
+Rank 0 logs one metrics record per --log-every step (a JSON line, metrics.py) beside a human line, and
+ends with `final parameters sha256: <hex>`, a fingerprint of the final weights.
+
+Resume (--ckpt): the newest complete checkpoint there gives the weights, optimizer, RNG states, step and the
+model's shape; a model flag given on the command line must match it (exit 2 otherwise), as in nanoGPT.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import hashlib
 import inspect
@@ -31,8 +36,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.distributed as dist
-from checkpointing import AsyncCheckpointer, CheckpointError, StopRequest, gather_rng_states, resume_state
-from checkpointing import set_rng_state as restore_rng
+from checkpointing import CheckpointError, CheckpointManager, StopRequest
+from metrics import StepMetrics
 from model import GPT, GPTConfig
 from peerloss import is_peer_loss
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -53,6 +58,15 @@ PEAK_BF16_TFLOPS: list[tuple[str, float, str]] = [
 ]
 EXIT_INTERRUPTED = 128  # + the signal number (143 for SIGTERM), as if killed by it: never 0
 EXIT_PEER_LOST = 1
+EXIT_USAGE = 2  # argparse's code for a bad flag
+#: The flags that size the model: their defaults are GPTConfig's (model.py), and a resume takes them from
+#: the checkpoint. Dropout is not a shape: given on the command line it overrides the checkpoint's.
+MODEL_FLAGS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size", "dropout")
+SHAPE_FLAGS = MODEL_FLAGS[:-1]
+
+
+class BadFlag(Exception):
+    """A flag that does not fit what --ckpt holds: main prints it and exits EXIT_USAGE."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -62,12 +76,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=50, help="optimizer steps in total (a resume counts from 0)")
     p.add_argument("--batch-size", type=int, default=4, help="sequences per GPU per micro-step")
     p.add_argument("--grad-accum", type=int, default=1, help="micro-steps per optimizer step")
-    p.add_argument("--n-layer", type=int, default=2)
-    p.add_argument("--n-head", type=int, default=2)
-    p.add_argument("--n-embd", type=int, default=64)
-    p.add_argument("--block-size", type=int, default=64, help="context length in tokens")
-    p.add_argument("--vocab-size", type=int, default=512)
-    p.add_argument("--dropout", type=float, default=0.0)
+    model = GPTConfig()  # the one set of model defaults; None below means "not given"
+    p.add_argument("--n-layer", type=int, help=f"default {model.n_layer}, or the checkpoint's")
+    p.add_argument("--n-head", type=int, help=f"default {model.n_head}, or the checkpoint's")
+    p.add_argument("--n-embd", type=int, help=f"default {model.n_embd}, or the checkpoint's")
+    p.add_argument("--block-size", type=int, help=f"context length in tokens (default {model.block_size})")
+    p.add_argument("--vocab-size", type=int, help=f"default {model.vocab_size}, or the checkpoint's")
+    p.add_argument("--dropout", type=float, help=f"default {model.dropout}, or the checkpoint's")
     p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate (cosine decay to 10%%)")
     p.add_argument("--warmup", type=int, default=10, help="linear warmup steps")
     p.add_argument("--weight-decay", type=float, default=0.1)
@@ -80,6 +95,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout-min", type=float, default=10.0, help="collective timeout in minutes")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (GPU)")
     args = p.parse_args(argv)
+    args.model_flags_given = {f for f in MODEL_FLAGS if getattr(args, f) is not None}
+    for f in MODEL_FLAGS:
+        if getattr(args, f) is None:
+            setattr(args, f, getattr(model, f))
     for flag in (
         "steps",
         "batch_size",
@@ -105,17 +124,43 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--peak-tflops must be positive (got {args.peak_tflops})")
     if args.ckpt is not None and Path(args.ckpt).exists() and not Path(args.ckpt).is_dir():
         p.error(f"--ckpt {args.ckpt}: exists and is not a folder; pass a folder (the job's output mount)")
-    if args.data is not None:
-        shards = sorted(Path(args.data).glob("*.bin")) if Path(args.data).is_dir() else []
-        if not shards:
-            p.error(
-                f"--data {args.data}: no *.bin token shards there; pass a folder of uint16 shards "
-                "or leave --data out for synthetic tokens"
-            )
-        short = [s.name for s in shards if s.stat().st_size // 2 < args.block_size + 2]
-        if short:
-            p.error(f"--data: shards {short} hold fewer than --block-size + 2 ({args.block_size + 2}) tokens")
+    if args.data is not None and (problem := check_shards(args.data, args.block_size)):
+        p.error(problem)
     return args
+
+
+def check_shards(data: str, block_size: int) -> str | None:
+    """Why the --data folder cannot feed this --block-size, or None."""
+    shards = sorted(Path(data).glob("*.bin")) if Path(data).is_dir() else []
+    if not shards:
+        return (
+            f"--data {data}: no *.bin token shards there; pass a folder of uint16 shards "
+            "or leave --data out for synthetic tokens"
+        )
+    short = [s.name for s in shards if s.stat().st_size // 2 < block_size + 2]
+    if short:
+        return f"--data: shards {short} hold fewer than --block-size + 2 ({block_size + 2}) tokens"
+    return None
+
+
+def model_config(args: argparse.Namespace, saved: dict | None, path: Path | None) -> GPTConfig:
+    """The model's config: the flags (or GPTConfig's defaults) on a fresh start; on a resume, the
+    checkpoint's, as nanoGPT's train.py does. A shape flag given on the command line that differs from the
+    checkpoint raises BadFlag: those weights cannot be loaded into another shape."""
+    flags = {f: getattr(args, f) for f in MODEL_FLAGS}
+    if saved is None or "config" not in saved:
+        return GPTConfig(**flags)
+    stored = saved["config"]
+    for f in SHAPE_FLAGS:
+        if f in args.model_flags_given and flags[f] != stored[f]:
+            flag = "--" + f.replace("_", "-")
+            raise BadFlag(
+                f"{flag} {flags[f]} does not match the checkpoint {path}, written with {flag} {stored[f]}: "
+                f"leave {flag} out (or pass {flag} {stored[f]}) to resume it, or pass another --ckpt "
+                "folder to start a new run of this shape"
+            )
+    keep_given = {"dropout": flags["dropout"]} if "dropout" in args.model_flags_given else {}
+    return GPTConfig(**({f: stored[f] for f in MODEL_FLAGS} | keep_given))
 
 
 class Tokens:
@@ -208,11 +253,23 @@ def main(argv: list[str] | None = None) -> int:
         if master:
             print(msg, flush=True)
 
+    # ---- resume: the newest complete checkpoint (all ranks load the one rank 0 verified) sizes the model
+    stop = StopRequest((signal.SIGTERM, signal.SIGINT))  # SIGINT: Ctrl-C in `python -m jobs local`
+    ckpt = CheckpointManager(
+        args.ckpt, interval=args.ckpt_every, keep=args.keep, total_steps=args.steps, log=log
+    )  # no --ckpt: every method is a no-op
+    try:
+        cfg = model_config(args, ckpt.latest(), ckpt.path)
+        if args.data is not None and (problem := check_shards(args.data, cfg.block_size)):
+            raise BadFlag(problem)
+    except BadFlag as e:
+        print(f"train.py: error: {e}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+
     # ---- data, model, optimizer
-    tokens_per_step = args.batch_size * args.block_size * args.grad_accum  # per GPU
-    data = Tokens(args.data, args.vocab_size, args.block_size, args.seed)
+    tokens_per_step = args.batch_size * cfg.block_size * args.grad_accum  # per GPU
+    data = Tokens(args.data, cfg.vocab_size, cfg.block_size, args.seed)
     torch.manual_seed(args.seed)  # identical initial weights on every rank
-    cfg = GPTConfig(args.vocab_size, args.block_size, args.n_layer, args.n_head, args.n_embd, args.dropout)
     model = GPT(cfg).to(device)
     n_params = model.num_params()
     decay = [p for p in model.parameters() if p.dim() >= 2]
@@ -229,33 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     peak, peak_source = peak_flops(device, args.peak_tflops)
     torch.manual_seed(args.seed + 1 + rank)  # this rank's dropout stream; checkpointed and restored
-
-    # ---- resume from the newest complete checkpoint (all ranks load the one rank 0 verified)
-    stop = StopRequest((signal.SIGTERM, signal.SIGINT))  # SIGINT: Ctrl-C in `python -m jobs local`
-    ckpt = AsyncCheckpointer(args.ckpt, keep=args.keep) if args.ckpt else None
-    start = 0
-    # The steps this run checkpoints at: looked up by name too, so a stale listing of the mount that lacks
-    # the newest files does not send the run back further than needed (checkpointing.list_checkpoints).
-    planned = [*range(args.ckpt_every, args.steps + 1, args.ckpt_every), args.steps]
-    found = resume_state(args.ckpt, probe=planned) if args.ckpt else None
-    if found:
-        state, path = found
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        start = state["step"]
-        if state.get("total_steps", args.steps) != args.steps:
-            log(
-                f"warning: {path} belongs to a run of --steps {state['total_steps']}, this one has --steps "
-                f"{args.steps}: the learning-rate schedule differs from an uninterrupted run"
-            )
-        if len(state["rng"]) == world:
-            restore_rng(state["rng"][rank])
-        else:
-            log(
-                f"warning: {path} was written by {len(state['rng'])} ranks, this run has {world}: "
-                "RNG streams restart from the seed, so dropout differs from an uninterrupted run"
-            )
-        log(f"resumed from {path} at step {start}")
+    # Weights, optimizer state and this rank's RNG states from the checkpoint; its step (0 on a fresh start).
+    # The data position needs nothing more: the batch of a step is a function of (--seed, step, rank).
+    start = ckpt.restore(model, optimizer, config=dataclasses.asdict(cfg))
     log(
         f"model {n_params / 1e6:.2f}M params | world size {world} | device {device.type} | "
         f"{tokens_per_step} tokens/step/GPU | peak {peak_source}"
@@ -289,8 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                 loss.backward()
                 loss_sum += loss.detach()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            if ckpt:
-                ckpt.fence()  # a checkpoint copy that overlapped forward/backward has finished
+            ckpt.fence()  # a checkpoint copy that overlapped forward/backward has finished
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             done, steps_since = step + 1, steps_since + 1
@@ -301,32 +333,26 @@ def main(argv: list[str] | None = None) -> int:
                 lossf = loss_sum.item() / world  # .item() waits for the GPU, so the timing below is real
                 dt = time.perf_counter() - t_last
                 tok_s = tokens_per_step * steps_since / dt
-                mfu = 6 * n_params * tok_s / peak if peak else None
-                log(
-                    f"step {done}/{args.steps} | loss {lossf:.4f} | {1000 * dt / steps_since:.1f} ms/step | "
-                    f"tok/s/gpu {tok_s:,.0f} | mfu {f'{100 * mfu:.1f}%' if mfu is not None else 'n/a'}"
+                metrics = StepMetrics(
+                    step=done,
+                    steps=args.steps,
+                    loss=lossf,
+                    step_ms=1000 * dt / steps_since,
+                    tokens_per_s_per_gpu=tok_s,
+                    mfu=6 * n_params * tok_s / peak if peak else None,
+                    world_size=world,
+                    lr=optimizer.param_groups[0]["lr"],
                 )
+                log(metrics.text())  # for people
+                log(metrics.to_line())  # for `jobs scaling` / `jobs verify`
                 if mlflow is not None:
-                    metrics = {"loss": lossf, "tokens_per_s_per_gpu": tok_s}
-                    mlflow.log_metrics(metrics | ({"mfu": mfu} if mfu is not None else {}), step=done)
+                    mlflow.log_metrics(metrics.scalars(), step=done)
                 t_last, steps_since = time.perf_counter(), 0
 
             stopping = stop.agreed(device)  # every rank stops at the same step boundary
-            if ckpt and (done % args.ckpt_every == 0 or done == args.steps or stopping):
-                state = {
-                    "model": raw_model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "step": done,
-                    "rng": gather_rng_states(),
-                    "total_steps": args.steps,
-                    "data": {"seed": args.seed, "next_step": done},
-                    "config": vars(cfg),
-                }
-                ckpt.save(state, done, block=stopping, overlap=True)
+            ckpt.maybe_save(done, force=stopping)  # every --ckpt-every steps, the last step, or stopping
             if stopping:
-                where = (
-                    f"checkpoint step {done} written to {args.ckpt}" if ckpt else "no --ckpt, nothing saved"
-                )
+                where = f"checkpoint step {done} written to {args.ckpt}" if ckpt.enabled else "no --ckpt"
                 print(
                     f"rank {rank}: interrupted by signal {stop.signum} after step {done}/{args.steps} "
                     f"({where}); exiting {EXIT_INTERRUPTED + stop.signum}: the run did NOT complete, "
@@ -335,8 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
                 return EXIT_INTERRUPTED + (stop.signum or 15)
-        if ckpt:
-            ckpt.close()
+        ckpt.close()
         if distributed:
             # Every rank leaves its last collective before any rank tears the group down: a rank that
             # destroys gloo's pairs while a peer is still in DDP's final all-reduce aborts that peer
@@ -356,9 +381,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-        if ckpt:
-            with contextlib.suppress(CheckpointError):
-                ckpt.close()
+        with contextlib.suppress(CheckpointError):
+            ckpt.close()
         sys.stdout.flush()
         os._exit(EXIT_PEER_LOST)  # no process-group teardown: it can block on a dead peer
 

@@ -6,7 +6,8 @@ import copy
 import re
 from typing import Any
 
-from preflight.program import ProgramResult, Resource
+from preflight.program import ProgramResult
+from preflight.resource import Resource
 
 ML = "azure-native:machinelearningservices"
 COMPUTE = f"{ML}:Compute"

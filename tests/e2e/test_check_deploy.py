@@ -20,7 +20,8 @@ import pytest
 
 from localml import LocalAzureML
 from localml.deploy import declared_bodies
-from preflight.program import read_config_file, run_program
+from preflight.program import run_program
+from stackconfig.loader import read_config_block
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
@@ -185,7 +186,7 @@ def test_missing_cluster_exit_1_and_an_undeclared_one_is_a_note(local: LocalAzur
 
 
 def test_subnet_and_node_public_ip_are_compared(local: LocalAzureML, tmp_path: Path) -> None:
-    config = read_config_file(ROOT / "tests/fixtures/stacks/clean-vnet/Pulumi.clean-vnet.yaml")
+    config = read_config_block(ROOT / "tests/fixtures/stacks/clean-vnet/Pulumi.clean-vnet.yaml")
     outputs, bodies = declared("clean-vnet", config)
     path = _outputs_file(outputs, "ws-e2e-vnet", tmp_path)
     _put(local, path, bodies, tmp_path)

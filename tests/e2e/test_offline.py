@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.verify import verify
+from jobs.logchecks import verify
 from localml import LocalAzureML
 from localml.mount import MountOptions
 

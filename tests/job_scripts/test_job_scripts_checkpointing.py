@@ -181,3 +181,73 @@ def test_rewriting_a_step_drops_its_marker_before_touching_the_file(tmp_path, mo
     ck.save_checkpoint(state(33), path)
     assert seen == ["no .sha256 completion marker (its write was interrupted)"]
     assert ck.verify(path) is None and ck.load(path)["step"] == 33
+
+
+# ----------------------------------------------------------------------------- CheckpointManager
+
+
+def tiny() -> tuple[torch.nn.Module, torch.optim.Optimizer]:
+    model = torch.nn.Linear(8, 8)
+    return model, torch.optim.AdamW(model.parameters(), lr=0.1)
+
+
+def train_step(model: torch.nn.Module, opt: torch.optim.Optimizer) -> None:
+    model(torch.ones(2, 8)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+
+
+def test_manager_saves_on_the_interval_the_last_step_and_when_forced(tmp_path):
+    m = ck.CheckpointManager(tmp_path, interval=3, keep=10, total_steps=10)
+    assert [s for s in range(1, 11) if m.should_save(s)] == [3, 6, 9, 10]
+    assert m.should_save(5, force=True) and not m.should_save(5)
+    model, opt = tiny()
+    assert m.restore(model, opt, config={"n_layer": 1}) == 0  # empty folder: a fresh start
+    saved = [s for s in range(1, 11) if m.maybe_save(s, force=s == 4)]
+    m.close()
+    assert saved == [3, 4, 6, 9, 10]
+    assert sorted(p.name for p in tmp_path.glob("*.pt")) == [ck.checkpoint_name(s) for s in saved]
+    assert all(ck.verify(p) is None for p in tmp_path.glob("*.pt"))
+
+
+def test_manager_restores_weights_optimizer_rng_and_step_and_keeps_the_newest_k(tmp_path):
+    model, opt = tiny()
+    m = ck.CheckpointManager(tmp_path, interval=2, keep=2, total_steps=6)
+    m.restore(model, opt, config={"n_layer": 1})
+    for step in range(1, 7):
+        train_step(model, opt)
+        m.fence()
+        m.maybe_save(step)
+    m.close()
+    expected_rng = torch.rand(3)  # what the RNG draws next after step 6's checkpoint
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "step_00000004.pt", "step_00000004.pt.sha256", "step_00000006.pt", "step_00000006.pt.sha256"]
+    torch.manual_seed(99)
+    logs: list[str] = []
+    again, opt2 = tiny()
+    m2 = ck.CheckpointManager(tmp_path, interval=2, keep=2, total_steps=8, log=logs.append)
+    assert m2.latest()["config"] == {"n_layer": 1} and m2.path == tmp_path / "step_00000006.pt"
+    assert m2.restore(again, opt2, config={"n_layer": 1}) == 6
+    assert torch.equal(torch.rand(3), expected_rng)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values(),
+                                                 strict=True))
+    assert opt2.state_dict()["state"][0]["step"] == 6
+    assert logs == [
+        f"warning: {tmp_path / 'step_00000006.pt'} belongs to a run of --steps 6, this one has --steps 8: "
+        "the learning-rate schedule differs from an uninterrupted run",
+        f"resumed from {tmp_path / 'step_00000006.pt'} at step 6",
+    ]
+
+
+def test_manager_without_a_folder_does_nothing(tmp_path):
+    m = ck.CheckpointManager(None, interval=1, keep=1, total_steps=3)
+    model, opt = tiny()
+    assert not m.enabled and m.latest() is None and m.restore(model, opt, config={}) == 0
+    assert not m.should_save(1, force=True) and not m.maybe_save(1, force=True) and m.fence() == 0.0
+    m.close()
+
+
+def test_manager_refuses_to_save_before_restore_tracked_the_model(tmp_path):
+    m = ck.CheckpointManager(tmp_path, interval=1, keep=1, total_steps=3)
+    with pytest.raises(RuntimeError, match="maybe_save before restore"):
+        m.maybe_save(1)

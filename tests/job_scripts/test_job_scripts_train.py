@@ -31,6 +31,7 @@ from jobscripts_util import (
 
 sys.path.insert(0, str(SRC))
 import checkpointing as ck  # noqa: E402
+from metrics import StepMetrics  # noqa: E402
 
 from localml.mount import BlobMount, MountOptions  # noqa: E402
 
@@ -54,8 +55,13 @@ def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
     assert re.search(
         r"^step 36/36 \| loss \d+\.\d{4} \| [\d.]+ ms/step \| tok/s/gpu [\d,]+ \| mfu n/a$", log0, re.M
     )
-    losses = [float(x) for x in re.findall(r"\| loss (\d+\.\d+)", log0)]
-    assert len(losses) == STEPS and sum(losses[-5:]) < sum(losses[:5])  # it learns
+    records = [r for line in log0.splitlines() if (r := StepMetrics.from_line(line))]
+    assert [r.step for r in records] == list(range(1, STEPS + 1))  # --log-every 1
+    assert {(r.steps, r.world_size, r.mfu) for r in records} == {(STEPS, 2, None)}
+    assert all(r.tokens_per_s_per_gpu > 0 and r.step_ms > 0 and 0 < r.lr <= 1e-3 for r in records)
+    assert records[-1].text() in log0.splitlines()  # the human line renders the same record
+    losses = [r.loss for r in records]
+    assert sum(losses[-5:]) < sum(losses[:5])  # it learns
     names = sorted(p.name for p in (root / "ckpt").iterdir())
     assert names == [
         "step_00000033.pt",
@@ -63,6 +69,67 @@ def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
         "step_00000036.pt",
         "step_00000036.pt.sha256",
     ]
+
+
+def without_model_flags(args: list[str]) -> list[str]:
+    """TRAIN_ARGS less every flag that sizes the model (and --dropout): a resume must take them all from
+    the checkpoint."""
+    model_flags = {"--n-layer", "--n-head", "--n-embd", "--block-size", "--vocab-size", "--dropout"}
+    out, it = [], iter(args)
+    for a in it:
+        if a in model_flags:
+            next(it)
+        else:
+            out.append(a)
+    return out
+
+
+def test_resume_takes_the_model_config_from_the_checkpoint(reference, tmp_path):
+    """nanoGPT's rule: the checkpoint's config wins over the defaults, so resuming with the model flags
+    left out ends on the uninterrupted run's weights; the checkpoint holds no `data` key (the data
+    position is the step)."""
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(reference[1] / "ckpt", ckpt)
+    for name in ("step_00000036.pt", "step_00000036.pt.sha256"):
+        (ckpt / name).unlink()
+    saved = ck.load(ckpt / "step_00000033.pt")
+    assert saved["config"] == {"vocab_size": 2048, "block_size": 32, "n_layer": 2, "n_head": 2, "n_embd": 128,
+                               "dropout": 0.1}
+    assert sorted(saved) == ["config", "model", "optimizer", "rng", "step", "total_steps"]
+    run = LocalRun([*without_model_flags(TRAIN_ARGS), "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
+    rc, out, err = run.finish()
+    assert rc == 0, out + err
+    assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
+    assert fingerprint(out) == reference[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (
+            ["--n-layer", "3"],
+            "--n-layer 3 does not match the checkpoint {ckpt}/step_00000036.pt, written with --n-layer 2: "
+            "leave --n-layer out (or pass --n-layer 2) to resume it",
+        ),
+        (["--vocab-size", "512"], "--vocab-size 512 does not match the checkpoint"),
+        (["--n-embd", "64"], "written with --n-embd 128"),
+        (["--block-size", "16"], "written with --block-size 32"),
+        (["--n-head", "4"], "written with --n-head 2"),
+    ],
+)
+def test_resume_refuses_a_model_flag_that_does_not_match_the_checkpoint(reference, tmp_path, flags, needle):
+    """One process is enough: the check runs before training, on every rank alike. Nothing is written."""
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(reference[1] / "ckpt", ckpt)
+    before = sorted(p.name for p in ckpt.iterdir())
+    p = subprocess.run(
+        [PY, str(SRC / "train.py"), *without_model_flags(TRAIN_ARGS), "--ckpt", str(ckpt), *flags],
+        env=base_env(), capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stderr.startswith(f"train.py: error: {flags[0]} {flags[1]} does not match the checkpoint {ckpt}")
+    assert needle.format(ckpt=ckpt) in p.stderr
+    assert sorted(q.name for q in ckpt.iterdir()) == before
 
 
 def test_torchrun_gives_the_same_fingerprint_as_the_launcher(reference, tmp_path):

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from jobs_azure_fakes import RoutedTransport, ml_client
 
-from jobs import checkdeploy
+from jobs import drift
 from jobs.cli import main
 from stackconfig.outputs import ClusterOutput, StackOutputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLE = json.loads((FIXTURES / "compute-get-amlcompute.json").read_text())
-WHERE = checkdeploy.Where("prod", "rg-train", "ws-llm")
+WHERE = drift.Where("prod", "rg-train", "ws-llm")
 
 #: The stack cluster the spec example describes (what `stack_outputs` exports for it).
 EXAMPLE_CLUSTER = {
@@ -101,7 +101,7 @@ def test_each_field_that_differs_is_named_with_its_recovery(monkeypatch, capsys,
     report = json.loads(out)
     assert report["mismatches"] == [{"cluster": "compute123", "field": field, "stack": stack, "live": live}]
     steps = "\n".join(report["clusters"][0]["recovery"])
-    if field in checkdeploy.CREATE_TIME:
+    if field in drift.CREATE_TIME:
         assert "az ml compute delete --name compute123 --resource-group rg-train --workspace-name ws-llm" in (
             steps
         )
@@ -173,26 +173,26 @@ def _cluster(**changes: Any) -> ClusterOutput:
     return ClusterOutput.model_validate(EXAMPLE_CLUSTER | changes)
 
 
-def _live(**changes: Any) -> checkdeploy.LiveCluster:
+def _live(**changes: Any) -> drift.LiveCluster:
     base = dict(name="compute123", type="amlcompute", provisioning_state="Succeeded", size="Standard_NC6",
                 tier="dedicated", ssh="enabled", admin_user=None, subnet_id="TEST-SUBNET-RESOURCE-ID",
                 node_public_ip=True, region="East US 2", min_instances=0, max_instances=1, idle_seconds=300)
-    return checkdeploy.LiveCluster(**(base | changes))
+    return drift.LiveCluster(**(base | changes))
 
 
 def test_region_display_names_and_arm_id_case_do_not_count_as_differences():
-    result = checkdeploy.compare(_cluster(), _live(), WHERE)
+    result = drift.compare(_cluster(), _live(), WHERE)
     assert result.ok and result.recovery == []
 
 
 def test_a_compute_of_another_type_under_the_name_is_reported():
-    result = checkdeploy.compare(_cluster(), _live(type="computeinstance"), WHERE)
+    result = drift.compare(_cluster(), _live(type="computeinstance"), WHERE)
     assert result.state == "wrong-type"
     assert "is a computeinstance, not an AmlCompute cluster" in result.problems[0]
 
 
 def test_missing_cluster_recovery_refreshes_before_up():
-    result = checkdeploy.compare(_cluster(), None, WHERE)
+    result = drift.compare(_cluster(), None, WHERE)
     assert result.state == "missing"
     assert result.recovery == ["1. pulumi refresh --stack prod --yes   (the state forgets it)",
                                "2. pulumi up --stack prod   (creates it)",
@@ -203,7 +203,7 @@ def test_report_json_shape():
     outputs = StackOutputs.model_validate({"subscription_id": "s", "resource_group": "rg-train",
                                            "workspace_name": "ws-llm", "workspace_region": "eastus2",
                                            "clusters": {"compute123": EXAMPLE_CLUSTER}})
-    report = checkdeploy.check(outputs, lambda name: None, lambda: [], WHERE)
-    body = checkdeploy.to_json(report)
+    report = drift.check(outputs, lambda name: None, lambda: [], WHERE)
+    body = drift.to_json(report)
     assert set(body) == {"ok", "exit_code", "clusters", "mismatches", "extra_clusters"}
     assert body["ok"] is False and body["exit_code"] == 1 and body["clusters"][0]["state"] == "missing"

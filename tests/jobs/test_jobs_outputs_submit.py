@@ -18,7 +18,7 @@ from jobs import outputs
 from jobs.builders import cluster_target, smoke
 from jobs.cli import main
 from jobs.errors import UsageError
-from jobs.submit import EXIT_CREATE, EXIT_OK, EXIT_OTHER, EXIT_STATUS, STATUS_RETRIES, submit
+from jobs.lifecycle import EXIT_CREATE, EXIT_OK, EXIT_OTHER, EXIT_STATUS, STATUS_RETRIES, submit
 
 FIXTURE = Path(__file__).parent / "fixtures" / "outputs-prod.json"
 

@@ -1,4 +1,4 @@
-"""`plan` (the seed's worked example, Young/Daly) and `scaling` (efficiency from train.py's log lines)."""
+"""`plan` (the seed's worked example, Young/Daly) and `scaling` (efficiency from train.py's metrics)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
-from jobs.plan import plan, young_daly
+from jobs.runplan import plan, young_daly
+from jobs.src.metrics import StepMetrics
 
 
 def test_seed_worked_example(capsys):
@@ -167,13 +168,16 @@ def test_text_node_hours_times_price_reads_as_the_cost(capsys):
     assert abs(node_hours * 98.32 - cost) < 98.32 * 0.005  # agree to the printed precision
 
 
-def train_log(root: Path, world: int, per_gpu: list[float]) -> Path:
-    """Rank logs as jobs/src/train.py writes them (rank 0 prints; the others only NCCL lines)."""
+def train_log(root: Path, world: int, per_gpu: list[float], prose_world: int | None = None) -> Path:
+    """Rank logs as jobs/src/train.py writes them: rank 0 prints a header, then per log step the human
+    line and the metrics record, both from StepMetrics; the other ranks print nothing of their own."""
     logs = root / "artifacts" / "user_logs"
     logs.mkdir(parents=True)
-    lines = [f"model 0.11M params | world size {world} | device cuda | 256 tokens/step/GPU | peak table"]
+    header = prose_world if prose_world is not None else world
+    lines = [f"model 0.11M params | world size {header} | device cuda | 256 tokens/step/GPU | peak table"]
     for i, v in enumerate(per_gpu, 1):
-        lines.append(f"step {10 * i}/50 | loss 5.{i}000 | 80.0 ms/step | tok/s/gpu {v:,.0f} | mfu 40.1%")
+        m = StepMetrics(10 * i, 50, 5.0 + i / 10, 80.0, v, 0.401, world, 1e-3)
+        lines += [m.text(), m.to_line()]
     (logs / "std_log_process_0.txt").write_text("\n".join(lines) + "\n")
     for r in range(1, world):
         (logs / f"std_log_process_{r}.txt").write_text("")
@@ -198,12 +202,52 @@ def test_poor_scaling_points_at_the_transport(tmp_path, capsys):
     assert "efficiency 0.65" in out and "communication is the bottleneck" in out and "jobs verify" in out
 
 
+def test_efficiency_exactly_at_the_threshold_passes(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [10000, 10000, 10000])
+    two = train_log(tmp_path / "two", 16, [7500, 7500, 7500])  # 1.5x: efficiency 0.75, the threshold
+    assert main(["scaling", str(one), str(two), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["efficiency"] == 0.75
+
+
 def test_scaling_refuses_logs_without_throughput(tmp_path, capsys):
     (tmp_path / "a" / "user_logs").mkdir(parents=True)
     (tmp_path / "a" / "user_logs" / "std_log_process_0.txt").write_text("hello\n")
     assert main(["scaling", str(tmp_path / "a"), str(tmp_path / "a")]) == 2
-    assert "tok/s/gpu" in capsys.readouterr().err
+    assert "no `train.step` metrics record" in capsys.readouterr().err
     assert main(["scaling", str(tmp_path / "a")]) == 2
+
+
+def test_throughput_and_world_size_come_from_the_records_not_the_prose(tmp_path, capsys):
+    """The human lines are for people: a header claiming another world size changes nothing, and a log
+    with the human lines but no records is refused rather than parsed."""
+    one = train_log(tmp_path / "one", 8, [10000, 10000, 10000], prose_world=99)
+    two = train_log(tmp_path / "two", 16, [9000, 9000, 9000], prose_world=99)
+    assert main(["scaling", str(one), str(two), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert (s["one_node"]["world_size"], s["two_nodes"]["world_size"]) == (8, 16)
+    assert s["two_nodes"]["samples"] == 2 and s["efficiency"] == pytest.approx(0.9)
+    log0 = two / "artifacts" / "user_logs" / "std_log_process_0.txt"
+    log0.write_text("".join(line + "\n" for line in log0.read_text().splitlines() if "{" not in line))
+    assert main(["scaling", str(one), str(two)]) == 2
+    assert "rank 0's log has no `train.step` metrics record" in capsys.readouterr().err
+
+
+def test_a_record_of_another_version_is_refused_naming_the_line(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [10000, 10000, 10000])
+    two = train_log(tmp_path / "two", 16, [9000, 9000, 9000])
+    log0 = two / "artifacts" / "user_logs" / "std_log_process_0.txt"
+    log0.write_text(log0.read_text().replace('"v": 1,', '"v": 2,', 1))
+    assert main(["scaling", str(one), str(two)]) == 2
+    err = capsys.readouterr().err
+    assert "std_log_process_0.txt line 3: a train.step record of version 2; this reader knows 1" in err
+
+
+def test_two_runs_fewer_than_three_records_use_them_all(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [5000, 10000])  # two records: no warm-up dropped
+    two = train_log(tmp_path / "two", 16, [5000, 10000])
+    assert main(["scaling", str(one), str(two), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["one_node"]["tokens_per_gpu_s"] == 7500 and s["one_node"]["samples"] == 2
 
 
 def test_world_size_mismatch_is_bad_input_with_only_that_message(tmp_path, capsys):

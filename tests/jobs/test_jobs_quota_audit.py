@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from jobs_azure_fakes import RoutedTransport, ml_client
 
-from jobs import audit, outputs, quota
+from jobs import idleclusters, outputs, quotausage
 from jobs.cli import main
+from policies import quota_reservation
+from vmsizes.quota import ClusterDemand, reserve
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
@@ -27,7 +29,7 @@ def usage_route(method: str, url: str):
 @pytest.fixture(scope="module")
 def rows():
     transport = RoutedTransport(usage_route)
-    got = quota.fetch(ml_client(transport), ["eastus"])
+    got = quotausage.fetch(ml_client(transport), ["eastus"])
     assert [r.url for r in transport.requests][0].startswith(
         "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/providers/"
         "Microsoft.MachineLearningServices/locations/eastus/usages?api-version="
@@ -47,19 +49,17 @@ def test_rows_are_classified_and_workspace_rows_skipped(rows):
 def test_azure_ml_family_names_map_to_the_catalog(rows):
     h100 = next(r for r in rows if r.name.startswith("Standard NDSH100v5"))
     assert h100.family == "standardNDSH100v5Family"
-    assert quota.family_key("Standard NDASv4_A100 Family") == quota.family_key(
-        "Standard NDASv4_A100 Family Cluster Dedicated vCPUs"
-    )
+    assert not any(r.family for r in rows if r.name.startswith("Standard DSv2"))  # not a GPU family: no match
 
 
 def test_stack_reservations_are_attached(rows):
-    quota.attach_stack(rows, OUTPUTS)
+    quotausage.attach_stack(rows, OUTPUTS)
     h100 = next(r for r in rows if r.family == "standardNDSH100v5Family")
     total = next(r for r in rows if r.kind == "regional-total")
     assert h100.stack_vcpus == (4 + 1) * 96  # h100-x4 and h100-one, both eastus, dedicated
     assert total.stack_vcpus == 480
     assert h100.stack_vcpus > h100.limit  # 480 > 192: the table flags it
-    assert "(over)" in quota.render_text(rows)
+    assert "(over)" in quotausage.render_text(rows)
 
 
 def test_write_merges_into_the_policy_config(rows, tmp_path):
@@ -75,7 +75,7 @@ def test_write_merges_into_the_policy_config(rows, tmp_path):
             }
         )
     )
-    data = quota.write_policy_config(cfg, rows)
+    data = quotausage.write_policy_config(cfg, rows)
     assert data == json.loads(cfg.read_text())
     assert data["secure-defaults"] == {"enforcementLevel": "mandatory"}
     q = data["quota-reservation"]
@@ -89,11 +89,105 @@ def test_write_merges_into_the_policy_config(rows, tmp_path):
     }
 
 
+def test_write_replaces_other_spellings_of_the_same_region_and_family(rows, tmp_path):
+    """A hand-written "East US" / "Standard NDSH100v5 Family" entry is replaced, not kept beside the new
+    one: the policy reads the first key that matches, which would otherwise be the stale 100."""
+    cfg = tmp_path / "prod.json"
+    stale = {"Standard NDSH100v5 Family": 100, "Total": 1, "foo": 1}
+    cfg.write_text(json.dumps({"quota-reservation": {"quotas": {"East US": stale, "westus3": {"total": 7}}}}))
+    quotas = quotausage.write_policy_config(cfg, rows)["quota-reservation"]["quotas"]
+    assert quotas == {
+        "westus3": {"total": 7},
+        "eastus": {"foo": 1, "total": 500, "lowPriority": 50, "standardNDSH100v5Family": 192},
+    }
+    pool = reserve([ClusterDemand("h100", H100, "eastus", "dedicated", 1)]).find(
+        "eastus", "family", H100_FAMILY
+    )
+    assert quota_reservation.configured_quota(quotas, pool) == 192
+
+
+H100 = "Standard_ND96isr_H100_v5"
+H100_FAMILY = "standardNDSH100v5Family"
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        H100_FAMILY,  # Compute usages name.value: the catalog's spelling
+        "Standard NDSH100v5 Family vCPUs",  # Compute usages name.localizedValue (az vm list-usage, portal)
+        "Standard NDSH100v5 Family Cluster Dedicated vCPUs",  # Azure ML usages (examples/Usage/list.json)
+        "standard_ndsh100v5_family",  # typed by hand
+    ],
+)
+def test_one_family_string_matches_alike_in_the_catalog_the_policy_and_quota_write(
+    family, monkeypatch, tmp_path
+):
+    """The Done-when of issue 15: one rule (vmsizes.quota.family_key) in all three places."""
+    # The catalog: the pool four H100 nodes reserve is found by this spelling.
+    pool = reserve([ClusterDemand("h100-x4", H100, "eastus", "dedicated", 4)]).find(
+        "eastus", "family", family
+    )
+    assert pool is not None and pool.family == H100_FAMILY and pool.vcpus == 384
+    # The policy: a config key in this spelling is that pool's quota, and no config problem.
+    assert quota_reservation.configured_quota({"eastus": {family: 192}}, pool) == 192
+    assert quota_reservation.config_problems({"eastus": {family: 192}}) == []
+    # `jobs quota --write`: a usage row of this name is written where the policy reads it.
+    row = {
+        "id": "/subscriptions/00000000-0000-0000-0000-000000000000/usages/x",
+        "type": "Microsoft.MachineLearningServices/vmFamily/usages",
+        "currentValue": 0,
+        "limit": 192,
+        "name": {"value": family, "localizedValue": family},
+        "unit": "Count",
+    }
+    import jobs.azure_client
+
+    transport = RoutedTransport(lambda method, url: (200, {"value": [row]}))
+    monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
+    cfg = tmp_path / "prod.json"
+    argv = [
+        "quota",
+        "--outputs",
+        str(FIXTURES / "outputs-prod.json"),
+        "--regions",
+        "eastus",
+        "--write",
+        str(cfg),
+    ]
+    assert main(argv) == 1  # the fixture's H100 clusters reserve 480 of the 192
+    quotas = json.loads(cfg.read_text())["quota-reservation"]["quotas"]
+    assert quotas == {"eastus": {H100_FAMILY: 192}}
+    assert quota_reservation.configured_quota(quotas, pool) == 192
+
+
+def test_a_low_priority_family_row_matches_no_dedicated_family_anywhere():
+    """Azure ML's per-family low-priority rows (limit -1) are no dedicated family pool: low-priority quota is
+    one regional value (how-to-manage-quotas.md), so the name matches in none of the three places."""
+    name = "Standard NDSH100v5 Family Cluster LowPriority vCPUs"
+    report = reserve([ClusterDemand("h100-x4", H100, "eastus", "dedicated", 4)])
+    assert report.find("eastus", "family", name) is None
+    assert quota_reservation.config_problems({"eastus": {name: 1}})
+    usage = {
+        "type": "Microsoft.MachineLearningServices/vmFamily/usages",
+        "currentValue": 0,
+        "limit": -1,
+        "name": {"value": name},
+    }
+    assert quotausage.policy_quotas(quotausage.rows_from_usages("eastus", [_Usage(usage)])) == {}
+
+
+class _Usage:
+    """An azure-ai-ml Usage as `_from_rest_object` leaves it: the REST model's wire names (see _field)."""
+
+    def __init__(self, body: dict) -> None:
+        self.__dict__.update(body)
+
+
 def test_write_refuses_a_broken_config(rows, tmp_path):
     cfg = tmp_path / "bad.json"
     cfg.write_text("{not json")
-    with pytest.raises(quota.UsageError, match="--write"):
-        quota.write_policy_config(cfg, rows)
+    with pytest.raises(quotausage.UsageError, match="--write"):
+        quotausage.write_policy_config(cfg, rows)
 
 
 def test_quota_cli_rejects_empty_regions(capsys):
@@ -122,7 +216,7 @@ def test_audit_flags_clusters_unused_for_30_days():
         ),
         _job("lp", "a100-lp", now - dt.timedelta(days=40)),
     ]
-    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, now)}
     assert rows["h100-x4"].last_job == "recent" and not rows["h100-x4"].unused
     assert rows["h100-x4"].vcpus_held == 384 and rows["h100-x4"].quota_family == "standardNDSH100v5Family"
     assert rows["a100-lp"].unused and "40 days ago" in rows["a100-lp"].reason
@@ -142,7 +236,7 @@ def test_audit_matches_compute_names_case_insensitively():
             now - dt.timedelta(days=3),
         ),
     ]
-    rows = {r.cluster: r for r in audit.audit(OUTPUTS, jobs, now)}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, now)}
     assert rows["h100-x4"].last_job == "upper" and not rows["h100-x4"].unused
     assert rows["h100-one"].last_job == "arm-id" and not rows["h100-one"].unused
     assert rows["a100-lp"].unused
@@ -151,7 +245,7 @@ def test_audit_matches_compute_names_case_insensitively():
     upper = OUTPUTS.model_copy(
         update={"clusters": {"H100-X4": OUTPUTS.clusters["h100-x4"].model_copy(update={"name": "H100-X4"})}}
     )
-    (row,) = audit.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
+    (row,) = idleclusters.audit(upper, [_job("lower", "h100-x4", now - dt.timedelta(days=1))], now)
     assert row.cluster == "H100-X4" and row.last_job == "lower" and not row.unused
 
 

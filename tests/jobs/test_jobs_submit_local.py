@@ -22,7 +22,7 @@ def local_azure_ml():
         yield env
 
 
-def submit(env, tmp_path: Path, *argv: str) -> tuple[int, dict, str]:
+def submit(env, tmp_path: Path, *argv: str, script_args: tuple[str, ...] = ()) -> tuple[int, dict, str]:
     cmd = [
         sys.executable,
         "-m",
@@ -36,6 +36,7 @@ def submit(env, tmp_path: Path, *argv: str) -> tuple[int, dict, str]:
         "--poll-seconds",
         "0.5",
         "--json",
+        *(("--", *script_args) if script_args else ()),
     ]
     p = subprocess.run(cmd, env=env.subprocess_env(), cwd=ROOT, capture_output=True, text=True, timeout=300)
     return p.returncode, json.loads(p.stdout) if p.stdout.strip() else {}, p.stderr
@@ -93,3 +94,27 @@ def test_no_wait_then_audit_sees_the_job_on_its_cluster(local_azure_ml, tmp_path
     assert p.returncode == 1  # h100-x4 and h100-one have no jobs
     assert clusters["a100-lp"]["last_job"] == name and not clusters["a100-lp"]["unused"]
     assert clusters["h100-x4"]["unused"] and clusters["h100-x4"]["vcpus_held"] == 384
+
+
+@pytest.mark.slow
+def test_scaling_jobs_downloads_both_runs_and_scores_them(local_azure_ml, tmp_path):
+    """`submit scaling` runs the pair; `scaling --jobs` downloads each job's logs again through
+    `jobs.download(all=True)` and reads them: the same pair, the same world sizes."""
+    tiny = ("--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "32", "--vocab-size", "256")
+    code, summary, err = submit(
+        local_azure_ml, tmp_path, "scaling", "--cluster", "a100-lp", "--allow-tcp", "--allow-socket",
+        "--steps", "6", "--log-every", "2", "--batch-size", "2", script_args=tiny,
+    )
+    assert [j["status"] for j in summary["jobs"]] == ["Completed", "Completed"], err[-3000:]
+    assert code in (0, 1) and "efficiency" in summary["scaling"]  # 1: below 0.75, which 2 CPUs may give
+    names = [j["name"] for j in summary["jobs"]]
+    dl = tmp_path / "again"
+    cmd = [sys.executable, "-m", "jobs", "scaling", "--jobs", *names, "--outputs", str(FIXTURE),
+           "--logs", str(dl), "--json"]
+    p = subprocess.run(cmd, env=local_azure_ml.subprocess_env(), cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode in (0, 1), p.stderr[-3000:]
+    result = json.loads(p.stdout)
+    assert (result["one_node"]["world_size"], result["two_nodes"]["world_size"]) == (1, 2)
+    for name in names:
+        assert Path(dl, name, "artifacts", "user_logs", "std_log_process_0.txt").is_file()

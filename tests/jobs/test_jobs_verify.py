@@ -10,7 +10,8 @@ import pytest
 
 from jobs import nccl
 from jobs.cli import main
-from jobs.verify import verify
+from jobs.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
+from jobs.src.metrics import StepMetrics
 
 H100 = "Standard_ND96isr_H100_v5"
 
@@ -230,3 +231,130 @@ def test_cli_exit_2_when_no_rank_logs_below_logdir(tmp_path, capsys):
     captured = capsys.readouterr()
     assert f"LOGDIR {tmp_path}: no rank logs" in captured.err
     assert json.loads(captured.out)["ok"] is False
+
+
+# ----------------------------------------------------------------------------- boundaries (tests/mutants.py)
+
+
+def nccl_single_node(host: str, rank: int, peer: int) -> list[str]:
+    """One node: no NET channel lines (NVLink/PCIe), NCCL decides Socket for a network it does not use."""
+    p = f"{host}:{1000 + rank}:{2000 + rank} [{rank % 8}] NCCL INFO"
+    return [f"{p} NET/IB : No device found.", f"{p} Using network Socket",
+            f"{p} Channel 00/0 : {rank}[{rank % 8}] -> {peer}[{peer % 8}] via P2P/CUMEM/read"]
+
+
+def test_socket_on_a_single_node_is_a_note_not_a_problem(tmp_path):
+    r = verify(write_job(tmp_path, 1, 8, transport=nccl_single_node, peak=2.0), 8, size=H100)
+    assert r.ok, r.problems
+    assert r.nodes == 1 and r.transport == "Socket"
+    assert any(n.endswith("(single node: traffic stays on NVLink/PCIe)") for n in r.notes)
+    assert any("= 4% of one GPU's 400 Gb/s link" in n for n in r.notes)  # low busbw: only a note on one node
+
+
+def test_one_process_has_no_transport_to_check(tmp_path):
+    r = verify(write_job(tmp_path, 1, 1, transport=lambda *a: [], peak=None), 1)
+    assert r.ok, r.problems
+    assert r.notes == ["one process: no collective, so no NCCL transport to check"]
+
+
+def test_busbw_exactly_at_the_floor_passes(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8, peak=25.0), 16, size=H100)  # 200 Gb/s = 50% of 400 Gb/s
+    assert r.ok, r.problems
+    assert any("= 50% of one GPU's 400 Gb/s link" in n for n in r.notes)
+
+
+def test_without_size_nothing_is_compared_to_a_link(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8), 16)
+    assert r.ok and r.size is None and r.link_gbps_per_gpu is None and r.attempt == 0
+    assert r.to_json()["size"] is None and r.to_json()["link_gbps_per_gpu"] is None
+    assert render_text(r).splitlines()[0] == "OK: world size 16 (expected 16), 16 rank log(s)"
+
+
+def test_socket_cause_is_named_once(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8, transport=nccl_socket, peak=2.1), 16, size=H100)
+    assert r.likely_causes.count(CAUSE_TCP) == 1 and not r.ok
+
+
+@pytest.mark.parametrize(("procs", "expected", "cause"), [(2, 16, False), (1, 2, False), (1, 16, True)])
+def test_process_count_cause_needs_one_process_per_node_and_too_few_ranks(tmp_path, procs, expected, cause):
+    """2 x 2 of 16: too few, not one per node; 2 x 1 of 2: one per node, as asked; 2 x 1 of 16: the cause."""
+    r = verify(write_job(tmp_path, 2, procs), expected)
+    assert (CAUSE_PROCESS_COUNT in r.likely_causes) is cause
+    assert r.ok is (2 * procs == expected)
+
+
+def test_world_line_below_expected_with_every_rank_log_names_the_process_count(tmp_path):
+    """Every expected rank log is there (2 of 2), one per node, yet the world is 1: the cause still fits."""
+    logs = tmp_path / "user_logs"
+    logs.mkdir()
+    for rank in (0, 1):
+        lines = [*nccl_ib(f"h{rank}", rank, 1 - rank), f"smoke rank={rank} node_rank={rank} host=h{rank}"]
+        lines += ["world size 1"] if rank == 0 else []
+        (logs / f"std_log_process_{rank}.txt").write_text("\n".join(lines) + "\n")
+    r = verify(tmp_path, 2)
+    assert r.world_size == 1 and "world size 1, expected 2" in r.problems
+    assert r.likely_causes == [CAUSE_PROCESS_COUNT]
+
+
+def test_lines_without_a_rank_count_once_per_log_file(tmp_path):
+    logs = tmp_path / "user_logs"
+    logs.mkdir()
+    for rank in (0, 1):
+        text = f"world size 2\nsmoke node_rank={rank} host=h{rank}\n"
+        (logs / f"std_log_process_{rank}.txt").write_text(text)
+    r = verify(tmp_path, 2, allow_socket=True)
+    assert r.processes_per_node == {"node 0": 1, "node 1": 1} and r.nodes == 2
+
+
+def test_no_world_line_or_record_is_a_problem_and_renders_as_not_seen(tmp_path):
+    logs = tmp_path / "user_logs"
+    logs.mkdir()
+    for rank in (0, 1):
+        (logs / f"std_log_process_{rank}.txt").write_text("\n".join(nccl_ib("h", rank, 1 - rank)) + "\n")
+    r = verify(tmp_path, 2)
+    assert r.world_size is None and not r.ok
+    assert r.problems[0].startswith("no `world size N` line or train.step metrics record in any rank log")
+    assert render_text(r).startswith("NOT OK: world size not seen (expected 2), 2 rank log(s)")
+
+
+# ----------------------------------------------------------------------------- training jobs' logs
+
+
+def write_train_job(root: Path, ranks: int, world: int, transport=nccl_socket) -> Path:
+    """Rank logs of a train.py job: NCCL lines on every rank; rank 0 adds its metrics records (written by
+    jobs/src/metrics.py's StepMetrics, as train.py does). No per-rank smoke lines, so no node count."""
+    logs = root / "user_logs"
+    logs.mkdir(parents=True)
+    for rank in range(ranks):
+        lines = transport(f"h{rank // 8}", rank, (rank + 8) % ranks)
+        if rank == 0:
+            for step in (10, 20):
+                m = StepMetrics(step, 20, 5.0, 80.0, 1000.0, None, world, 1e-3)
+                lines += [m.text(), m.to_line()]
+        (logs / f"std_log_process_{rank}.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_training_job_world_size_comes_from_its_metrics_records(tmp_path):
+    r = verify(write_train_job(tmp_path, 16, 16, transport=nccl_ib), 16, size=H100)
+    assert r.ok and r.world_size == 16 and r.nodes is None, r.problems
+    r = verify(write_train_job(tmp_path / "short", 16, 8, transport=nccl_ib), 16, size=H100)
+    assert "world size 8, expected 16" in r.problems
+
+
+@pytest.mark.parametrize(("ranks", "multi_node"), [(16, True), (8, False), (9, True)])
+def test_without_per_rank_lines_more_ranks_than_gpus_means_several_nodes(tmp_path, ranks, multi_node):
+    """A socket transport without NET channel lines: only the rank count against the size's 8 GPUs
+    tells one node (a note) from several (a problem)."""
+    r = verify(write_train_job(tmp_path, ranks, ranks, transport=nccl_single_node), ranks, size=H100)
+    assert r.ok is not multi_node
+    assert (CAUSE_TCP in r.likely_causes) is multi_node
+
+
+def test_an_unreadable_metrics_record_is_a_problem_not_a_crash(tmp_path):
+    write_train_job(tmp_path, 2, 2, transport=nccl_ib)
+    log0 = tmp_path / "user_logs" / "std_log_process_0.txt"
+    log0.write_text(log0.read_text().replace('"v": 1,', '"v": 7,'))
+    r = verify(tmp_path, 2)
+    assert not r.ok
+    assert any("a train.step record of version 7; this reader knows 1" in p for p in r.problems)

@@ -35,7 +35,7 @@ from policies import (
 )
 from policies._common import norm_region, parse_seconds
 from preflight.azure_native import UNKNOWN
-from vmsizes.retirement import normalize_region
+from vmsizes.regions import normalize_region
 
 P = "properties__properties__"
 SCALE = P + "scaleSettings__"

@@ -278,7 +278,8 @@ def test_unreadable_files_name_their_flag_and_exit_2_before_evaluating(tmp_path:
         ),
         (
             ("prod", "--config-file", str(tmp_path)),
-            f"--config-file: cannot read {tmp_path}: Is a directory; give the path of a Pulumi stack file",
+            f"--config-file: cannot read {tmp_path}: Is a directory; check the stack name or path "
+            "(STACK means ./Pulumi.STACK.yaml)",
         ),
         (
             ("prod", "--outputs-file", str(tmp_path / "missing" / "x.json")),

@@ -3,12 +3,13 @@ Pulumi.<name>.yaml + policy.json) through the real program under mocks and the r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
 
-from preflight.analyzer import PolicyPack, Resource
+from preflight.analyzer import PolicyPack
 from preflight.azure_native import UNKNOWN
 from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment
 from preflight.gate import (
@@ -21,6 +22,7 @@ from preflight.gate import (
     evaluate,
 )
 from preflight.program import flatten_config, read_stack_config, run_program
+from preflight.resource import Resource
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stacks"
 ON = date(2026, 11, 30)
@@ -469,3 +471,15 @@ def test_update_against_a_state_lists_the_resources_the_change_deletes(
     update = result.evaluations[1]
     assert [u.split("::")[-1] for u in update.deletes] == ["a100-spot", "a100-spot"]  # component and compute
     assert update.replacements == []
+
+
+def test_the_program_record_is_the_record_the_pack_is_sent() -> None:
+    """One analyzed-resource record (preflight.resource.Resource): the gate sends run_program's resources
+    unchanged but for the provider the engine attaches to custom azure-native resources."""
+    result = run_program("prod")
+    provider = default_provider("prod", result.project, result.config)
+    sent = _resources(result, provider)
+    assert all(type(r) is Resource for r in sent)
+    custom = [r for r in sent if r.custom and r.type.startswith("azure-native:")]
+    assert custom and all(r.provider == provider for r in custom)
+    assert [replace(r, provider=None) for r in sent if r.urn != provider.urn] == result.resources

@@ -121,3 +121,36 @@ def test_usage_errors_without_json_keep_argparse_usage(capsys: pytest.CaptureFix
     assert exit_info.value.code == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("usage: python -m stackconfig")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read {path}: No such file or directory; check the stack name or path"),
+        (b"config: [unclosed\n", "{path} is not valid YAML at line 2, column 1"),
+        (b"config:\n  azml-gpu:workspace: \xfe\n", "{path} is not UTF-8 text (byte 0xfe at offset 30)"),
+        (b"encryptionsalt: x\n", "{path} has no 'config:' mapping"),
+        (b"config:\n", "{path} has no 'config:' mapping"),
+    ],
+    ids=["missing-file", "invalid-yaml", "not-utf8", "no-config", "empty-config"],
+)
+def test_one_reader_one_message_for_stackconfig_and_preflight(
+    tmp_path: Path, content: bytes | None, message: str
+) -> None:
+    """stackconfig's loader and preflight's run_program read a stack file with the same reader
+    (stackconfig.loader.read_config_block), so a bad file gets the same one-line problem from both."""
+    from preflight.program import run_program
+    from stackconfig import ConfigError, load_stack_file
+    from stackconfig.loader import StackFileError, read_config_block
+
+    path = tmp_path / "Pulumi.x.yaml"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(StackFileError) as raised:
+        read_config_block(path)
+    assert str(raised.value).startswith(message.format(path=path))
+    with pytest.raises(ConfigError) as invalid:
+        load_stack_file(path)
+    result = run_program("x", root=tmp_path)
+    assert invalid.value.problems == result.problems == [f"azml-gpu: {raised.value}"]
+    assert not result.ok and not result.resources

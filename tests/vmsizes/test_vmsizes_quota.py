@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from vmsizes.quota import ClusterDemand, Pool, reserve, reserve_each
+from vmsizes import all_sizes
+from vmsizes.quota import (
+    ClusterDemand,
+    Pool,
+    catalog_family,
+    config_key,
+    config_value,
+    family_key,
+    reserve,
+    reserve_each,
+    same_family,
+)
 
 H100 = "Standard_ND96isr_H100_v5"
 
@@ -158,3 +169,61 @@ def test_reserve_each_reserves_the_valid_claims_and_names_the_rest() -> None:
     assert rejected[0][1].startswith("'gpu-large' is not an Azure VM size name")
     assert rejected[1][1] == "cluster 'odd-tier': tier 'spot' is not one of dedicated, low_priority"
     assert reserve_each([]) == (reserve([]), [])
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("standardNDSH100v5Family", "standardndsh100v5"),  # Compute usages name.value (the catalog)
+        ("Standard NDSH100v5 Family vCPUs", "standardndsh100v5"),  # its localizedValue
+        ("Standard NDSH100v5 Family Cluster Dedicated vCPUs", "standardndsh100v5"),  # Azure ML usages
+        ("Standard NCASv3_T4 Family", "standardncasv3t4"),  # the catalog's spelling with spaces and "_"
+        ("Standard NCASv3_T4 Family Cluster Dedicated vCPUs", "standardncasv3t4"),
+        ("standardNDISR GB300V6 Family", "standardndisrgb300v6"),  # azure-notes.md section 3
+        ("standardNCPromoFamily", "standardncpromo"),
+        # low-priority family rows keep their suffix, so they match no dedicated family
+        ("Standard NC Family Cluster LowPriority vCPUs", "standardncfamilyclusterlowpriority"),
+        ("total", "total"),
+        ("lowPriority", "lowpriority"),
+    ],
+)
+def test_family_key_pins_the_one_matching_rule(name: str, key: str) -> None:
+    assert family_key(name) == key
+
+
+def test_family_names_match_across_spellings_and_families_stay_apart() -> None:
+    assert same_family("Standard NCASv3_T4 Family", "standardNCASv3_T4Family")
+    assert same_family("standardNCSv3Family", "Standard NCSv3 Family Cluster Dedicated vCPUs")
+    assert not same_family("standardNCFamily", "standardNCSv3Family")
+    assert not same_family("standardNCFamily", "standardNCPromoFamily")
+    assert same_family(None, None) and not same_family(None, "standardNCFamily")
+    # Every catalog family keeps its own key: the rule merges no two catalog families.
+    families = {s.quota_family for s in all_sizes() if s.quota_family}
+    assert len({family_key(f) for f in families}) == len(families)
+    assert catalog_family("Standard NDSH100v5 Family Cluster Dedicated vCPUs") == "standardNDSH100v5Family"
+    assert catalog_family("Standard DSv2 Family Cluster Dedicated vCPUs") is None
+
+
+def test_config_keys_of_the_three_pool_kinds() -> None:
+    assert config_key("regional-total", None) == "total"
+    assert config_key("low-priority", None) == "lowPriority"
+    assert config_key("family", "standardNCSv3Family") == "standardNCSv3Family"
+    assert config_key("family", None) is None
+    region = {"Total": 500, "LowPriority": 50, "Standard NCSv3 Family vCPUs": 48, "foo": 1}
+    assert config_value(region, "regional-total", None) == 500
+    assert config_value(region, "low-priority", None) == 50
+    assert config_value(region, "family", "standardNCSv3Family") == 48
+    assert config_value(region, "family", "standardNCFamily") is None
+    assert config_value(region, "family", None) is None
+
+
+def test_one_pool_per_family_whatever_the_spelling_of_the_size_names() -> None:
+    """Two T4 sizes share `Standard NCASv3_T4 Family`; the pool is found by the Azure ML spelling."""
+    report = reserve(
+        [
+            ClusterDemand("t4-a", "Standard_NC4as_T4_v3", "East US", "dedicated", 2),
+            ClusterDemand("t4-b", "Standard_NC8as_T4_v3", "eastus", "dedicated", 1),
+        ]
+    )
+    pool = report.find("EAST US", "family", "Standard NCASv3_T4 Family Cluster Dedicated vCPUs")
+    assert pool is not None and (pool.vcpus, pool.clusters) == (2 * 4 + 8, ("t4-a", "t4-b"))

@@ -14,16 +14,15 @@ Response rows (azure-rest-api-specs, machinelearningservices stable/2022-10-01 e
 limit -1: low-priority is one regional value), and workspace / compute scoped rows (skipped here).
 
 The Azure ML family names ("Standard NDSH100v5 Family Cluster Dedicated vCPUs") differ in spelling from
-the Compute RP names the catalog carries (`standardNDSH100v5Family`); they are matched on their letters
-and digits with "family", "cluster", "dedicated" and "vcpus" removed. That matching is an inference from
-the two naming patterns, not a documented mapping.
+the Compute RP names the catalog carries (`standardNDSH100v5Family`); they are matched by
+`vmsizes.quota.family_key`, the rule the catalog and the quota-reservation policy use too (an inference
+from the naming patterns, not a documented mapping: see vmsizes/quota.py).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,19 +53,6 @@ class UsageRow:
         return self.limit - self.used
 
 
-def family_key(name: str) -> str:
-    key = re.sub(r"[^a-z0-9]", "", name.lower())
-    for word in ("clusterdedicatedvcpus", "clusterlowpriorityvcpus", "family"):
-        key = key.replace(word, "")
-    return key
-
-
-def _catalog_families() -> dict[str, str]:
-    from vmsizes import all_sizes
-
-    return {family_key(s.quota_family): s.quota_family for s in all_sizes() if s.quota_family}
-
-
 def _field(obj: Any, name: str) -> Any:
     # azure-ai-ml's Usage._from_rest_object copies the REST model's `as_dict()` into the object
     # (entities/_compute/_usage.py). With the 2023-08-01-preview models that leaves the wire names:
@@ -79,7 +65,9 @@ def _field(obj: Any, name: str) -> Any:
 
 
 def rows_from_usages(region: str, usages: list[Any]) -> list[UsageRow]:
-    families = _catalog_families()
+    from vmsizes.quota import catalog_families, family_key
+
+    families = catalog_families()
     rows: list[UsageRow] = []
     for u in usages:
         rtype = str(_field(u, "type") or "")
@@ -111,7 +99,7 @@ def fetch(ml: MLClient, regions: list[str]) -> list[UsageRow]:
 def attach_stack(rows: list[UsageRow], outputs: StackOutputs) -> None:
     """Fill `stack_vcpus`: what the stack's clusters reserve in each pool (vmsizes.quota.reserve)."""
     from vmsizes.quota import ClusterDemand, reserve
-    from vmsizes.retirement import normalize_region
+    from vmsizes.regions import normalize_region
 
     report = reserve(
         [ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances) for c in outputs.clusters.values()]
@@ -132,10 +120,12 @@ def attach_stack(rows: list[UsageRow], outputs: StackOutputs) -> None:
 
 def policy_quotas(rows: list[UsageRow]) -> dict[str, dict[str, int]]:
     """The quota-reservation policy's `quotas` object: limits by region and catalog family name."""
+    from vmsizes.quota import config_key
+
     out: dict[str, dict[str, int]] = {}
     for row in rows:
-        key = {"regional-total": "total", "low-priority": "lowPriority"}.get(row.kind, row.family)
-        if row.kind == "clusters" or key is None:
+        key = None if row.kind == "clusters" else config_key(row.kind, row.family)  # type: ignore[arg-type]
+        if key is None:  # the cluster count, or a family the catalog does not know
             continue
         out.setdefault(row.region, {})[key] = row.limit
     return out
@@ -171,6 +161,26 @@ def read_policy_config(path: Path) -> dict:
     return data
 
 
+def merge_quotas(quotas: dict[str, Any], written: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """`quotas` with the `written` limits in place of the values they replace. A region already there under
+    another spelling ("East US") and a key already there under another spelling of the same family
+    (`Standard NDSH100v5 Family`) are replaced, not kept beside the new one: the policy reads the first
+    matching key, which would otherwise be the stale one. Other regions and keys stay as they were."""
+    from vmsizes.quota import family_key
+    from vmsizes.regions import normalize_region
+
+    merged = dict(quotas)
+    for region, values in written.items():
+        old: dict[str, Any] = {}
+        for key in [k for k in merged if normalize_region(str(k)) == normalize_region(region)]:
+            value = merged.pop(key)
+            old.update(value if isinstance(value, dict) else {})
+        replaced = {family_key(k) for k in values}
+        kept = {k: v for k, v in old.items() if family_key(str(k)) not in replaced}
+        merged[region] = {**kept, **values}
+    return merged
+
+
 def write_policy_config(path: Path, rows: list[UsageRow], data: dict | None = None) -> dict:
     """Merge the limits into a `--policy-pack-config` file under quota-reservation.quotas; other keys stay.
 
@@ -181,10 +191,7 @@ def write_policy_config(path: Path, rows: list[UsageRow], data: dict | None = No
     if isinstance(entry, str):  # an enforcement level alone
         entry = {"enforcementLevel": entry}
     entry = dict(entry or {})
-    quotas = dict(entry.get("quotas") or {})
-    for region, values in policy_quotas(rows).items():
-        quotas[region] = {**dict(quotas.get(region) or {}), **values}
-    entry["quotas"] = quotas
+    entry["quotas"] = merge_quotas(dict(entry.get("quotas") or {}), policy_quotas(rows))
     data[POLICY] = entry
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

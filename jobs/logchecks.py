@@ -4,7 +4,8 @@ Inputs are the files `jobs.download(name, all=True)` or the local launcher write
 The checks are the seed's first-run checks ("On the first run, check the world size is 16, the log
 shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency under 1.5x"):
 
-- world size: the `world size N` line against the expected N; the number of rank logs against N;
+- world size: train.py's metrics records (`world_size`, jobs/src/metrics.py), else the smoke script's
+  `world size N` line, against the expected N; the number of rank logs against N;
 - processes per node, from the smoke script's per-rank lines (node_rank / host);
 - transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;
 - peak all-reduce busbw against the size's per-GPU link speed from the catalog
@@ -16,18 +17,16 @@ Gb/s (gigabits, the link-rate unit), so `busbw_gbps` and `link_gbps_per_gpu` com
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, nccl
+from jobs import logfiles, logpatterns, nccl, trainlog
+from jobs.errors import UsageError
 
-_WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
-_NODE_RANK = re.compile(r"\bnode_rank[ =:]+(\d+)")
-_HOST = re.compile(r"\bhost(?:name)?[ =:]+([A-Za-z0-9._-]+)")
-_RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
-_PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
+# The log lines read here; each is defined, with the line it matches, in `logpatterns`.
+_WORLD, _NODE_RANK, _HOST = logpatterns.WORLD_SIZE, logpatterns.NODE_RANK, logpatterns.HOST
+_RANK, _PEAK_BUSBW, _IB_CHANNEL = logpatterns.RANK, logpatterns.PEAK_BUSBW, logpatterns.IB_CHANNEL
 
 #: Below this fraction of one GPU's link speed, the fabric is not carrying the all-reduce: on an
 #: RDMA size, ring all-reduce busbw across nodes approaches the node's aggregate NIC rate (one NIC per
@@ -57,8 +56,6 @@ CAUSE_NO_GDR = (
     "traffic is staged through host memory; check that nvidia-peermem is loaded on the nodes and that "
     "NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ are not set to turn it off"
 )
-# New-format channel lines name GPUDirect RDMA: `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`.
-_IB_CHANNEL = re.compile(r"Channel \d+/\d+ : .*?\bvia NET/IB\w*/\d+(/GDRDMA)?")
 
 
 @dataclass
@@ -70,12 +67,12 @@ class Report:
     transport_by_rank: dict[int, str]
     busbw_gbps: float | None  # Gb/s (bits), like link_gbps_per_gpu; smoke.py logs GB/s
     ok: bool
+    nodes: int | None  # None: no per-rank lines to count nodes from
+    attempt: int  # 0 = the first attempt, N = user_logs/retry_N
+    size: str | None
     problems: list[str] = field(default_factory=list)
     processes_per_node: dict[str, int] = field(default_factory=dict)
-    nodes: int | None = None
-    attempt: int = 0
-    size: str | None = None
-    link_gbps_per_gpu: float | None = None  # Gb/s (bits)
+    link_gbps_per_gpu: float | None = None  # Gb/s (bits); None without --size
     likely_causes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -123,6 +120,7 @@ def verify(
     seen_ranks: set[int] = set()
     busbws: list[float] = []
     ib_channels = gdr_channels = 0
+    unreadable: list[str] = []
     for rank, path in logs.items():
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in _IB_CHANNEL.finditer(text):
@@ -132,6 +130,13 @@ def verify(
         by_rank[rank] = parsed.transport
         net_lines = net_lines or bool(parsed.via)
         world, rank_lines, busbw = _smoke_lines(text)
+        try:
+            records = trainlog.records(text, str(path))
+        except UsageError as e:  # a record this version cannot read: a finding, not a crash of the report
+            unreadable.append(str(e))
+            records = []
+        if records:  # a training job: its own record of the world
+            world = records[-1].world_size
         if world is not None:
             worlds.append(world)
         for node, host, r in rank_lines:
@@ -176,9 +181,11 @@ def verify(
         gpus = vm.gpus
         report.link_gbps_per_gpu = vm.per_gpu_link_gbps
 
+    problems.extend(unreadable)
     if world is None:
         problems.append(
-            "no `world size N` line in any rank log: did the smoke script run to its first print?"
+            "no `world size N` line or train.step metrics record in any rank log: did the smoke or "
+            "training script run to its first print (train.py: its first --log-every step)?"
         )
     elif world != expected_world_size:
         problems.append(f"world size {world}, expected {expected_world_size}")

@@ -160,9 +160,9 @@ def live_cluster(compute: Any) -> LiveCluster:
 def _region(value: str | None) -> str | None:
     if value is None:
         return None
-    from stackconfig.regions import canonical_region
+    from vmsizes.regions import normalize_region
 
-    return canonical_region(value) or value.replace(" ", "").lower()
+    return normalize_region(value)
 
 
 def _same(name: str, stack: Any, live: Any) -> bool:

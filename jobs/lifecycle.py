@@ -17,7 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs import logfiles
 from jobs.builders import BuiltJob
+from jobs.errors import error_detail
 
 if TYPE_CHECKING:
     from azure.ai.ml import MLClient
@@ -56,11 +58,6 @@ def _fmt(seconds: float) -> str:
     return f"{h:d}:{m:02d}:{s:02d}"
 
 
-def _err(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
-
-
 def submit(
     ml: MLClient,
     built: BuiltJob,
@@ -81,7 +78,7 @@ def submit(
     try:
         created = ml.jobs.create_or_update(built.job)
     except Exception as exc:  # any SDK/HTTP error: the job was not created
-        out.exit_code, out.error = EXIT_CREATE, f"create failed: {_err(exc)}"
+        out.exit_code, out.error = EXIT_CREATE, f"create failed: {error_detail(exc)}"
         return out
     out.name, out.status, out.studio_url = created.name, _status(created.status), created.studio_url
     console.log(
@@ -116,15 +113,15 @@ def submit(
                 if failures >= STATUS_RETRIES:
                     out.exit_code, out.status = EXIT_STATUS, status
                     out.error = (
-                        f"status query failed {failures} times in a row ({_err(exc)}); job {out.name} was "
-                        f"last seen {status} and may still be running: check "
+                        f"status query failed {failures} times in a row ({error_detail(exc)}); job "
+                        f"{out.name} was last seen {status} and may still be running: check "
                         + (out.studio_url or f"`az ml job show --name {out.name}`")
                     )
                     out.elapsed_s = time.monotonic() - start
                     return out
                 console.log(
                     f"{built.label} {out.name}: status query failed ({failures} of {STATUS_RETRIES} "
-                    f"tries), retrying: {_err(exc)}"
+                    f"tries), retrying: {error_detail(exc)}"
                 )
                 continue
             if new != status:
@@ -135,12 +132,10 @@ def submit(
     out.status, out.elapsed_s = status, time.monotonic() - start
 
     if logs_root is not None:
-        dest = logs_root / out.name
         try:
-            ml.jobs.download(out.name, all=True, download_path=str(dest))
-            out.logs = str(dest)
+            out.logs = str(logfiles.download(ml, out.name, logs_root / out.name, console))
         except Exception as exc:
-            out.error = f"log download failed: {_err(exc)}"
+            out.error = f"log download failed: {error_detail(exc)}"
 
     if status == "Completed":
         out.exit_code = EXIT_OK
@@ -149,7 +144,7 @@ def submit(
                 out.exit_code = EXIT_FAILED
                 out.error = out.error or "not verified: no logs (pass --logs DIR)"
             else:
-                from jobs.verify import verify as run_verify
+                from jobs.logchecks import verify as run_verify
 
                 report = run_verify(
                     Path(out.logs), built.world_size, size=built.size, allow_socket=allow_socket

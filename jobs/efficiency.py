@@ -6,25 +6,20 @@ Seed ("InfiniBand: confirm it, do not assume it"): "Two nodes should give close 
 if they give 1.3 times, communication is the bottleneck"; failure modes: "Scaling efficiency under 1.5x
 on two nodes. A non-RDMA size, or an image that replaced the network stack." Hence the 0.75 threshold.
 
-Throughput of a run = the median tokens/s per GPU that rank 0 logs (the first report, warm-up, is dropped
-when there are three or more) x the world size.
+Throughput of a run = the median `tokens_per_s_per_gpu` of rank 0's metrics records (jobs/src/metrics.py;
+the first record, warm-up, is dropped when there are three or more) x the records' `world_size`.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles
+from jobs import logfiles, trainlog
 from jobs.errors import UsageError
 
 THRESHOLD = 0.75
-
-# train.py (jobs/src) logs on rank 0: "step 20/50 | loss 5.1 | 80.1 ms/step | tok/s/gpu 12,345 | mfu 41.0%"
-_PER_GPU = re.compile(r"tok(?:ens)?/s/gpu[ =:]+([0-9][0-9,]*(?:\.[0-9]+)?)", re.IGNORECASE)
-_WORLD = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
 
 
 @dataclass
@@ -56,14 +51,6 @@ class Scaling:
         return d
 
 
-def per_gpu_values(text: str) -> list[float]:
-    values = []
-    for line in text.splitlines():
-        if m := _PER_GPU.search(line):
-            values.append(float(m.group(1).replace(",", "")))
-    return values
-
-
 def read_run(logdir: Path, flag: str) -> Run:
     logs, _ = logfiles.rank_logs(logdir)
     if not logs:
@@ -71,18 +58,20 @@ def read_run(logdir: Path, flag: str) -> Run:
             f"{flag} {logdir}: no user_logs/std_log_process_<N>.txt below it; pass the folder "
             "a training job's logs were downloaded to"
         )
-    rank0 = logs.get(0) or logs[min(logs)]
-    text = rank0.read_text(encoding="utf-8", errors="replace")
-    values = per_gpu_values(text)
-    if not values:
+    rank = min(logs)  # rank 0, which logs the records (the lowest one if its file is missing)
+    text = logs[rank].read_text(encoding="utf-8", errors="replace")
+    records = trainlog.records(text, f"{flag} {logs[rank]}")
+    if not records:
         raise UsageError(
-            f"{flag} {logdir}: rank {min(logs)}'s log has no `tok/s/gpu` line; "
+            f"{flag} {logdir}: rank {rank}'s log has no `{trainlog.RECORD}` metrics record; "
             "was it a train.py run that reached its first --log-every step?"
         )
-    steady = values[1:] if len(values) >= 3 else values
-    world = _WORLD.search(text)
+    steady = records[1:] if len(records) >= 3 else records
     return Run(
-        str(logdir), int(world.group(1)) if world else len(logs), statistics.median(steady), len(steady)
+        str(logdir),
+        records[-1].world_size,
+        statistics.median(r.tokens_per_s_per_gpu for r in steady),
+        len(steady),
     )
 
 

@@ -98,8 +98,10 @@ def refuse(outs: StackOutputs, origin: str, yes: bool) -> None:
 
 
 def _location(value: str) -> str:
-    """ARM locations compare without spaces and case (`East US` = `eastus`)."""
-    return value.replace(" ", "").lower()
+    """ARM locations compare without spaces and case (`East US` = `eastus`: vmsizes.regions)."""
+    from vmsizes.regions import normalize_region
+
+    return normalize_region(value)
 
 
 def _error(response: Any) -> Exception:
