@@ -263,9 +263,16 @@ def smoke(
     procs = _processes(target, processes)
     check_shape(target, nodes, procs, allow_tcp)
     world = nodes * procs
+    command = f"python smoke.py --expect-world-size {world}"
+    from vmsizes import health
+
+    levels = health.levels(target.size)
+    if levels is not None and levels.allreduce_bytes != 1 << 30:
+        # Sweep on GPUs up to the message size the size's health levels are stated at (CPU runs stay small).
+        command += f" --gpu-max-bytes {levels.allreduce_bytes}"
     job = _command(
         target,
-        command=_with_script_args(f"python smoke.py --expect-world-size {world}", script_args),
+        command=_with_script_args(command, script_args),
         nodes=nodes,
         processes=procs,
         environment=environment,

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "plan": "jobs.commands.plan",
     "quota": "jobs.commands.quota",
     "render": "jobs.commands.render",
+    "run": "jobs.commands.run",
     "scaling": "jobs.commands.scaling",
     "submit": "jobs.commands.submit",
     "teardown": "jobs.commands.teardown",

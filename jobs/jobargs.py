@@ -6,7 +6,7 @@ import argparse
 
 from jobs.builders import BuiltJob
 
-KINDS = ("smoke", "train", "scaling")
+KINDS = ("smoke", "train", "scaling", "health")
 
 
 def add_outputs_args(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -19,7 +19,8 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "kind",
         choices=KINDS,
-        help="smoke: NCCL smoke test; train: training run; scaling: the training benchmark at 1 and 2 nodes",
+        help="smoke: NCCL smoke test; train: training run; scaling: the training benchmark at 1 and 2 nodes; "
+        "health: per-node GPU and InfiniBand checks against the size's levels",
     )
     add_outputs_args(p)
     w = p.add_argument_group("compute")
@@ -47,6 +48,18 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--environment", metavar="ENV", help="environment (default: the curated ACPT PyTorch GPU image)"
     )
+    s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a job setting (jobs/settings.py): timeout=SECONDS, shm_size=64g, env.NAME=VALUE",
+    )
+    h = p.add_argument_group("health").add_mutually_exclusive_group()
+    h.add_argument("--quick", dest="health_mode", action="store_const", const="quick",
+                   help="health: few iterations per measurement (default; about 2 min on 2 nodes)")
+    h.add_argument("--full", dest="health_mode", action="store_const", const="full",
+                   help="health: nccl-tests' 5 warmup + 20 timed iterations, larger copies")
     t = p.add_argument_group("train / scaling")
     t.add_argument(
         "--run-name",
@@ -72,7 +85,17 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
 
 
 def build(args: argparse.Namespace) -> list[BuiltJob]:
-    """The job(s) the flags describe, validated; raises UsageError with the flag to fix."""
+    """The job(s) the flags describe, validated, with their settings (jobs/settings.py); raises UsageError
+    with the flag to fix."""
+    from jobs.settings import attach
+
+    built = _build(args)
+    for b in built:
+        attach(b, getattr(args, "set", None) or ())
+    return built
+
+
+def _build(args: argparse.Namespace) -> list[BuiltJob]:
     from jobs import builders, outputs
     from jobs.errors import UsageError
 
@@ -86,7 +109,9 @@ def build(args: argparse.Namespace) -> list[BuiltJob]:
         "allow_tcp": args.allow_tcp,
         "script_args": tuple(args.script_args),
     }
-    if args.kind == "smoke":
+    if args.kind != "health" and getattr(args, "health_mode", None):
+        raise UsageError(f"--{args.health_mode} is for health jobs, not {args.kind}; drop it")
+    if args.kind in ("smoke", "health"):
         for flag, value in (
             ("--run-name", args.run_name),
             ("--data", args.data),
@@ -95,7 +120,11 @@ def build(args: argparse.Namespace) -> list[BuiltJob]:
             ("--log-every", args.log_every),
         ):
             if value is not None:
-                raise UsageError(f"{flag} is for train/scaling jobs, not smoke; drop it")
+                raise UsageError(f"{flag} is for train/scaling jobs, not {args.kind}; drop it")
+        if args.kind == "health":
+            from jobs.health.build import health
+
+            return [health(target, nodes=args.nodes, mode=args.health_mode or "quick", **common)]
         return [builders.smoke(target, nodes=args.nodes, **common)]
     train_args = {
         "data": args.data,

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -108,6 +109,7 @@ def run(
     stream_rank0: bool = True,
     stop_event: threading.Event | None = None,
     grace_s: float = 10.0,
+    on_start: Callable[[dict[int, subprocess.Popen[bytes]], dict[int, Path]], None] | None = None,
 ) -> Result:
     if nodes < 1 or procs_per_node < 1:
         raise ValueError(f"nodes ({nodes}) and procs_per_node ({procs_per_node}) must be at least 1")
@@ -135,6 +137,8 @@ def run(
         f"started {world} processes ({nodes} node(s) x {procs_per_node}), "
         f"MASTER_PORT={node_env['MASTER_PORT']}, logs in {logs_dir / 'user_logs'}"
     )
+    if on_start is not None:  # a drill that watches the ranks (jobs/rankdrill.py)
+        on_start(procs, logs)
 
     codes: dict[int, int | None] = dict.fromkeys(procs)
     failed: int | None = None

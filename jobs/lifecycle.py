@@ -22,11 +22,15 @@ from jobs.builders import BuiltJob
 from jobs.errors import error_detail
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from azure.ai.ml import MLClient
     from rich.console import Console
 
 EXIT_OK, EXIT_FAILED, EXIT_OTHER, EXIT_CREATE, EXIT_STATUS = 0, 1, 2, 3, 4
 TERMINAL = ("Completed", "Failed", "Canceled", "NotResponding", "Paused")
+#: Before the job runs: waiting for nodes or its environment (azure-ai-ml JobStatus).
+WAITING = ("NotStarted", "Starting", "Provisioning", "Preparing", "Queued")
 STATUS_RETRIES = 3
 
 
@@ -69,7 +73,12 @@ def submit(
     poll_s: float = 10.0,
     verify: bool = True,
     allow_socket: bool = False,
+    waiting_note: Callable[[], str | None] | None = None,
 ) -> Outcome:
+    """`waiting_note`, while the job waits for nodes: a line on the cluster (jobs/runs/precheck.py
+    `allocation`), shown beside the status and logged when it changes."""
+    from rich.markup import escape
+
     out = Outcome(label=built.label, name=None, status=None, exit_code=EXIT_OK)
     console.log(
         f"[bold]{built.label}[/]: creating job ({built.nodes} node(s) x {built.processes_per_node} "
@@ -89,11 +98,16 @@ def submit(
         return out
 
     start = time.monotonic()
-    status, streamed, failures = out.status, False, 0
+    status, streamed, failures, note = out.status, False, 0, None
     with console.status("") as spinner:
         while True:
             elapsed = time.monotonic() - start
-            spinner.update(f"{built.label} {out.name}: {status} {_fmt(elapsed)}, {built.nodes} node(s)")
+            if waiting_note is not None and status in WAITING and (new_note := waiting_note()) != note:
+                note = new_note
+                if note:
+                    console.log(f"{built.label} {out.name}: {status}; {note}", markup=False)
+            line = f"{built.label} {out.name}: {status} {_fmt(elapsed)}, {built.nodes} node(s)"
+            spinner.update(line + (f"; {escape(note)}" if note and status in WAITING else ""))
             if status in TERMINAL:
                 break
             if status == "Running" and stream and not streamed:

@@ -8,8 +8,11 @@ shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency
   `world size N` line, against the expected N; the number of rank logs against N;
 - processes per node, from the smoke script's per-rank lines (node_rank / host);
 - transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;
-- peak all-reduce busbw against the size's per-GPU link speed from the catalog
-  (`VmSize.per_gpu_link_gbps`; ND H100 v5: 3200 Gb/s / 8 GPUs = 400 Gb/s = 50 GB/s).
+- the transport judged from the ranks whose connections cross nodes (`via NET/...` edges): a rank whose
+  rings and trees stay inside its node is not evidence either way;
+- peak all-reduce busbw of a multi-node job against the size's multi-node levels (fail / warn / expected,
+  vmsizes/data/health.yaml via `vmsizes.health`); a size without levels falls back to half the per-GPU link
+  speed from the catalog (`VmSize.per_gpu_link_gbps`).
 
 Units: smoke.py logs busbw in GB/s (gigabytes, the nccl-tests unit); the report holds every rate in
 Gb/s (gigabits, the link-rate unit), so `busbw_gbps` and `link_gbps_per_gpu` compare directly.
@@ -75,6 +78,7 @@ class Report:
     link_gbps_per_gpu: float | None = None  # Gb/s (bits); None without --size
     likely_causes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    busbw_levels: dict[str, float] | None = None  # GB/s: the size's multi-node expected / warn / fail
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -120,6 +124,7 @@ def verify(
     seen_ranks: set[int] = set()
     busbws: list[float] = []
     ib_channels = gdr_channels = 0
+    crossing: set[int] = set()  # ranks with a `via NET/...` edge: a connection to another node
     unreadable: list[str] = []
     for rank, path in logs.items():
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -128,6 +133,8 @@ def verify(
             gdr_channels += m.group(1) is not None
         parsed = nccl.parse(text)
         by_rank[rank] = parsed.transport
+        if parsed.via:
+            crossing.add(rank)
         net_lines = net_lines or bool(parsed.via)
         world, rank_lines, busbw = _smoke_lines(text)
         try:
@@ -149,7 +156,10 @@ def verify(
             busbws.append(busbw)
 
     world = max(worlds) if worlds else None
-    transport = nccl.overall(by_rank) if by_rank else nccl.NONE_SEEN
+    # Judge the transport from the connections that cross nodes: a rank whose rings and trees stay inside its
+    # node prints no `via NET/` edge, and what it says is no evidence about the inter-node network.
+    judged = {r: by_rank[r] for r in crossing} or by_rank
+    transport = nccl.overall(judged) if judged else nccl.NONE_SEEN
     report = Report(
         world_size=world,
         expected_world_size=expected_world_size,
@@ -206,7 +216,12 @@ def verify(
 
     # NET channels exist only between nodes; without per-rank lines, more ranks than GPUs means > 1 node.
     multi_node = nodes > 1 or net_lines or (nodes == 0 and gpus is not None and len(logs) > max(gpus, 1))
-    rdma_ok = all(nccl.is_rdma(t) for t in by_rank.values())
+    rdma_ok = all(nccl.is_rdma(t) for t in judged.values())
+    if len(judged) < len(by_rank):
+        report.notes.append(
+            f"transport judged from the {len(judged)} rank(s) with inter-node connections; the other "
+            f"{len(by_rank) - len(judged)} keep their rings and trees inside their node"
+        )
     if transport == nccl.NONE_SEEN and expected_world_size == 1:
         report.notes.append("one process: no collective, so no NCCL transport to check")
     elif transport == nccl.NONE_SEEN:
@@ -221,8 +236,8 @@ def verify(
                 "or pass --allow-socket for a CPU (gloo) run"
             )
     elif not rdma_ok:
-        socketish = [r for r, t in by_rank.items() if not nccl.is_rdma(t)]
-        msg = f"NCCL transport {transport} on {len(socketish)} of {len(by_rank)} rank(s), not InfiniBand"
+        socketish = [r for r, t in judged.items() if not nccl.is_rdma(t)]
+        msg = f"NCCL transport {transport} on {len(socketish)} of {len(judged)} rank(s), not InfiniBand"
         if allow_socket:
             report.notes.append(msg + " (allowed by --allow-socket)")
         elif multi_node:
@@ -231,27 +246,53 @@ def verify(
         else:
             report.notes.append(msg + " (single node: traffic stays on NVLink/PCIe)")
 
+    levels = _multi_node_levels(report.size) if size else None
+    if levels is not None:
+        report.busbw_levels = {"expected": levels.expected, "warn": levels.warn, "fail": levels.fail}
     link = report.link_gbps_per_gpu
-    if report.busbw_gbps is not None and link:
+    if report.busbw_gbps is not None and levels is not None and multi_node:
+        gbytes = report.busbw_gbps / BITS_PER_BYTE
+        text = (
+            f"peak busbw {_rate(report.busbw_gbps)}; {report.size} across nodes: about "
+            f"{levels.expected:g} GB/s, warn below {levels.warn:g}, fail below {levels.fail:g} "
+            "(vmsizes/data/health.yaml)"
+        )
+        if gbytes < levels.fail and not allow_socket:
+            problems.append(text + ": below the fail level")
+            _slow_causes(causes, by_rank, rdma_ok, ib_channels, gdr_channels)
+        else:
+            report.notes.append(text + (": below the warn level" if gbytes < levels.warn else ""))
+    elif report.busbw_gbps is not None and link:
         share = report.busbw_gbps / link  # both Gb/s
         text = (
             f"peak busbw {_rate(report.busbw_gbps)} = {share:.0%} of one GPU's {link:.0f} Gb/s link "
             f"({link / BITS_PER_BYTE:.1f} GB/s)"
         )
         if multi_node and share < BUSBW_FLOOR and not allow_socket:
-            problems.append(text + f", below {BUSBW_FLOOR:.0%}")
-            if by_rank and rdma_ok:
-                # The transport is InfiniBand, so "not on InfiniBand" would contradict the report.
-                if ib_channels and not gdr_channels:
-                    causes.append(CAUSE_NO_GDR)
-                causes.append(CAUSE_SLOW_RDMA)
-            elif CAUSE_TCP not in causes:
-                causes.append(CAUSE_TCP)
+            problems.append(text + f", below {BUSBW_FLOOR:.0%} (no multi-node level for this size)")
+            _slow_causes(causes, by_rank, rdma_ok, ib_channels, gdr_channels)
         else:
             report.notes.append(text)
 
     report.ok = not problems
     return report
+
+
+def _multi_node_levels(size: str | None):  # -> vmsizes.health.MultiNode | None
+    from vmsizes import health
+
+    lv = health.levels(size) if size else None
+    return lv.multi_node if lv else None
+
+
+def _slow_causes(causes: list[str], by_rank: dict, rdma_ok: bool, ib_channels: int, gdr: int) -> None:
+    if by_rank and rdma_ok:
+        # The transport is InfiniBand, so "not on InfiniBand" would contradict the report.
+        if ib_channels and not gdr:
+            causes.append(CAUSE_NO_GDR)
+        causes.append(CAUSE_SLOW_RDMA)
+    elif CAUSE_TCP not in causes:
+        causes.append(CAUSE_TCP)
 
 
 def _rate(gbps: float) -> str:

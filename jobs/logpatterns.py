@@ -1,12 +1,16 @@
 """Every log-line pattern `jobs/` reads, in one place: what the job scripts and NCCL print in a rank's log.
 
-Readers: `logchecks` (`python -m jobs verify`), `efficiency` (`python -m jobs scaling`) and `nccl`.
+Readers: `logchecks` (`python -m jobs verify`), `efficiency` (`python -m jobs scaling`), `nccl` and
+`health.report` (the health job's records).
 The file layout of the logs (`user_logs/std_log_process_<N>.txt`, `retry_NNN/`) is `logfiles`' concern.
 
 smoke.py (jobs/src; the format is stable, docs/job-scripts.md "Output format"):
     smoke rank=3 local_rank=1 node_rank=1 world_size=4 host=node-1 device=cuda:1    every rank
     world size 4                                                                    rank 0
     smoke peak busbw: 12.75 GB/s                                                    rank 0
+health.py (jobs/src) on rank 0:
+    health node {"node": "node-0", "status": "pass", "findings": [...], ...}    one per node
+    health summary {"nodes": 2, "fail": 0, "bisection": null, ...}              last
 train.py (jobs/src) on rank 0:
     model 1.23M params | world size 4 | device cuda | ...
   and per log step a metrics record (a JSON line, jobs/src/metrics.py), which `trainlog` reads, not a pattern.
@@ -28,6 +32,10 @@ RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
 #: smoke.py's last line: `smoke peak busbw: 12.75 GB/s` (GB/s: gigabytes, the nccl-tests unit).
 PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)
 
+#: health.py's records on rank 0 (docs/job-scripts.md "health.py"): `health node {json}` per node and one
+#: `health summary {json}`; group 1 is the kind, group 2 the JSON object.
+HEALTH_RECORD = re.compile(r"^health (node|summary) (\{.*\})\s*$")
+
 # -- NCCL's INFO lines (NCCL_DEBUG=INFO) ---------------------------------------------------------------
 #: Any NCCL log line.
 NCCL_ANY = re.compile(r"NCCL (?:INFO|WARN)")
@@ -41,3 +49,18 @@ IB_CHANNEL = re.compile(r"Channel \d+/\d+ : .*?\bvia NET/IB\w*/\d+(/GDRDMA)?")
 #: `NET/IB : Using [0]mlx5_0:1/IB ... ; OOB eth0:...`: the IB devices; `NET/IB : No device found.`: none.
 IB_DEVICES = re.compile(r"NCCL INFO NET/IB : Using (.+?)(?: ; OOB|$)")
 IB_NONE = re.compile(r"NCCL INFO NET/IB : No device found")
+
+# -- why a job ended (jobs/runs/causes.py, where each is sourced) and where a train attempt started --------
+#: The run error Azure ML gives a preempted low-priority job: "... PreemptionError: Nodes of this job got
+#: pre-empted. ..." (Azure/MachineLearningNotebooks#1242, MicrosoftDocs/azure-docs#66288).
+PREEMPTED = re.compile(r"PreemptionError|pre-?empted", re.IGNORECASE)
+#: ProcessGroupNCCL's watchdog / blocking-wait timeouts (a hung peer or fabric).
+NCCL_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|timed out in blocking wait")
+#: smoke.py and train.py: `rank R: error: lost a peer: ...` (jobs/src/peerloss.py decides).
+LOST_PEER = re.compile(r"lost a peer")
+#: A Python traceback's first line.
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+#: train.py: `rank R: interrupted by signal 15 after step N/M (...)` (SIGTERM; exit 143).
+INTERRUPTED = re.compile(r"interrupted by signal 15\b")
+#: train.py rank 0: `resumed from <path> at step K`.
+RESUMED = re.compile(r"resumed from \S+ at step (\d+)")

@@ -14,7 +14,10 @@ Formats, from NVIDIA/nccl sources (platform-notes "NCCL log lines"):
   decides the transport on its own.
 
 The decision: the networks named in `via NET/<X>` lines (what inter-node traffic actually used) win;
-without them, the `Using network X` line; without either, "none seen".
+without them, the `Using network X` line; without either (a log from an NCCL that prints no `Using network`
+line, or NCCL_DEBUG_SUBSYS without INIT), the `NET/IB : Using` device list: NCCL's network init
+(src/net.cc, `ncclNetInit`) takes the first network that initialises with a device, the built-in IB
+before Socket, so an IB device list means IB; without any of these, "none seen".
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class RankTransport:
             return "+".join(self.via)
         if self.network:
             return self.network
+        if self.ib_devices and not self.ib_missing:
+            return "IB"
         return NONE_SEEN
 
 

@@ -3,8 +3,8 @@
 The shapes come from the Azure ML REST spec, Azure/azure-rest-api-specs
 specification/machinelearningservices/resource-manager/Microsoft.MachineLearningServices/
 stable/2025-12-01/machineLearningServices.json (SPEC below): operations `Compute_CreateOrUpdate`,
-`Compute_Get`, `Compute_List`, `Compute_Delete`; definitions `ComputeResource`, `Compute`,
-`AmlComputeProperties`, `ScaleSettings`, `UserAccountCredentials`; examples `examples/Compute/get/
+`Compute_Get`, `Compute_List`, `Compute_Delete`, `Compute_ListNodes`; definitions `ComputeResource`,
+`Compute`, `AmlComputeProperties`, `ScaleSettings`, `UserAccountCredentials`; examples `examples/Compute/get/
 AmlCompute.json`, `createOrUpdate/BasicAmlCompute.json`, `list.json`, `delete.json`. azure-native 3.29's
 `machinelearningservices.Compute` uses 2025-12-01 ("Uses Azure REST API version 2025-12-01", its
 docstring); azure-ai-ml 1.35.2 sends `api-version=2023-08-01-preview` for compute calls (`_ml_client.py`:
@@ -21,7 +21,8 @@ Who reads: azure-ai-ml `compute.get` / `compute.list` -> `AmlCompute._load_from_
 Where localml differs from Azure (also in docs/localml.md):
 - Every answer is final: PUT answers 201/200 with `provisioningState: Succeeded` and no
   `Azure-AsyncOperation` header (Azure: `Creating`, then polled); DELETE answers 200 at once (Azure: 202
-  and polling). No nodes exist: `currentNodeCount` 0, `allocationState` Steady.
+  and polling). `currentNodeCount` stays 0 and `allocationState` Steady; `listNodes` (see `_list_nodes`) lists
+  the nodes of the jobs the cluster runs.
 - Only `computeType: AmlCompute` is served; other compute types are a 400.
 - A PUT on an existing name overwrites it ("This call will overwrite a compute if it exists",
   `Compute_CreateOrUpdate` description); whether Azure refuses a change of a create-time setting in place
@@ -58,6 +59,7 @@ def register(router: Router, cp: ControlPlane, ws: str) -> None:
       "compute PUT (create or overwrite)")
     a("GET", ws + "/computes/{compute}", lambda r: _get(cp, r), "compute GET")
     a("DELETE", ws + "/computes/{compute}", lambda r: _delete(cp, r), "compute DELETE (Delete or Detach)")
+    a("POST", ws + "/computes/{compute}/listNodes", lambda r: _list_nodes(cp, r), "compute listNodes")
 
 
 def _now() -> str:
@@ -228,3 +230,45 @@ def _delete(cp: ControlPlane, req: Request) -> Response:
         else:
             cp.store.detached.pop((ws_key, key), None)
     return Response(200, None)
+
+
+_LIVE = ("Queued", "Preparing", "Starting", "Provisioning", "Running", "Finalizing")
+
+
+def node_id(compute: str, job: str, node: int) -> str:
+    """localml's id for node `node` of `job` on `compute` (Azure's ids are opaque strings; these are not
+    Azure's format, only unique and stable)."""
+    return f"{compute}-{job}-n{node}"
+
+
+def _list_nodes(cp: ControlPlane, req: Request) -> Response:
+    """SPEC Compute_ListNodes: POST .../computes/{computeName}/listNodes, 200 `AmlComputeNodesInformation`
+    {nodes: [AmlComputeNodeInformation {nodeId, privateIpAddress, publicIpAddress, port, nodeState, runId}],
+    nextLink}; nodeState one of idle, running, preparing, unusable, leaving, preempted (SPEC enum, and
+    azure-ai-ml's generated `AmlComputeNodeInformation`, _restclient/arm_ml_service/models/_models.py).
+
+    localml runs every node of a job on this machine, so each node's private IP is 127.0.0.1 (which is why
+    `jobs.health` cannot tell localml's nodes apart by IP, and says so). A job's nodes are listed `running`
+    with its runId while it runs; after it ends they stay `idle` (no runId), as AmlCompute keeps nodes until
+    its scale-down idle time passes (localml never scales down; only the last ended job's nodes are kept).
+    One page, no nextLink.
+    """
+    ws_id, ws_key, key = _key(req)
+    name = req.params["compute"]
+    with cp.store.lock:
+        if (ws_key, key) not in cp.store.computes:
+            return _not_found(name)
+        jobs = [j for (w, _), j in cp.store.jobs.items() if w == ws_key
+                and str(j.properties.get("computeId", "")).rsplit("/", 1)[-1].removeprefix("azureml:").lower() == key]
+        jobs.sort(key=lambda j: j.created)
+        live = [j for j in jobs if j.status in _LIVE]
+        nodes = []
+        for j in live or jobs[-1:]:
+            count = int((j.properties.get("resources") or {}).get("instanceCount") or 1)
+            running = j.status in _LIVE
+            for n in range(count):
+                nodes.append({"nodeId": node_id(name, j.name, n), "privateIpAddress": "127.0.0.1",
+                              "publicIpAddress": "127.0.0.1", "port": 50000 + n,
+                              "nodeState": "running" if running else "idle",
+                              "runId": j.name if running else None})
+    return Response(200, {"nodes": nodes, "nextLink": None})

@@ -148,7 +148,7 @@ class Runner:
     def _finish(self, job: Job, status: str, err: str | None, uploader: _LogUploader) -> None:
         self._unmount(job, _unmount_timeout(job.properties.get("environmentVariables") or {}))
         uploader.stop()
-        job.error = err
+        job.error = job.system_error or err
         job.end_time = now_iso()
         job.status = status
         job.done.set()

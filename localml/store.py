@@ -45,6 +45,8 @@ class Job:
     end_time: str | None = None
     error: str | None = None
     exit_code: int | None = None
+    #: The service-side reason a drill set (localml/drills.py): it replaces the exit-code message.
+    system_error: str | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None

@@ -1,4 +1,4 @@
-"""`python -m jobs local {smoke,train}`: run a job script on this machine as Azure ML would on a cluster.
+"""`python -m jobs local {smoke,train,health}`: run a job script here as Azure ML would on a cluster.
 
     python -m jobs local smoke --nodes 2 --procs-per-node 2 -- --expect-world-size 4
     python -m jobs local train --nodes 1 --procs-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-SCRIPTS = ("smoke", "train")
+SCRIPTS = ("smoke", "train", "health")
 SRC = Path(__file__).resolve().parent.parent / "src"
 MAX_PROCS = 256
 
@@ -26,10 +26,10 @@ MAX_PROCS = 256
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "local",
-        help="run smoke.py or train.py here with Azure ML's distributed environment",
+        help="run smoke.py, train.py or health.py here with Azure ML's distributed environment",
         description=__doc__.split("\n")[0],
     )
-    scripts = p.add_subparsers(dest="script", required=True, metavar="{smoke,train}")
+    scripts = p.add_subparsers(dest="script", required=True, metavar="{smoke,train,health}")
     for name in SCRIPTS:
         s = scripts.add_parser(
             name,
@@ -51,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         s.add_argument(
             "--json", action="store_true", help="print a JSON summary on stdout (rank 0 not streamed)"
         )
+        s.add_argument("--sigterm-at", metavar="STEP|random",
+                       help="drill: SIGTERM one rank at the first logged step >= STEP (jobs/rankdrill.py)")
+        s.add_argument("--sigterm-rank", type=int, default=0, metavar="R", help="the rank the drill signals")
+        s.add_argument("--seed", type=int, default=0, help="seed of --sigterm-at random")
         s.add_argument("script_args", nargs=argparse.REMAINDER, help="-- then the script's own arguments")
         s.set_defaults(func=run)
 
@@ -80,6 +84,17 @@ def run(args: argparse.Namespace) -> int:
     if args.logs is not None and args.logs.exists() and not args.logs.is_dir():
         return _usage_error(f"--logs {args.logs} is a file; pass a folder")
 
+    drill = None
+    if args.sigterm_at is not None:
+        from jobs.rankdrill import SigtermAt, parse_at
+
+        try:
+            drill = SigtermAt(args.sigterm_rank, parse_at(args.sigterm_at), args.seed)
+        except ValueError as exc:
+            return _usage_error(str(exc))
+        if not 0 <= args.sigterm_rank < args.nodes * args.procs_per_node:
+            return _usage_error(f"--sigterm-rank {args.sigterm_rank}: the job has ranks 0.."
+                                f"{args.nodes * args.procs_per_node - 1}")
     stop = threading.Event()
 
     def cancel(signum: int, frame: object) -> None:
@@ -95,8 +110,11 @@ def run(args: argparse.Namespace) -> int:
             stream_rank0=not args.json,
             stop_event=stop,
             grace_s=args.grace,
+            on_start=drill.start if drill else None,
         )
     finally:
+        if drill:
+            drill.stop()
         for s, h in previous.items():
             signal.signal(s, h)
     if args.json:
@@ -107,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
                     "nodes": args.nodes,
                     "procs_per_node": args.procs_per_node,
                     **result.to_json(),
+                    **({"drill": {"rank": drill.rank, "target_step": drill.target,
+                                  "sigterm_at_step": drill.sent_at_step}} if drill else {}),
                 },
                 indent=2,
             )

@@ -68,4 +68,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{w['file']}: {w['label']}, {w['nodes']} node(s) x {w['processes_per_node']} process(es) "
                 f"= world size {w['world_size']}, environment {w['environment']}"
             )
+            if s := w.get("settings"):  # jobs/settings.py
+                env = " ".join(f"{k}={v}" for k, v in s["environment_variables"].items())
+                timeout = f"{s['timeout_s']} s" if s["timeout_s"] else "none"
+                print(f"  settings: timeout {timeout}, shm_size {s['shm_size']}, env {env}")
     return 0

@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             logs_root=Path(args.logs),
             poll_s=args.poll_seconds,
             allow_socket=args.allow_socket,
+            verify=b.kind != "health",  # the health report below is its verdict
         )
         results.append(outcome)
         if outcome.exit_code != 0:
@@ -104,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
         except (UsageError, TypeError) as exc:
             summary["scaling"] = {"error": str(exc)}
             code = 1
+    if args.kind == "health" and results:
+        from jobs.health import judge
+
+        summary["health"], code = judge.outcome(ml, built[0], results[0], code)
     summary["exit_code"] = code
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -122,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
                 )
                 for p in o.verify["problems"]:
                     print(f"  problem: {p}")
+        if "health" in summary:
+            from jobs.health import judge
+
+            print(judge.render_text(summary["health"]))
         if "scaling" in summary:
             s = summary["scaling"]
             print(f"scaling: {s['error']}" if "error" in s else f"scaling: efficiency {s['efficiency']:.2f}")

@@ -49,7 +49,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--timeout-min", type=float, default=10.0, help="collective timeout in minutes (default 10)"
     )
     p.add_argument("--min-bytes", type=size_arg, help="smallest all-reduce (default 1M on GPU, 1K on CPU)")
-    p.add_argument("--max-bytes", type=size_arg, help="largest all-reduce (default 1G on GPU, 4M on CPU)")
+    p.add_argument(
+        "--max-bytes", type=size_arg, help="largest all-reduce (default: --gpu-max-bytes on GPU, 4M on CPU)"
+    )
+    p.add_argument(
+        "--gpu-max-bytes",
+        type=size_arg,
+        default=1 << 30,
+        help="largest all-reduce on GPU when --max-bytes is unset (default 1G; the job builder sets the "
+        "message size of the size's health levels, 16G on ND H100 v5); a CPU run keeps its small sweep",
+    )
     p.add_argument("--factor", type=int, default=2, help="size multiplier between steps (default 2)")
     p.add_argument("--iters", type=int, default=20, help="timed iterations per size (nccl-tests default 20)")
     p.add_argument("--warmup", type=int, default=5, help="untimed iterations per size (nccl-tests default 5)")
@@ -81,7 +90,7 @@ def sync(device: torch.device) -> None:
 
 def sweep(args: argparse.Namespace, device: torch.device, world: int, rank: int) -> float:
     lo = args.min_bytes or (1 << 20 if device.type == "cuda" else 1 << 10)
-    hi = args.max_bytes or (1 << 30 if device.type == "cuda" else 4 << 20)
+    hi = args.max_bytes or (args.gpu_max_bytes if device.type == "cuda" else 4 << 20)
     peak = 0.0
     if rank == 0:
         print(

@@ -135,3 +135,18 @@ def test_smoke_survivor_fails_fast_when_a_peer_hangs(tmp_path):
     log = (tmp_path / "rank0.txt").read_text()
     assert code == 1 and "smoke.py: error: rank 0: lost a peer" in log and "Timed out waiting" in log, log
     assert "Traceback" not in log
+
+
+def test_the_gpu_message_size_leaves_a_cpu_sweep_small(tmp_path):
+    """The job builder passes the size's health-level message size (16G on ND H100 v5) as --gpu-max-bytes;
+    on CPU (gloo) the sweep still stops at 4M."""
+    p = local(
+        ["smoke", "--nodes", "1", "--procs-per-node", "2", "--logs", str(tmp_path), "--",
+         "--gpu-max-bytes", "16G", "--min-bytes", "1M", "--iters", "1", "--warmup", "0"],
+        tmp_path,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    sizes = [int(m.group(1)) for line in p.stdout.splitlines() if (m := SWEEP_LINE.match(line))]
+    assert sizes == [1 << 20, 2 << 20, 4 << 20]
+    bad = subprocess.run([PY, str(SRC / "smoke.py"), "--gpu-max-bytes", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--gpu-max-bytes" in bad.stderr and "Traceback" not in bad.stderr

@@ -31,8 +31,11 @@ def test_smoke_on_h100_x4_is_two_nodes_of_eight_processes(tmp_path):
     assert body["distribution"] == {"distributionType": "PyTorch", "processCountPerInstance": 8}
     assert body["resources"]["instanceCount"] == 2
     assert body["computeId"] == "h100-x4"
-    assert body["environmentVariables"] == {"NCCL_DEBUG": "INFO"}
-    assert body["command"] == "python smoke.py --expect-world-size 16"
+    # NCCL_DEBUG, plus the ND H100 v5 settings (jobs/settings.py; tests/jobs/test_jobs_settings.py)
+    assert body["environmentVariables"]["NCCL_DEBUG"] == "INFO"
+    assert body["environmentVariables"]["NCCL_TOPO_FILE"] == "/opt/microsoft/ndv5-topo.xml"
+    # The GPU sweep reaches the message size of ND H100 v5's health levels (16 GiB; vmsizes/data/health.yaml).
+    assert body["command"] == "python smoke.py --expect-world-size 16 --gpu-max-bytes 17179869184"
     assert body["environmentId"].startswith("azureml://registries/azureml/environments/acpt-pytorch")
 
 
@@ -46,7 +49,7 @@ def test_code_is_jobs_src_relative_to_the_yaml(tmp_path):
 def test_smoke_default_is_capped_by_the_clusters_max(tmp_path):
     body = rest_body(render(tmp_path, "smoke", "--cluster", "h100-one"))
     assert body["resources"]["instanceCount"] == 1
-    assert body["command"] == "python smoke.py --expect-world-size 8"
+    assert body["command"] == "python smoke.py --expect-world-size 8 --gpu-max-bytes 17179869184"
 
 
 def test_train_binds_the_checkpoint_to_a_fixed_path_in_rw_mount(tmp_path):
@@ -353,7 +356,9 @@ def test_every_job_names_its_pinned_environment_in_the_yaml_and_the_render_outpu
         assert rest_body(Path(j["file"]))["environmentId"] == DEFAULT_ENVIRONMENT
     # Plain output names it too; --environment replaces it everywhere.
     assert main(["render", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out)]) == 0
-    assert capsys.readouterr().out.rstrip().endswith(f"world size 16, environment {DEFAULT_ENVIRONMENT}")
+    first, settings = capsys.readouterr().out.splitlines()  # the job line, then its settings line
+    assert first.endswith(f"world size 16, environment {DEFAULT_ENVIRONMENT}")
+    assert settings.startswith("  settings: timeout 3600 s, shm_size 950g, env ")
     argv = ["render", "smoke", "--outputs", FIXTURE, "--cluster", "h100-x4", "--out", str(out), "--json",
             "--environment", "azureml:my-env:3"]  # fmt: skip
     assert main(argv) == 0

@@ -63,7 +63,7 @@ def write_job(
     nodes: int,
     procs: int,
     transport=nccl_ib,
-    peak: float | None = 180.0,
+    peak: float | None = 455.0,
     padding: int = 0,
     sub: str = "artifacts/user_logs",
 ) -> Path:
@@ -85,18 +85,34 @@ def test_infiniband_two_nodes_of_eight_passes(tmp_path):
     assert (r.world_size, r.rank_logs, r.transport) == (16, 16, "IB")
     assert set(r.transport_by_rank.values()) == {"IB"} and len(r.transport_by_rank) == 16
     assert r.processes_per_node == {"node 0": 8, "node 1": 8}
-    assert r.busbw_gbps == 1440.0  # smoke.py's 180 GB/s, in Gb/s like the link rate
+    assert r.busbw_gbps == 3640.0  # smoke.py's 455 GB/s, in Gb/s like the link rate
     assert r.link_gbps_per_gpu == 400
-    assert any("1440 Gb/s (180.0 GB/s) = 360% of one GPU's 400 Gb/s link (50.0 GB/s)" in n for n in r.notes)
+    assert r.busbw_levels == {"expected": 450, "warn": 400, "fail": 300}
+    assert (
+        "peak busbw 3640 Gb/s (455.0 GB/s); Standard_ND96isr_H100_v5 across nodes: about 450 GB/s, "
+        "warn below 400, fail below 300 (vmsizes/data/health.yaml)" in r.notes
+    )
 
 
-@pytest.mark.parametrize(("peak_gbytes", "ok"), [(26.0, True), (24.0, False)])
-def test_busbw_floor_compares_bits_with_bits(tmp_path, peak_gbytes, ok):
-    # 26 GB/s = 208 Gb/s = 52% of ND H100 v5's 400 Gb/s per GPU; 24 GB/s = 192 Gb/s = 48%, below the floor.
+@pytest.mark.parametrize(
+    ("peak_gbytes", "ok", "said"),
+    [(455.0, True, ""), (350.0, True, ": below the warn level"), (250.0, False, ": below the fail level")],
+)
+def test_busbw_against_the_sizes_multi_node_levels(tmp_path, peak_gbytes, ok, said):
+    # ND H100 v5 across nodes (vmsizes/data/health.yaml): about 450 GB/s, warn below 400, fail below 300.
     r = verify(write_job(tmp_path, 2, 8, peak=peak_gbytes), 16, size=H100)
     assert r.busbw_gbps == peak_gbytes * 8
     assert r.ok is ok, r.problems
-    assert ok or any("below 50%" in p for p in r.problems)
+    assert any(line.endswith("(vmsizes/data/health.yaml)" + said) for line in r.problems + r.notes)
+
+
+@pytest.mark.parametrize(("peak_gbytes", "ok"), [(26.0, True), (24.0, False)])
+def test_a_size_without_levels_keeps_the_half_link_floor_in_bits(tmp_path, peak_gbytes, ok):
+    # ND H200 v5 has no multi-node level: 26 GB/s = 208 Gb/s = 52% of its 400 Gb/s per GPU; 24 GB/s = 48%.
+    r = verify(write_job(tmp_path, 2, 8, peak=peak_gbytes), 16, size="Standard_ND96isr_H200_v5")
+    assert r.busbw_gbps == peak_gbytes * 8 and r.busbw_levels is None
+    assert r.ok is ok, r.problems
+    assert ok or any("below 50% (no multi-node level for this size)" in p for p in r.problems)
 
 
 def test_socket_only_logs_fail_with_the_cause(tmp_path):
@@ -104,7 +120,7 @@ def test_socket_only_logs_fail_with_the_cause(tmp_path):
     assert not r.ok
     assert r.transport == "Socket"
     assert any("not InfiniBand" in p for p in r.problems)
-    assert any("below 50%" in p for p in r.problems)  # 2.1 GB/s of a 50 GB/s link
+    assert any("below the fail level" in p for p in r.problems)  # 2.1 GB/s against 300
     assert any("image that replaced the network stack" in c for c in r.likely_causes)
 
 
@@ -189,9 +205,9 @@ def test_cli_json_shape_and_exit_codes(tmp_path, capsys):
         "problems",
     } <= out.keys()
     assert out["transport_by_rank"]["15"] == "IB"
-    assert (out["busbw_gbps"], out["link_gbps_per_gpu"]) == (1440.0, 400.0)  # both Gb/s
+    assert (out["busbw_gbps"], out["link_gbps_per_gpu"]) == (3640.0, 400.0)  # both Gb/s
     main(["verify", str(tmp_path / "good"), "--expect-world-size", "16", "--size", H100])
-    assert "peak busbw: 1440 Gb/s (180.0 GB/s)" in capsys.readouterr().out
+    assert "peak busbw: 3640 Gb/s (455.0 GB/s)" in capsys.readouterr().out
     write_job(tmp_path / "bad", 2, 8, transport=nccl_socket)
     assert main(["verify", str(tmp_path / "bad"), "--expect-world-size", "16"]) == 1
     assert "NOT OK" in capsys.readouterr().out
@@ -217,7 +233,7 @@ def nccl_ib_no_gdr(host: str, rank: int, peer: int) -> list[str]:
 def test_slow_infiniband_names_a_cause_that_fits_ib(tmp_path, transport, gdr_cause):
     r = verify(write_job(tmp_path, 2, 8, transport=transport, peak=10.0), 16, size=H100)
     assert not r.ok and r.transport == "IB"
-    assert any("below 50%" in p for p in r.problems)
+    assert any("below the fail level" in p for p in r.problems)
     causes = " ".join(r.likely_causes)
     assert "not on InfiniBand" not in causes  # it is on InfiniBand: the report says IB
     assert "NCCL is on InfiniBand but below its link rate" in causes and "GPUDirect RDMA" in causes
@@ -258,9 +274,17 @@ def test_one_process_has_no_transport_to_check(tmp_path):
 
 
 def test_busbw_exactly_at_the_floor_passes(tmp_path):
-    r = verify(write_job(tmp_path, 2, 8, peak=25.0), 16, size=H100)  # 200 Gb/s = 50% of 400 Gb/s
+    # ND H200 v5 has no multi-node level, so the half-link floor applies: 200 Gb/s = 50% of 400 Gb/s.
+    r = verify(write_job(tmp_path, 2, 8, peak=25.0), 16, size="Standard_ND96isr_H200_v5")
     assert r.ok, r.problems
     assert any("= 50% of one GPU's 400 Gb/s link" in n for n in r.notes)
+
+
+def test_busbw_exactly_at_the_fail_level_passes_with_a_warning(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8, peak=300.0), 16, size=H100)  # ND H100 v5: fail below 300 GB/s
+    assert r.ok, r.problems
+    assert any(n.endswith(": below the warn level") for n in r.notes)
+    assert not any("inter-node connections" in n for n in r.notes)  # every rank crosses nodes here
 
 
 def test_without_size_nothing_is_compared_to_a_link(tmp_path):
@@ -358,3 +382,29 @@ def test_an_unreadable_metrics_record_is_a_problem_not_a_crash(tmp_path):
     r = verify(tmp_path, 2)
     assert not r.ok
     assert any("a train.step record of version 7; this reader knows 1" in p for p in r.problems)
+
+
+NCCL_FIXTURES = Path(__file__).parent / "fixtures" / "nccl"
+
+
+def test_ranks_whose_rings_stay_inside_their_node_are_not_evidence_against_infiniband():
+    # Ranks 1-3 and 5-7 only connect inside their node (P2P) and print neither `Using network` nor an IB
+    # device list; ranks 0 and 4 carry the inter-node edges, over NET/IB with GPUDirect RDMA.
+    r = verify(NCCL_FIXTURES / "intra-node-ranks", 8)
+    assert r.ok, r.problems
+    assert r.transport == "IB" and r.transport_by_rank[1] == nccl.NONE_SEEN
+    assert "transport judged from the 2 rank(s) with inter-node connections; the other 6 keep their rings " \
+           "and trees inside their node" in r.notes
+
+
+def test_logs_without_a_using_network_line_are_judged_from_devices_and_edges():
+    text = (NCCL_FIXTURES / "no-using-network" / "user_logs" / "std_log_process_1.txt").read_text()
+    assert "Using network" not in text
+    parsed = nccl.parse(text)
+    assert parsed.network is None and parsed.via == [] and parsed.ib_devices.startswith("[0]mlx5_ib0:1/IB")
+    assert parsed.transport == "IB"  # the device list: NCCL takes IB before Socket when IB has devices
+    r = verify(NCCL_FIXTURES / "no-using-network", 8)
+    assert r.ok and r.transport == "IB", r.problems
+    only = verify(NCCL_FIXTURES / "device-list-only", 8)
+    assert only.ok and only.transport == "IB", only.problems
+    assert set(only.transport_by_rank.values()) == {"IB"}

@@ -27,9 +27,8 @@ def validate(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def load() -> dict[str, Any]:
-    (path,) = WORKFLOWS
-    return yaml.safe_load(path.read_text())
+def load(name: str = "ci.yml") -> dict[str, Any]:
+    return yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])

@@ -1,0 +1,159 @@
+"""Goodput of a managed run (`python -m jobs run`) in a simulated 5-hour training run, against the seed's
+planned 0.85.
+
+    .venv/bin/python bench/goodput_sim.py [--ledger LEDGER.json] [--runs 2000] [--json]
+
+The run (the seed's worked example, docs/reference/seed-azure-ml-compute-in-depth.txt, as `jobs plan`
+reproduces it): 2.0e9 tokens at 8,200 tokens/s per GPU on 16 GPUs = 15,244 s of training, 5.0 h once the
+seed divides by its planned goodput 0.85, on 2 x Standard_ND96isr_H100_v5 low-priority nodes.
+
+Preemption model (the seed: low-priority capacity "can be taken back at any time", "losing one node stops all
+of them", so the risk "grows with node count"): each node fails independently as a Poisson process with mean
+time between failures `node_mtbf_h`; the job fails when any node does, so its MTBF is node_mtbf_h / nodes.
+The headline uses 3 failures expected in the 5-hour run, the drill's count (2 preemptions + 1 node loss,
+tests/e2e/test_runs_drills.py): job MTBF 5/3 h. A sensitivity table covers other rates.
+
+Checkpoints (Young 1974 / Daly 2006, jobs/plan.py `young_daly`): interval tau = sqrt(2 C M) with C the time
+training is held per checkpoint, but never shorter than one background write (at most one write in flight,
+jobs/src/checkpointing.py). A checkpoint counts for a restart only once its write has finished. C and the
+write time scale the measured checkpoint bench to the seed's 8B model: a 12-bytes-per-parameter checkpoint
+(fp32 weights + AdamW moments, jobs/unmount.py) of 8e9 parameters = 96 GB; synchronous `torch.save` of it at
+`save_gbps` GB/s, and the project's stall = 3.9% of that (bench/checkpoint_stall.py, docs/job-scripts.md);
+the background write at `write_gbps` GB/s to the blob mount.
+
+Restart cost R (failure to training again): `jobs run`'s overhead per restart measured in the drills (from a
+ledger: per restarted attempt, wall time minus time spent on logged steps, plus the backoff), plus an
+Azure allocation allowance (`alloc_s`: the local control plane has no node allocation or image pull; a
+real low-priority node takes minutes). Each failure loses the work since the newest complete checkpoint.
+
+Not modelled: data stalls (also in the seed's 0.85), a preempted pool that has no capacity for hours
+(`--max-hours` bounds it), failures during a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+SEED_TOKENS, SEED_TPS, SEED_GPUS, SEED_GOODPUT = 2.0e9, 8200.0, 16, 0.85
+WORK_S = SEED_TOKENS / (SEED_TPS * SEED_GPUS)  # 15,244 s of training
+PLANNED_H = WORK_S / SEED_GOODPUT / 3600.0  # 4.98 h: the seed's 5.0 h
+NODES = 2
+CKPT_BYTES = 8e9 * 12
+STALL_FRACTION = 0.039  # bench/checkpoint_stall.py: project stall / synchronous torch.save
+
+
+@dataclass
+class Inputs:
+    job_mtbf_h: float
+    stall_s: float
+    write_s: float
+    restart_s: float
+    interval_s: float
+
+
+def overhead_from_ledger(path: Path) -> float:
+    """Median non-training time of the restarted attempts in a `jobs run` ledger, plus their backoff."""
+    data = json.loads(path.read_text())
+    ledger = data["ledgers"][0] if "ledgers" in data else data
+    rows = ledger["attempts"]
+    costs = []
+    for prev, a in zip(rows, rows[1:], strict=False):
+        steps_s = (a.get("steps_done") or 0) * (a.get("ms_per_step") or 0.0) / 1000.0
+        costs.append(a["elapsed_s"] - steps_s + prev.get("backoff_s", 0.0))
+    if not costs:
+        raise SystemExit(f"{path}: no restarted attempt to measure")
+    return statistics.median(costs)
+
+
+def simulate(inp: Inputs, rng: random.Random) -> float:
+    """Wall seconds to finish WORK_S of training under failures; one sample."""
+    wall, done, saved = 0.0, 0.0, 0.0
+    rate = 1.0 / (inp.job_mtbf_h * 3600.0)
+    next_fail = rng.expovariate(rate)
+    pending: list[tuple[float, float]] = []  # (wall time the write completes, work it saves)
+    while done < WORK_S:
+        seg = min(inp.interval_s, WORK_S - done)
+        step_end = wall + seg + (inp.stall_s if done + seg < WORK_S else 0.0)
+        while pending and pending[0][0] <= min(step_end, next_fail):
+            saved = max(saved, pending.pop(0)[1])
+        if next_fail < step_end:  # fails inside this interval: back to the newest complete checkpoint
+            done = saved
+            pending.clear()
+            wall = next_fail + inp.restart_s
+            next_fail = wall + rng.expovariate(rate)
+            continue
+        wall, done = step_end, done + seg
+        if done < WORK_S:
+            pending.append((wall + inp.write_s, done))
+    return wall
+
+
+def goodput(inp: Inputs, runs: int, seed: int) -> tuple[float, float]:
+    rng = random.Random(seed)
+    samples = [WORK_S / simulate(inp, rng) for _ in range(runs)]
+    return statistics.fmean(samples), sorted(samples)[len(samples) // 20]  # mean, 5th percentile
+
+
+def inputs(job_mtbf_h: float, save_gbps: float, write_gbps: float, restart_s: float) -> Inputs:
+    stall = CKPT_BYTES / (save_gbps * 1e9) * STALL_FRACTION
+    write = CKPT_BYTES / (write_gbps * 1e9)
+    tau = max(math.sqrt(2.0 * stall * job_mtbf_h * 3600.0), write)
+    return Inputs(job_mtbf_h, stall, write, restart_s, tau)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ledger", type=Path, help="a `jobs run --json` output or ledger file of the drill run")
+    p.add_argument("--drill-overhead-s", type=float, default=None,
+                   help="restart overhead measured in the drills, seconds (instead of --ledger)")
+    p.add_argument("--alloc-s", type=float, default=300.0, help="Azure node allocation + image start, s")
+    p.add_argument("--save-gbps", type=float, default=2.0, help="synchronous torch.save rate, GB/s")
+    p.add_argument("--write-gbps", type=float, default=0.5, help="background write rate to the mount, GB/s")
+    p.add_argument("--runs", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    if a.ledger:
+        drill = overhead_from_ledger(a.ledger)
+    elif a.drill_overhead_s is not None:
+        drill = a.drill_overhead_s
+    else:
+        p.error("pass --ledger FILE (the drill run's ledger) or --drill-overhead-s S")
+    restart = drill + a.alloc_s
+    headline = inputs(PLANNED_H / 3, a.save_gbps, a.write_gbps, restart)
+    mean, p5 = goodput(headline, a.runs, a.seed)
+    rows = []
+    for mtbf in (1.0, PLANNED_H / 3, 2.5, 5.0, 10.0):
+        for alloc in (0.0, a.alloc_s, 2 * a.alloc_s):
+            inp = inputs(mtbf, a.save_gbps, a.write_gbps, drill + alloc)
+            m, q = goodput(inp, a.runs, a.seed)
+            rows.append({"job_mtbf_h": round(mtbf, 3), "restart_s": round(drill + alloc, 1),
+                         "interval_s": round(inp.interval_s, 1), "goodput": round(m, 4), "p5": round(q, 4)})
+    result = {"work_s": round(WORK_S, 1), "planned_h": round(PLANNED_H, 3), "seed_goodput": SEED_GOODPUT,
+              "drill_overhead_s": round(drill, 2), "headline": asdict(headline) | {"goodput": round(mean, 4),
+                                                                                   "p5": round(p5, 4)},
+              "sensitivity": rows, "runs": a.runs}
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    h = headline
+    print(f"training work {WORK_S:,.0f} s; the seed plans {PLANNED_H:.2f} h at goodput {SEED_GOODPUT}")
+    print(f"headline: job MTBF {h.job_mtbf_h:.2f} h (3 failures per 5 h), checkpoint stall "
+          f"{h.stall_s:.2f} s, write {h.write_s:.0f} s, interval {h.interval_s:.0f} s, "
+          f"restart {h.restart_s:.0f} s (drill overhead {drill:.1f} s + allocation {a.alloc_s:.0f} s)")
+    print(f"goodput {mean:.4f} (5th percentile {p5:.4f}) over {a.runs} runs vs planned {SEED_GOODPUT}")
+    print("job MTBF h | restart s | interval s | goodput | p5")
+    for r in rows:
+        print(f"{r['job_mtbf_h']:10.2f} | {r['restart_s']:9.0f} | {r['interval_s']:10.0f} | "
+              f"{r['goodput']:.4f} | {r['p5']:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

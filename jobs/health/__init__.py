@@ -1,0 +1,1 @@
+"""The cluster health job: its builder (`build`) and the report read from its logs (`report`)."""

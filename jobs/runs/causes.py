@@ -1,0 +1,97 @@
+"""Why an Azure ML job ended, and whether resubmitting it can help.
+
+Inputs, each as Azure ML exposes it: the job status (azure-ai-ml `JobStatus`,
+`_restclient/arm_ml_service/models/_enums.py`), the run's error from run history (`RunDetails.error`, what
+azure-ai-ml's own `stream_logs_until_completion` prints for a Failed job, `operations/_job_ops_helper.py`),
+and every rank's log (`user_logs/std_log_process_<N>.txt`, jobs/logfiles.py).
+
+The rules, first match wins (`classify`); "retry" marks the infrastructure causes (`INFRA`):
+
+- completed: status `Completed` (JobStatus).
+- canceled: status `Canceled`, a person or a pipeline cancelled it. Not retried.
+- preempted (retry): the run error contains `PreemptionError` or "pre-empted". Azure ML reports a
+  low-priority preemption as a Failed job with "AzureMLCompute job failed. PreemptionError: Nodes of this
+  job got pre-empted. Check if the run has failed or restarted. Reason: Received pre-emption warning
+  signal", error code `UserError` (so the code alone misleads). Sources:
+  github.com/Azure/MachineLearningNotebooks/issues/1242, github.com/MicrosoftDocs/azure-docs/issues/66288,
+  github.com/microsoft/MLOpsPython/issues/346; docs/reference/azure-notes.md section 5 ("You have to
+  restart a preempted job").
+- not-responding (retry): status `NotResponding`, "the run isn't updating any information to RunHistory"
+  (JobStatus docstring): the heartbeat was lost.
+- nccl-timeout (retry): a rank log has ProcessGroupNCCL's `Watchdog caught collective operation timeout`
+  or `timed out in blocking wait` (a hung peer or fabric; torch ProcessGroupNCCL.cpp, jobs/src/peerloss.py).
+- node-lost (retry): a rank log has the job scripts' `lost a peer` line: a collective failed because another
+  rank vanished (a VM lost, kill -9, a dead NIC). The lost node itself leaves no traceback.
+  jobs/src/peerloss.py `is_peer_loss`, docs/job-scripts.md "Lost peer or local error".
+- user-error: a rank log has a Python `Traceback (most recent call last)` none of the above explains.
+- interrupted (retry): a rank log has train.py's `interrupted by signal 15` (SIGTERM: a Spot eviction
+  notice, azure-notes.md section 5, 30 s; a node drain) and nothing above matched.
+- user-error: any other ended job: a non-zero exit with no infrastructure cause (bad flags exit 2, a
+  checkpoint write that failed, an `os._exit(1)`).
+
+Order matters: when one rank fails, the launcher SIGTERMs the others (every rank log but one then says
+"interrupted"), so a traceback or a lost peer anywhere outranks an interruption. Azure publishes no
+fixed text for a lost node (the cluster shows it in `nodeStateCounts.unusableNodeCount` /
+`preemptedNodeCount`, jobs/runs/precheck.py), so a node loss is recognised by what the surviving ranks
+print.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.logfiles import rank_logs
+from jobs.logpatterns import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TRACEBACK
+
+#: Causes a resubmit with the same run name can fix.
+INFRA = ("preempted", "not-responding", "nccl-timeout", "node-lost", "interrupted")
+
+
+
+@dataclass(frozen=True)
+class Cause:
+    name: str  # one of the table's causes
+    evidence: str  # the status, error text or log line that decided it, with its rank
+
+    @property
+    def retry(self) -> bool:
+        return self.name in INFRA
+
+
+def _first(pattern: re.Pattern[str], logs: dict[int, str]) -> str | None:
+    for rank, text in sorted(logs.items()):
+        m = pattern.search(text)
+        if m:
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            return f"rank {rank}: {text[start:end if end >= 0 else None].strip()[:300]}"
+    return None
+
+
+def read_logs(root: Path | None) -> dict[int, str]:
+    """rank -> log text of the newest attempt below `root` (nothing when there are no logs)."""
+    if root is None or not root.exists():
+        return {}
+    found, _ = rank_logs(root)
+    return {r: p.read_text(errors="replace") for r, p in found.items()}
+
+
+def classify(status: str | None, error: str | None, logs: dict[int, str]) -> Cause:
+    """Why a job in a terminal state ended (see the module table)."""
+    if status == "Completed":
+        return Cause("completed", "status Completed")
+    if status == "Canceled":
+        return Cause("canceled", "status Canceled")
+    if error and PREEMPTED.search(error):
+        return Cause("preempted", f"run error: {error.strip()[:300]}")
+    if status == "NotResponding":
+        return Cause("not-responding", "status NotResponding (no heartbeat to run history)")
+    for name, pattern in (("nccl-timeout", NCCL_TIMEOUT), ("node-lost", LOST_PEER),
+                          ("user-error", TRACEBACK), ("interrupted", INTERRUPTED)):
+        hit = _first(pattern, logs)
+        if hit:
+            return Cause(name, hit)
+    detail = f"; run error: {error.strip()[:300]}" if error else ""
+    return Cause("user-error", f"status {status} with no infrastructure cause in the logs{detail}")

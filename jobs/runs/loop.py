@@ -1,0 +1,127 @@
+"""The managed-run loop: submit, follow, classify, back off, resubmit, until the job completes and
+verifies or a cause says stop.
+
+Each attempt is a new job (job names are unique in a workspace) built from the same flags, so a train job
+binds the same checkpoint folder (`ckpt/<run name>/`, jobs/builders.py) and resumes from its newest
+complete checkpoint (jobs/src/checkpointing.py `resume_state`). Backoff before attempt n+1:
+`backoff_s x 2^(n-1)`, capped at `backoff_max_s` (a preempted low-priority pool rarely has capacity back
+within seconds; the cap keeps a long run from idling). `max_hours` bounds the whole run, waits included.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jobs.runs.causes import Cause, classify, read_logs
+from jobs.runs.ledger import Attempt, Ledger, progress
+
+if TYPE_CHECKING:
+    from azure.ai.ml import MLClient
+    from rich.console import Console
+
+    from jobs.builders import BuiltJob
+    from jobs.lifecycle import Outcome
+
+EXIT_OK, EXIT_FAILED, EXIT_OTHER = 0, 1, 2
+
+
+@dataclass
+class Policy:
+    max_restarts: int = 10
+    max_hours: float | None = None
+    backoff_s: float = 30.0
+    backoff_max_s: float = 600.0
+
+    def backoff(self, restart: int) -> float:
+        """Seconds to wait before restart number `restart` (1-based)."""
+        return min(self.backoff_max_s, self.backoff_s * 2 ** max(0, restart - 1))
+
+
+def run_error(ml: MLClient, name: str | None) -> str | None:
+    """The run's error as run history reports it (`RunDetails.error`, what azure-ai-ml's
+    `stream_logs_until_completion` prints for a Failed job, operations/_job_ops_helper.py), or None."""
+    if not name:
+        return None
+    try:
+        details = ml.jobs._runs_operations.get_run_details(name)
+    except Exception:
+        return None
+    err = getattr(details, "error", None)
+    inner = getattr(err, "error", None) if err is not None else None
+    if inner is None:
+        return None
+    return f"{getattr(inner, 'code', None) or 'Error'}: {getattr(inner, 'message', '') or ''}".strip()
+
+
+def attempt_row(n: int, out: Outcome, cause: Cause) -> Attempt:
+    logs = read_logs(Path(out.logs)) if out.logs else {}
+    p = progress(logs.get(0, ""))
+    return Attempt(attempt=n, job=out.name, status=out.status, cause=cause.name, evidence=cause.evidence,
+                   retry=cause.retry, exit_code=out.exit_code, elapsed_s=round(out.elapsed_s, 3),
+                   start_step=p.start_step, last_step=p.last_step, logs=out.logs, ms_per_step=p.ms_per_step)
+
+
+def managed(
+    ml: MLClient,
+    build: Callable[[], BuiltJob],
+    ledger: Ledger,
+    ledger_path: Path,
+    policy: Policy,
+    *,
+    console: Console,
+    submit_kwargs: dict[str, Any],
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    """Run one job to completion under `policy`; returns the exit code and fills `ledger`."""
+    from jobs.lifecycle import EXIT_CREATE, EXIT_STATUS, submit
+
+    start = clock()
+    n = 0
+    while True:
+        n += 1
+        built = build()
+        out = submit(ml, built, console=console, **submit_kwargs)
+        if out.exit_code in (EXIT_CREATE, EXIT_STATUS):  # never ran to an end we can judge
+            name = "create-failed" if out.exit_code == EXIT_CREATE else "status-unknown"
+            cause = Cause(name, out.error or "")
+            ledger.attempts.append(attempt_row(n, out, cause))
+            ledger.outcome, ledger.exit_code = cause.name, out.exit_code
+            ledger.write(ledger_path)
+            return out.exit_code
+        cause = classify(out.status, run_error(ml, out.name) if out.status != "Completed" else None,
+                         read_logs(Path(out.logs)) if out.logs else {})
+        row = attempt_row(n, out, cause)
+        ledger.attempts.append(row)
+        console.log(f"{built.label} attempt {n}: job {out.name} {out.status}: {cause.name} "
+                    f"({cause.evidence})", markup=False)
+        if cause.name == "completed":
+            ok = out.exit_code == 0
+            ledger.outcome, ledger.exit_code = ("completed" if ok else "not-verified"), out.exit_code
+            ledger.write(ledger_path)
+            return out.exit_code
+        if not cause.retry:
+            ledger.outcome = "canceled" if cause.name == "canceled" else "user-error"
+            ledger.exit_code = EXIT_OTHER if cause.name == "canceled" else EXIT_FAILED
+            ledger.write(ledger_path)
+            return ledger.exit_code
+        if n > policy.max_restarts:
+            ledger.outcome, ledger.exit_code = "gave-up", EXIT_FAILED
+            console.log(f"{built.label}: {policy.max_restarts} restart(s) used up; not resubmitting")
+            ledger.write(ledger_path)
+            return EXIT_FAILED
+        wait = policy.backoff(n)
+        if policy.max_hours is not None and clock() - start + wait >= policy.max_hours * 3600:
+            ledger.outcome, ledger.exit_code = "time-limit", EXIT_FAILED
+            console.log(f"{built.label}: --max-hours {policy.max_hours:g} reached; not resubmitting")
+            ledger.write(ledger_path)
+            return EXIT_FAILED
+        row.backoff_s = wait
+        ledger.write(ledger_path)
+        console.log(f"{built.label}: {cause.name} is an infrastructure cause; resubmitting in {wait:g} s "
+                    f"(restart {n} of at most {policy.max_restarts})")
+        sleep(wait)

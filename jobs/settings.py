@@ -1,0 +1,142 @@
+"""Job settings that prevent known failures, derived from the size catalog and overridable with
+`--set KEY=VALUE` (render, submit, run): the job's time limit, its shared memory, and per-size NCCL/UCX
+environment. `render` writes them into the YAML (`limits.timeout`, `resources.shm_size`,
+`environment_variables`) and lists them.
+
+- `timeout` (limits.timeout, seconds; azure-ai-ml `command(timeout=)` -> `set_limits`): a job that hangs
+  (a stuck collective, a dead data loader) is cancelled instead of holding nodes. Defaults: smoke and health
+  1 h, scaling 2 h, train 7 days, the longest a job may run on a low-priority node
+  (docs/reference/azure-notes.md "Job lifetime on a low-priority node"); `jobs run` resubmits a train job
+  that reaches it only if it ended for an infrastructure cause, so set a train job's limit with
+  `--set timeout=S` to what it needs.
+- `shm_size` (resources.shm_size): Azure ML's default is 2g ("shm_size ... default 2g", MicrosoftDocs
+  azure-ai-docs articles/machine-learning/reference-yaml-job-command.md). PyTorch DataLoader workers pass
+  every batch through /dev/shm, and 2g is exhausted by a few workers per GPU on an 8-GPU node ("bus
+  error"/"DataLoader worker killed"). Our choice: half the node's memory (`memory_gib` in the catalog),
+  at least 2g; 2g where the catalog has no memory figure.
+- Environment, every GPU job: `TORCH_NCCL_ASYNC_ERROR_HANDLING=3` (PyTorch's "tear down the process without
+  cleanup" on a NCCL error or watchdog timeout, https://pytorch.org/docs/stable/torch_nccl_environment_variables.html):
+  a hung or failed collective ends the process (and the job, so `jobs run` can resubmit) instead of
+  blocking in cleanup; pinned because its default changed between torch releases.
+- Environment per size, where Azure publishes it: the ND A100 v4 / NDm A100 v4 and ND H100 v5 settings of
+  the Azure HPC VM image, which writes them to /etc/nccl.conf on the VM (Azure/azhpc-images
+  customizations/ndv4.sh, ndv5.sh): `NCCL_IB_PCI_RELAXED_ORDERING=1`, `NCCL_TOPO_FILE` (the topology file
+  the image places under /opt/microsoft) and, on ND H100 v5, `NCCL_IGNORE_CPU_AFFINITY=1`. A job runs in a
+  container that does not read the VM's /etc/nccl.conf, hence the variables. `UCX_IB_PCI_RELAXED_ORDERING=on`,
+  `CUDA_DEVICE_ORDER=PCI_BUS_ID` and `NCCL_SOCKET_IFNAME=eth0` are what Azure's own NCCL health checks pass
+  on these sizes (Azure/azurehpc-health-checks, customTests NCCL all-reduce). A topology file the container
+  does not have is harmless: NCCL logs "Could not open XML topology file" and detects the topology itself
+  (NVIDIA/nccl src/graph/xml.cc `ncclTopoGetXmlFromFile` returns success). ND H200 v5 and the GB200/GB300
+  sizes get none: Azure publishes no such file for them in that repository.
+- `DATASET_UNMOUNT_TIMEOUT_SECONDS` for train jobs: jobs/unmount.py (time to upload the last checkpoint).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobs.errors import UsageError
+
+DEFAULT_TIMEOUT_S = {"smoke": 3600, "health": 3600, "scaling": 7200, "train": 7 * 24 * 3600}
+AZURE_DEFAULT_SHM = "2g"
+GPU_ENV = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"}
+_HEALTH_CHECK_ENV = {"UCX_IB_PCI_RELAXED_ORDERING": "on", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                     "NCCL_SOCKET_IFNAME": "eth0"}
+#: catalog series -> environment (sources in the module docstring)
+SERIES_ENV: dict[str, dict[str, str]] = {
+    "ND A100 v4 (NDasrA100_v4)": {"NCCL_IB_PCI_RELAXED_ORDERING": "1",
+                                  "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml", **_HEALTH_CHECK_ENV},
+    "NDm A100 v4 (NDm_A100_v4)": {"NCCL_IB_PCI_RELAXED_ORDERING": "1",
+                                  "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml", **_HEALTH_CHECK_ENV},
+    "ND H100 v5": {"NCCL_IB_PCI_RELAXED_ORDERING": "1", "NCCL_TOPO_FILE": "/opt/microsoft/ndv5-topo.xml",
+                   "NCCL_IGNORE_CPU_AFFINITY": "1", **_HEALTH_CHECK_ENV},
+}
+_SHM = re.compile(r"^[1-9][0-9]*[bkmg]$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class JobSettings:
+    timeout_s: int | None
+    shm_size: str
+    env: dict[str, str] = field(default_factory=dict)
+    overridden: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"timeout_s": self.timeout_s, "shm_size": self.shm_size, "environment_variables": self.env,
+                "overridden": self.overridden}
+
+
+def _shm_for(size: str) -> str:
+    from vmsizes import describe
+
+    try:
+        mem = describe(size).memory_gib
+    except ValueError:
+        return AZURE_DEFAULT_SHM
+    return f"{max(2, int(mem // 2))}g" if mem else AZURE_DEFAULT_SHM
+
+
+def defaults(kind: str, size: str) -> JobSettings:
+    from vmsizes import describe
+
+    try:
+        vm = describe(size)
+    except ValueError:
+        vm = None
+    env = dict(GPU_ENV) if vm is not None and (vm.gpus or 0) > 0 else {}
+    if vm is not None:
+        env |= SERIES_ENV.get(vm.series, {})
+    return JobSettings(DEFAULT_TIMEOUT_S.get(kind), _shm_for(size), env)
+
+
+def apply(settings: JobSettings, overrides: list[str] | tuple[str, ...]) -> JobSettings:
+    """`--set KEY=VALUE` items: `timeout=SECONDS` (0 = no limit), `shm_size=64g`, `env.NAME=VALUE`
+    (`env.NAME=` removes a default)."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--set {item!r}: use KEY=VALUE, e.g. --set shm_size=64g or "
+                             "--set env.NCCL_IB_TIMEOUT=22")
+        if key == "timeout":
+            if not value.isdigit():
+                raise UsageError(f"--set timeout={value}: whole seconds, e.g. --set timeout=86400 "
+                                 "(0 = no limit)")
+            settings.timeout_s = int(value) or None
+        elif key == "shm_size":
+            if not _SHM.match(value):
+                raise UsageError(f"--set shm_size={value}: a number and a unit b, k, m or g, e.g. 64g")
+            settings.shm_size = value
+        elif key.startswith("env."):
+            name = key[4:]
+            if not _ENV_NAME.match(name):
+                raise UsageError(f"--set {key}: not an environment variable name")
+            if value:
+                settings.env[name] = value
+            else:
+                settings.env.pop(name, None)
+        else:
+            raise UsageError(f"--set {key}: unknown setting; use timeout, shm_size or env.NAME")
+        settings.overridden.append(key)
+    return settings
+
+
+def attach(built: Any, overrides: list[str] | tuple[str, ...] = ()) -> JobSettings:
+    """Set the settings on a built job (`jobs.builders.BuiltJob`) and record them in `built.extra`.
+
+    Through the builder's own setters: `set_limits(timeout=)` and `set_resources(shm_size=)` (azure-ai-ml
+    `Command`, the same calls `command(timeout=, shm_size=)` makes), environment variables merged over the
+    builder's (an override wins; the builder's own, such as NCCL_DEBUG, stay)."""
+    s = apply(defaults(built.kind, built.size), overrides)
+    job = built.job
+    env = dict(job.environment_variables or {})
+    for name in [k[4:] for k in s.overridden if k.startswith("env.")]:
+        env.pop(name, None)  # an explicit override, or removal, replaces the builder's value too
+    job.environment_variables = {**{k: v for k, v in s.env.items() if k not in env}, **env}
+    if s.timeout_s:
+        job.set_limits(timeout=s.timeout_s)
+    job.set_resources(shm_size=s.shm_size)
+    built.extra["settings"] = s.to_json() | {"environment_variables": dict(job.environment_variables)}
+    return s

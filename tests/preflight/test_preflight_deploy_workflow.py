@@ -1,0 +1,94 @@
+"""The deploy pipeline (.github/workflows/deploy.yml calling deploy-stack.yml): dev first, prod only after
+dev passed and behind its GitHub environment; each runs `pulumi up` with the pack and the stack's policy
+config after an OIDC login, then check-deploy and the smoke job under `jobs run` with a JSON verdict kept
+as an artifact. Schema validity is checked for every workflow in test_preflight_workflows.py."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jobs.cli import build_parser
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FLOWS = ROOT / ".github" / "workflows"
+SECRETS = {"AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_SUBSCRIPTION_ID", "PULUMI_ACCESS_TOKEN"}
+
+
+def _load(name: str) -> dict[str, Any]:
+    return yaml.safe_load((FLOWS / name).read_text())
+
+
+def _clusters(stack: str) -> set[str]:
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {c["name"] for c in config["azml-gpu:clusters"]}
+
+
+def test_main_and_dispatch_deploy_dev_then_prod_after_the_gate() -> None:
+    flow = _load("deploy.yml")
+    assert set(flow[True]) == {"push", "workflow_dispatch"}  # YAML 1.1 reads `on` as True
+    assert flow[True]["push"] == {"branches": ["main"]}
+    assert flow["concurrency"]["cancel-in-progress"] is False  # never cancel a pulumi up half way
+    jobs = flow["jobs"]
+    runs = [s.get("run") for s in jobs["gate"]["steps"] if "run" in s]
+    assert runs == ["make test", "make preview STACK=dev", "make preview STACK=prod"]
+    assert "secrets." not in yaml.safe_dump(jobs["gate"])
+    # Promotion: dev needs the gate, prod needs dev, so a failure in dev skips prod.
+    assert jobs["dev"]["needs"] == "gate" and jobs["prod"]["needs"] == "dev"
+    for stack in ("dev", "prod"):
+        job = jobs[stack]
+        assert job["uses"] == "./.github/workflows/deploy-stack.yml"
+        assert job["with"]["stack"] == stack and job["secrets"] == "inherit"
+        # the smoke job's cluster is one the stack declares
+        (cluster,) = re.findall(r"--cluster (\S+)", job["with"]["smoke-args"])
+        assert cluster in _clusters(stack), (stack, cluster)
+
+
+def test_each_environment_is_held_by_its_github_environment_and_logs_in_by_oidc() -> None:
+    flow = _load("deploy-stack.yml")
+    assert set(flow[True]["workflow_call"]["inputs"]) == {"stack", "smoke-args"}
+    job = flow["jobs"]["deploy"]
+    assert job["environment"] == "${{ inputs.stack }}"  # prod's required reviewers apply before any step
+    assert job["permissions"] == {"contents": "read", "id-token": "write"}
+    steps = {s.get("uses", "").split("@")[0]: s for s in job["steps"] if "uses" in s}
+    assert steps["azure/login"]["with"] == {
+        "client-id": "${{ secrets.AZURE_CLIENT_ID }}",
+        "tenant-id": "${{ secrets.AZURE_TENANT_ID }}",
+        "subscription-id": "${{ secrets.AZURE_SUBSCRIPTION_ID }}",
+    }
+    text = (FLOWS / "deploy-stack.yml").read_text() + (FLOWS / "deploy.yml").read_text()
+    assert set(re.findall(r"secrets\.([A-Z_]+)", text)) == SECRETS  # nothing beyond the README's four
+    assert job["env"]["ARM_USE_OIDC"] == "true" and "ARM_CLIENT_SECRET" not in job["env"]
+
+
+def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> None:
+    job = _load("deploy-stack.yml")["jobs"]["deploy"]
+    names = [s.get("uses", "").split("@")[0] or s.get("name") for s in job["steps"]]
+    up = next(s for s in job["steps"] if s.get("uses", "").startswith("pulumi/actions@"))["with"]
+    assert (up["command"], up["stack-name"]) == ("up", "${{ inputs.stack }}")
+    assert up["policyPacks"] == "policies"
+    assert up["policyPackConfigs"] == "policies/config/${{ inputs.stack }}.json"
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    check = next(r for r in runs if "jobs check-deploy" in r)
+    smoke = next(r for r in runs if "jobs run smoke" in r)
+    # order: up, then check-deploy, then smoke, then the artifact
+    order = ["pulumi/actions", "Check the deployed clusters against the stack",
+             "Smoke job (resubmitted after infrastructure failures)", "actions/upload-artifact"]
+    assert [names.index(n) for n in order] == sorted(names.index(n) for n in order)
+    assert "> verdict/check-deploy.json" in check and "> verdict/smoke.json" in smoke
+    upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "always()" and upload["with"]["path"] == "verdict/"
+    # The commands parse with the real CLI, for each stack's inputs.
+    deploy = _load("deploy.yml")["jobs"]
+    for stack in ("dev", "prod"):
+        for command in (check, smoke):
+            line = command.replace("\\\n", " ").replace("${{ inputs.stack }}", stack)
+            line = line.replace("${{ inputs.smoke-args }}", deploy[stack]["with"]["smoke-args"])
+            line = next(part for part in line.splitlines() if "-m jobs" in part)
+            argv = shlex.split(line.split("-m jobs", 1)[1].split(">", 1)[0])
+            args = build_parser().parse_args(argv)
+            assert args.stack == stack and args.json
