@@ -66,9 +66,15 @@ def test_prod_passes_by_design_json() -> None:
         "evaluations",
         "violations",
         "permissions",
+        "resource_check",
         "summary",
     }
     assert document["stack"] == "prod"
+    # Every azure-native type is in the spec check's coverage; the one with no vendored spec says so.
+    coverage = {row["type"]: row for row in document["resource_check"]["coverage"]}
+    assert document["resource_check"]["problems"] == []
+    assert coverage["azure-native:machinelearningservices:Compute"]["checked"] is True
+    assert coverage["azure-native:resources:ResourceGroup"]["checked"] is False
     assert document["policy_config"] == {"file": str(ROOT / "policies" / "config" / "prod.json"), "notes": []}
     # One advisory by design: prod keeps the seed's locks next to its managed network (private-network-cost).
     assert [(v["policy"], v["enforcement"]) for v in document["violations"]] == [
