@@ -9,13 +9,25 @@ import pulumi
 
 import vmsizes
 from components import (
+    CustomerKey,
+    EndpointTarget,
     GpuCluster,
     GpuClusterArgs,
+    ManagedNetwork,
+    OutboundRule,
+    PersonGrant,
+    PrivateEndpoints,
+    PrivateEndpointsArgs,
     ResourceLocks,
     ResourceLocksArgs,
+    RoleAssignments,
+    RoleAssignmentsArgs,
     SshAccess,
     Workspace,
     WorkspaceArgs,
+    WorkspaceDiagnostics,
+    WorkspaceDiagnosticsArgs,
+    stack_grants,
     workspace_lock_targets,
 )
 from stackconfig import ConfigError, StackConfig, from_pulumi_config
@@ -34,9 +46,36 @@ def load_config() -> StackConfig:
         ) from exc
 
 
+def managed_network(config: StackConfig) -> ManagedNetwork | None:
+    """The workspace's managed network from `azml-gpu:network.managed` (None when absent)."""
+    mn = config.network.managed
+    if mn is None:
+        return None
+    rules = [OutboundRule(**rule.model_dump()) for rule in mn.outbound_rules]
+    return ManagedNetwork(mn.isolation_mode, rules, mn.provision_at_creation, mn.firewall_sku)
+
+
+def endpoint_targets(config: StackConfig, workspace: Workspace) -> list[EndpointTarget]:
+    """The private endpoints of `azml-gpu:network.private_endpoints` (default: every resource declared)."""
+    names = workspace.names
+    available = {
+        "workspace": (config.workspace.name, workspace.workspace_id),
+        "storage_blob": (names.storage_account, workspace.storage_account.id),
+        "storage_file": (names.storage_account, workspace.storage_account.id),
+        "key_vault": (names.key_vault, workspace.key_vault.id),
+    }
+    if workspace.container_registry is not None:
+        available["container_registry"] = (names.container_registry, workspace.container_registry.id)
+    wanted = config.network.private_endpoints.targets or list(available)
+    return [EndpointTarget(t, *available[t]) for t in wanted if t in available]
+
+
 def main() -> None:
     config = load_config()
     ws_cfg = config.workspace
+    identity = config.identity
+    network = config.network
+    cmk = identity.customer_managed_key
 
     workspace = Workspace(
         ws_cfg.name,
@@ -52,12 +91,35 @@ def main() -> None:
             friendly_name=ws_cfg.friendly_name,
             description=ws_cfg.description,
             tags=ws_cfg.tags,
+            managed_network=managed_network(config),
+            # A private workspace reaches its registry through a private endpoint: Premium (network.py).
+            private_registry=network.managed_enabled or network.private_endpoints is not None,
+            system_datastores_auth_mode=identity.system_datastores_auth_mode,
+            storage_shared_key_access=identity.storage_shared_key_access,
+            customer_managed_key=(
+                CustomerKey(cmk.key_vault_id, cmk.key_uri, cmk.user_assigned_identity_id) if cmk else None
+            ),
         ),
     )
 
+    if network.private_endpoints is not None:
+        pe = network.private_endpoints
+        PrivateEndpoints(
+            f"{ws_cfg.name}-pe",
+            PrivateEndpointsArgs(
+                subnet_id=pe.subnet_id,
+                region=ws_cfg.region,
+                resource_group_name=workspace.resource_group_name,
+                targets=endpoint_targets(config, workspace),
+                dns_zones_resource_group_id=pe.private_dns_zones_resource_group_id,
+                tags=ws_cfg.tags,
+            ),
+        )
+
+    clusters: dict[str, GpuCluster] = {}
     for cluster in config.clusters:
         ssh = cluster.ssh
-        GpuCluster(
+        clusters[cluster.name] = GpuCluster(
             cluster.name,
             GpuClusterArgs(
                 name=cluster.name,
@@ -73,7 +135,32 @@ def main() -> None:
                 ssh=None if ssh == "disabled" else SshAccess(ssh.admin_user, ssh.public_key),
                 subnet_id=cluster.subnet_id,
                 node_public_ip=cluster.node_public_ip,
+                user_assigned_identity_id=cluster.user_assigned_identity_id,
                 tags=ws_cfg.tags,
+            ),
+        )
+
+    grants = stack_grants(
+        workspace,
+        clusters,
+        identity_datastores=identity.identity_datastores,
+        data_stores=identity.data_stores,
+        people=[PersonGrant(g.principal_id, g.principal_type, g.role) for g in identity.role_assignments],
+    )
+    RoleAssignments(
+        f"{ws_cfg.name}-access",
+        RoleAssignmentsArgs(
+            subscription_id=workspace.subscription_id,
+            name_seed=f"/subscriptions/{workspace.subscription_id}/resourceGroups/{ws_cfg.resource_group.name}",
+            grants=grants,
+        ),
+    )
+
+    if identity.diagnostic_settings:
+        WorkspaceDiagnostics(
+            f"{ws_cfg.name}-diagnostics",
+            WorkspaceDiagnosticsArgs(
+                workspace_id=workspace.workspace_id, log_analytics_id=workspace.log_analytics.id
             ),
         )
 

@@ -1,9 +1,11 @@
-"""Pulumi ComponentResources of the azml-gpu stack: Workspace, GpuCluster, ResourceLocks.
+"""Pulumi ComponentResources of the azml-gpu stack: Workspace, GpuCluster, ResourceLocks, PrivateEndpoints,
+RoleAssignments, WorkspaceDiagnostics.
 
-Type tokens `azml-gpu:components:Workspace|GpuCluster|ResourceLocks` (docs/architecture.md).
+Type tokens `azml-gpu:components:<Name>` (docs/architecture.md).
 Arguments are documented on each Args type and in docs/components.md.
 """
 
+from components.diagnostics import WorkspaceDiagnostics, WorkspaceDiagnosticsArgs
 from components.gpu_cluster import (
     IMMUTABLE_PROPERTY_PATHS,
     GpuCluster,
@@ -11,11 +13,32 @@ from components.gpu_cluster import (
     SshAccess,
     idle_duration,
 )
+from components.identity import Grant, PersonGrant, RoleAssignments, RoleAssignmentsArgs, stack_grants
 from components.locks import LockTarget, ResourceLocks, ResourceLocksArgs, workspace_lock_targets
-from components.workspace import Workspace, WorkspaceArgs
+from components.network import (
+    EndpointTarget,
+    ManagedNetwork,
+    OutboundRule,
+    PrivateEndpoints,
+    PrivateEndpointsArgs,
+)
+from components.workspace import CustomerKey, Workspace, WorkspaceArgs
 
 __all__ = [
     "IMMUTABLE_PROPERTY_PATHS",
+    "CustomerKey",
+    "EndpointTarget",
+    "Grant",
+    "ManagedNetwork",
+    "OutboundRule",
+    "PersonGrant",
+    "PrivateEndpoints",
+    "PrivateEndpointsArgs",
+    "RoleAssignments",
+    "RoleAssignmentsArgs",
+    "WorkspaceDiagnostics",
+    "WorkspaceDiagnosticsArgs",
+    "stack_grants",
     "GpuCluster",
     "GpuClusterArgs",
     "LockTarget",

@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 import isodate
 import pulumi
 import pulumi_azure_native.machinelearningservices as ml
+import pulumi_azure_native.managedidentity as managedidentity
 
 from vmsizes.quota import ClusterDemand, reserve
 
@@ -118,6 +119,9 @@ class GpuClusterArgs:
     - `subnet_id` (default None): ARM id of a subnet for the nodes.
     - `node_public_ip` (default True, Azure's default): False gives nodes no public IP (needs a
       subnet or a managed network).
+    - `user_assigned_identity_id` (default None = a system-assigned identity): ARM id of an existing
+      user-assigned identity for the nodes; the component looks it up (`managedidentity.
+      get_user_assigned_identity`) so a missing identity fails at preview, and exposes its principal.
     - `tags` (default empty).
     """
 
@@ -134,6 +138,7 @@ class GpuClusterArgs:
     ssh: SshAccess | None = None
     subnet_id: str | None = None
     node_public_ip: bool = True
+    user_assigned_identity_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -151,7 +156,8 @@ def reserved_vcpus(size: CatalogSize, max_instances: int, region: str, tier: str
 class GpuCluster(pulumi.ComponentResource):
     """An AmlCompute cluster with a system-assigned identity.
 
-    Outputs (attributes): `compute` (the Compute resource), `compute_id`, `compute_name`,
+    Outputs (attributes): `compute` (the Compute resource), `compute_id`, `compute_name`, `principal_id`
+    (of the nodes' identity),
     `gpus_per_node`, `vcpus_per_node`, `reserved_vcpus` (max x vCPUs), `quota_family`,
     `rdma_usable`, `region`.
     """
@@ -175,7 +181,14 @@ class GpuCluster(pulumi.ComponentResource):
             # The ARM envelope of a workspace child lives in the workspace's region; the cluster's
             # region goes in properties.computeLocation (docs/azure-behaviour.md, "Cross-region clusters").
             location=args.workspace_region,
-            identity=ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
+            identity=(
+                ml.ManagedServiceIdentityArgs(
+                    type=ml.ManagedServiceIdentityType.USER_ASSIGNED,
+                    user_assigned_identities=[args.user_assigned_identity_id],
+                )
+                if args.user_assigned_identity_id
+                else ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED)
+            ),
             properties=ml.AmlComputeArgs(
                 compute_type="AmlCompute",
                 compute_location=self.region,
@@ -217,6 +230,17 @@ class GpuCluster(pulumi.ComponentResource):
         )
         self.compute_id: pulumi.Output[str] = self.compute.id
         self.compute_name: pulumi.Output[str] = self.compute.name
+        # The identity the nodes run jobs as: the grants of components.identity go to this principal.
+        if args.user_assigned_identity_id:
+            parts = args.user_assigned_identity_id.split("/")
+            found = managedidentity.get_user_assigned_identity_output(
+                resource_group_name=parts[4],
+                resource_name=parts[-1],
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            )
+            self.principal_id: pulumi.Output[str] = found.principal_id
+        else:
+            self.principal_id = self.compute.identity.apply(lambda i: i.principal_id if i else None)
 
         self.register_outputs(
             {

@@ -17,6 +17,7 @@ import pulumi_azure_native.resources as resources
 import pulumi_azure_native.storage as storage
 
 from components import naming
+from components.network import ManagedNetwork, managed_network_args
 
 TYPE_TOKEN = "azml-gpu:components:Workspace"
 
@@ -50,6 +51,18 @@ class WorkspaceArgs:
     - `tags` (default empty): applied to every resource the component declares.
     - `log_retention_days` (default 30): Log Analytics retention; the PerGB2018 tier includes 31 days
       at no retention charge (learn.microsoft.com/azure/azure-monitor/logs/data-retention-configure).
+    - `managed_network` (default None: no managed network, Azure's default): a `components.network.
+      ManagedNetwork`, sent as `managedNetwork` with `provisionNetworkNow` from its `provision_at_creation`.
+    - `private_registry` (default False): True declares the registry Premium, the tier private endpoints need
+      (learn.microsoft.com/azure/container-registry/container-registry-private-link); set it when the
+      registry is reached through a private endpoint (yours or the managed network's).
+    - `system_datastores_auth_mode` (default "accessKey", Azure's default): "accessKey" | "identity", sent
+      explicitly as `systemDatastoresAuthMode` (AccessKey | Identity) so the choice shows in the stack.
+    - `storage_shared_key_access` (default True): False sends `allowSharedKeyAccess: false` to the storage
+      account (then only Entra ID reaches the data: needs identity datastores; stackconfig checks).
+    - `customer_managed_key` (default None): a `CustomerKey`; sent as `encryption` (create-only in Azure:
+      learn.microsoft.com/azure/machine-learning/concept-customer-managed-keys), with the key's user-assigned
+      identity added to the workspace identity (`SystemAssigned,UserAssigned`).
     """
 
     name: str
@@ -64,6 +77,22 @@ class WorkspaceArgs:
     description: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     log_retention_days: int = 30
+    managed_network: ManagedNetwork | None = None
+    private_registry: bool = False
+    system_datastores_auth_mode: Literal["accessKey", "identity"] = "accessKey"
+    storage_shared_key_access: bool = True
+    customer_managed_key: CustomerKey | None = None
+
+
+@dataclass(frozen=True)
+class CustomerKey:
+    """Customer-managed key of the workspace. Required: `key_vault_id` (ARM id of the vault), `key_uri` (the
+    key identifier), `user_assigned_identity_id` (ARM id of the identity that reads the key; it must hold Key
+    Vault Crypto Service Encryption User on the vault before the workspace is created)."""
+
+    key_vault_id: str
+    key_uri: str
+    user_assigned_identity_id: str
 
 
 class Workspace(pulumi.ComponentResource):
@@ -71,7 +100,8 @@ class Workspace(pulumi.ComponentResource):
     workspace-based Application Insights, optional container registry, and the Azure ML workspace
     with a system-assigned identity.
 
-    Outputs (attributes): `resource_group_name`, `workspace_name`, `workspace_id`, `region`,
+    Outputs (attributes): `resource_group_name`, `workspace_name`, `workspace_id`, `principal_id` (the
+    system-assigned identity), `region`,
     `subscription_id`, `tenant_id`, and the child resources `storage_account`, `key_vault`,
     `log_analytics`, `app_insights`, `container_registry` (None when not requested), `ml_workspace`,
     `names` (the derived Azure names).
@@ -122,6 +152,9 @@ class Workspace(pulumi.ComponentResource):
             enable_https_traffic_only=True,
             minimum_tls_version=storage.MinimumTlsVersion.TLS1_2,
             allow_blob_public_access=False,
+            # Account keys on or off, sent explicitly (Azure's default is on: null means allowed;
+            # azure-native StorageAccountArgs.allow_shared_key_access).
+            allow_shared_key_access=args.storage_shared_key_access,
             tags=tags,
             opts=child,
         )
@@ -180,7 +213,12 @@ class Workspace(pulumi.ComponentResource):
                 registry_name=self.names.container_registry,
                 resource_group_name=rg_name,
                 location=args.region,
-                sku=containerregistry.SkuArgs(name=containerregistry.SkuName.STANDARD),
+                # Premium when reached privately: private endpoints need it (container-registry-private-link).
+                sku=containerregistry.SkuArgs(
+                    name=containerregistry.SkuName.PREMIUM
+                    if args.private_registry
+                    else containerregistry.SkuName.STANDARD
+                ),
                 # No admin user (a shared password): Azure ML pulls with the workspace's managed
                 # identity (learn.microsoft.com/azure/machine-learning/
                 # how-to-identity-based-service-authentication).
@@ -189,12 +227,49 @@ class Workspace(pulumi.ComponentResource):
                 opts=child,
             )
 
+        cmk = args.customer_managed_key
         self.ml_workspace = ml.Workspace(
             f"{name}-mlw",
             workspace_name=args.name,
             resource_group_name=rg_name,
             location=args.region,
-            identity=ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
+            identity=(
+                ml.ManagedServiceIdentityArgs(
+                    type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED_USER_ASSIGNED,
+                    user_assigned_identities=[cmk.user_assigned_identity_id],
+                )
+                if cmk
+                else ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED)
+            ),
+            encryption=(
+                ml.EncryptionPropertyArgs(
+                    status=ml.EncryptionStatus.ENABLED,
+                    key_vault_properties=ml.KeyVaultPropertiesArgs(
+                        key_vault_arm_id=cmk.key_vault_id, key_identifier=cmk.key_uri
+                    ),
+                    identity=ml.IdentityForCmkArgs(user_assigned_identity=cmk.user_assigned_identity_id),
+                )
+                if cmk
+                else None
+            ),
+            # AccessKey | Identity: how the workspace's own datastores (workspaceblobstore,
+            # workspacefilestore) reach storage (azure-native WorkspaceArgs.system_datastores_auth_mode).
+            system_datastores_auth_mode=(
+                ml.SystemDatastoresAuthMode.IDENTITY
+                if args.system_datastores_auth_mode == "identity"
+                else ml.SystemDatastoresAuthMode.ACCESS_KEY
+            ),
+            managed_network=managed_network_args(args.managed_network) if args.managed_network else None,
+            # Provision the managed network with the workspace, not at the first compute
+            # (how-to-managed-network.md: "creation of the managed virtual network is deferred until a compute
+            # resource is created or provisioning is manually started").
+            provision_network_now=(
+                True
+                if args.managed_network
+                and args.managed_network.enabled
+                and args.managed_network.provision_at_creation
+                else None
+            ),
             # Storage account and key vault "cannot be changed once the workspace has been created"
             # (azure-native machinelearningservices.WorkspaceArgs docstrings). Their names derive
             # from the workspace name and resource group, so they only change together with the
@@ -212,6 +287,10 @@ class Workspace(pulumi.ComponentResource):
         )
         self.workspace_name: pulumi.Output[str] = self.ml_workspace.name
         self.workspace_id: pulumi.Output[str] = self.ml_workspace.id
+        # The system-assigned identity's principal (an Entra object id), known once the workspace exists.
+        self.principal_id: pulumi.Output[str] = self.ml_workspace.identity.apply(
+            lambda identity: identity.principal_id if identity else None
+        )
 
         self.register_outputs(
             {

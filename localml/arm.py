@@ -16,11 +16,15 @@ from localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
 from localml.blobs import ARTIFACT_CONTAINER
 from localml.http import Request, Response, Router, error
 from localml.store import TERMINAL, CodeVersion, Job, now_iso, workspace_id
+from localml.validation import checked
 
 if TYPE_CHECKING:
     from localml.controlplane import ControlPlane
 
 WS = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
+#: Route parameters -> the spec's path parameters, for the body check (localml/validation.py).
+JOB_PARAMS = {"ws": "workspaceName", "name": "id"}
+CODE_PARAMS = {"ws": "workspaceName", "name": "name", "version": "version"}
 
 #: The workspace's datastores: name -> container in Azurite.
 DATASTORES = {"workspaceblobstore": "azureml-blobstore", "workspaceartifactstore": ARTIFACT_CONTAINER}
@@ -37,11 +41,15 @@ def register(router: Router, cp: ControlPlane) -> None:
     workspaces.register(router, cp, WS)  # GET, PUT, DELETE; 404 under a deleted workspace
     a("GET", WS + "/codes/{name}/versions", lambda r: _code_list(cp, r), "code versions list (by hash)")
     a("GET", WS + "/codes/{name}/versions/{version}", lambda r: _code_get(cp, r), "code version GET")
-    a("PUT", WS + "/codes/{name}/versions/{version}", lambda r: _code_put(cp, r), "code version PUT")
+    a("PUT", WS + "/codes/{name}/versions/{version}",
+      checked("CodeVersions_CreateOrUpdate", lambda r: _code_put(cp, r), lambda: cp.validation, CODE_PARAMS),
+      "code version PUT")
     a("POST", WS + "/codes/{name}/versions/{version}/startPendingUpload", lambda r: _pending_upload(cp, r),
       "code version startPendingUpload")
     a("GET", WS + "/jobs", lambda r: _job_list(cp, r), "jobs list")
-    a("PUT", WS + "/jobs/{name}", lambda r: _job_put(cp, r), "job PUT (create)")
+    a("PUT", WS + "/jobs/{name}",
+      checked("Jobs_CreateOrUpdate", lambda r: _job_put(cp, r), lambda: cp.validation, JOB_PARAMS),
+      "job PUT (create)")
     a("GET", WS + "/jobs/{name}", lambda r: _job_get(cp, r), "job GET")
     a("POST", WS + "/jobs/{name}/cancel", lambda r: _job_cancel(cp, r), "job cancel")
     a("GET", WS + "/datastores", lambda r: _datastore_list(cp, r), "datastores list")

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from localml.http import Request, Response, Router, error
 from localml.store import workspace_id
+from localml.validation import checked
 
 if TYPE_CHECKING:
     from localml.controlplane import ControlPlane
@@ -52,7 +53,10 @@ UNDERLYING_ACTIONS = ("Delete", "Detach")
 def register(router: Router, cp: ControlPlane, ws: str) -> None:
     a = router.add
     a("GET", ws + "/computes", lambda r: _list(cp, r), "computes list")
-    a("PUT", ws + "/computes/{compute}", lambda r: _put(cp, r), "compute PUT (create or overwrite)")
+    a("PUT", ws + "/computes/{compute}",
+      checked("Compute_CreateOrUpdate", lambda r: _put(cp, r), lambda: cp.validation,
+              {"ws": "workspaceName", "compute": "computeName"}),
+      "compute PUT (create or overwrite)")
     a("GET", ws + "/computes/{compute}", lambda r: _get(cp, r), "compute GET")
     a("DELETE", ws + "/computes/{compute}", lambda r: _delete(cp, r), "compute DELETE (Delete or Detach)")
     a("POST", ws + "/computes/{compute}/listNodes", lambda r: _list_nodes(cp, r), "compute listNodes")

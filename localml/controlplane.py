@@ -11,6 +11,7 @@ from localml.certs import CertFiles
 from localml.http import RoutedServer, Router
 from localml.runner import Runner
 from localml.store import Store
+from localml.validation import ValidationLog
 
 #: The local cloud's name and storage suffix, as the cloud metadata document announces them.
 CLOUD_NAME = "LocalAzureML"
@@ -25,6 +26,8 @@ class ControlPlane:
         self.lro_polls = 1
         self.storage_suffix = STORAGE_SUFFIX
         self.store = Store(root)
+        #: Request bodies the Azure REST spec check rejected or could not check (localml/validation.py).
+        self.validation = ValidationLog()
         self.blobs = blobs
         self.runner = Runner(self.store, blobs)
         self.router = Router()

@@ -22,9 +22,14 @@ from policies import (
     min_nodes_zero,
     multi_node_requires_rdma,
     no_locks_on_cluster_network,
+    no_privileged_role_assignments,
+    no_privileged_role_assignments_by_dependency,
     no_resource_group_locks,
     no_resource_group_locks_by_dependency,
     no_retired_vm_series,
+    private_network,
+    private_network_cost,
+    private_network_inputs,
     quota_reservation,
     quota_reservation_unknown,
     secure_defaults,
@@ -52,6 +57,11 @@ MODULES: tuple[ModuleType, ...] = (
     low_priority_multi_node,
     cross_region_compute,
     secure_defaults,
+    no_privileged_role_assignments,
+    no_privileged_role_assignments_by_dependency,
+    private_network_inputs,
+    private_network,
+    private_network_cost,
 )
 BY_NAME: dict[str, ModuleType] = {m.NAME: m for m in MODULES}
 

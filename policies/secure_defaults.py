@@ -7,16 +7,14 @@ azure-native 3.29 input docstrings unless noted):
   does the same. A cluster with SSH (remoteLoginPortPublicAccess Enabled or admin credentials) is reported
   unless config `ssh_clusters` lists it (the seed advises SSH on the clusters you will need to debug, so a
   stack acknowledges those); local auth left on without SSH (`disableLocalAuth` not true) is reported too.
-- Node public IP, decided with the subnet (AmlComputePropertiesArgs.enable_node_public_ip, default true; a
-  cluster without public IPs must sit in a virtual network: MicrosoftDocs/azure-docs
-  articles/machine-learning/how-to-secure-training-vnet.md "No public IP"): a cluster WITH a subnet should
-  turn the node public IP off (enableNodePublicIp false); a cluster WITHOUT a subnet must keep it (false
-  without a subnet is flagged: the nodes would have no route to the workspace). A public IP without a subnet
-  is the only working setting there and is not flagged.
+- Node public IP (AmlComputePropertiesArgs.enable_node_public_ip, default true): a cluster WITH a subnet
+  should turn the node public IP off (enableNodePublicIp false). Whether a cluster WITHOUT a subnet may turn
+  it off depends on its workspace's managed network, which a resource policy cannot see: policy
+  `private-network` (policies/private_network.py) judges it with the workspace.
 - Workspace `publicNetworkAccess` must be "Disabled" ("Whether requests from Public Network are allowed";
-  absent means Azure's default, Enabled), unless the workspace name is in config `public_workspaces` (this
-  project creates no private endpoint, so a workspace meant to be used from CI and laptops lists itself
-  there).
+  absent means Azure's default, Enabled), unless the workspace name is in config `public_workspaces` (a
+  workspace meant to be used from CI and laptops without a VPN, such as dev, lists itself there). That a
+  Disabled workspace is still reachable (a private endpoint or a managed network) is `private-network`'s.
 - Storage account: `allowBlobPublicAccess` must not be true ("The default interpretation is false") and
   `minimumTlsVersion` must be "TLS1_2" ("The default interpretation is TLS 1.0 ... 1.3 is not supported").
 - Key vault: `properties.enablePurgeProtection` must be true (a workspace's key vault cannot change after
@@ -37,9 +35,8 @@ from policies.clusters import Cluster, cluster_of
 
 NAME = "secure-defaults"
 DESCRIPTION = (
-    "Secure defaults: no SSH (local auth) on clusters unless acknowledged, "
-    "node public IPs decided with the subnet, no public workspace, "
-    "storage without public blobs and with TLS 1.2, key vault purge protection."
+    "Secure defaults: no SSH (local auth) on clusters unless acknowledged, no node public IPs on a subnet, "
+    "no public workspace, storage without public blobs and with TLS 1.2, key vault purge protection."
 )
 ENFORCEMENT = EnforcementLevel.ADVISORY  # policies/config/prod.json makes it mandatory
 KIND = RESOURCE
@@ -98,12 +95,6 @@ def _cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> l
             "nodes get public IP addresses although the cluster has a subnet: "
             "every node is reachable from the internet and Azure adds a public IP and load balancer. "
             "Fix: set node_public_ip: false (fixed at creation)."
-        )
-    if not cluster.subnet_id and not cluster.node_public_ip:
-        found.append(
-            "node public IP is off but the cluster has no subnet: "
-            "without a virtual network the nodes have no route to the workspace and jobs never start. "
-            "Fix: set subnet_id, or node_public_ip: true."
         )
     return found
 

@@ -76,9 +76,10 @@ def _progress(message: str) -> None:
     print(f"preflight: {message} ...", file=sys.stderr, flush=True)
 
 
-def _fail(args: argparse.Namespace, problems: list[str]) -> int:
+def _fail(args: argparse.Namespace, problems: list[str], extra: dict[str, object] | None = None) -> int:
     if args.json:
-        document = {"stack": args.stack, "errors": problems, "summary": {"exit_code": EXIT_INVALID}}
+        document = {"stack": args.stack, "errors": problems, **(extra or {})}
+        document["summary"] = {"exit_code": EXIT_INVALID}
         print(json.dumps(document, indent=2))
     print(f"preflight: {args.stack}: cannot evaluate ({len(problems)} problem(s)):", file=sys.stderr)
     for problem in problems:
@@ -137,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         progress=_progress,
     )
     if result.errors:
-        return _fail(args, result.errors)
+        problems = result.resource_problems
+        return _fail(args, result.errors, {"resource_check": {"problems": problems}} if problems else None)
     if args.outputs_file is not None:
         from stackconfig.outputs import StackOutputs
 

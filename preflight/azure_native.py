@@ -44,6 +44,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -58,6 +59,8 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 CREATE_BEFORE_DELETE = "__createBeforeDelete"
+# The tenant of deployed managed identities (preflight.mocks answers getClientConfig with the same one).
+FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 
 # gen/replacement.go forceNewMap entries for the resource types this project declares (no ML or lock entry).
 FORCE_NEW: dict[str, frozenset[str]] = {
@@ -242,7 +245,30 @@ def preview_outputs(
         for name in ("name", "location"):
             if name in old_outputs:
                 out[name] = old_outputs[name]
+    if _system_assigned(out.get("identity")):
+        # The provider marks a managed identity's read-only fields unknown in a preview (PreviewOutputs
+        # recurses into the `ManagedServiceIdentity` Ref): the principal a role assignment names is unknown
+        # until the resource exists.
+        out["identity"] = {**out["identity"], "principalId": UNKNOWN, "tenantId": UNKNOWN}
+    _identity_map(out, lambda _id: {"principalId": UNKNOWN, "clientId": UNKNOWN})
     return out
+
+
+def _system_assigned(identity: Any) -> bool:
+    return isinstance(identity, Mapping) and "SystemAssigned" in str(identity.get("type", ""))
+
+
+def _identity_map(out: dict[str, Any], details: Any) -> None:
+    """`identity.userAssignedIdentities`: a list of identity ids as the SDK takes it, a map id ->
+    {principalId, clientId} as ARM returns it and the SDK reads it (azure-native 3.29
+    `ManagedServiceIdentityArgs.
+    user_assigned_identities: Sequence[str]` vs `ManagedServiceIdentityResponse.user_assigned_identities:
+    Mapping[str, UserAssignedIdentityResponse]`; the provider converts between them)."""
+    identity = out.get("identity")
+    if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
+        ids = identity["userAssignedIdentities"]
+        mapped = {i: details(i) for i in ids if isinstance(i, str)}
+        out["identity"] = {**identity, "userAssignedIdentities": mapped}
 
 
 def _deployed_compute_properties(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -296,4 +322,16 @@ def deployed_outputs(token: str, inputs: Mapping[str, Any], azure_name: str, arm
         out["azureApiVersion"] = spec.api_version
     if token == "azure-native:machinelearningservices:Compute" and isinstance(out.get("properties"), Mapping):
         out["properties"] = _deployed_compute_properties(out["properties"])
+    if _system_assigned(out.get("identity")):
+        # ARM returns the identity's principal (an Entra object id) once the resource exists: a stable fake
+        # one per resource.
+        principal = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{arm_type}/{azure_name}"))
+        out["identity"] = {**out["identity"], "principalId": principal, "tenantId": FAKE_TENANT_ID}
+    _identity_map(
+        out,
+        lambda i: {
+            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, i.lower())),
+            "clientId": str(uuid.uuid5(uuid.NAMESPACE_URL, "client:" + i.lower())),
+        },
+    )
     return out

@@ -31,7 +31,7 @@ from typing import Any
 
 from policies.clusters import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
-from preflight import permissions, replacements
+from preflight import permissions, replacements, resource_check
 from preflight.analyzer import PackError, PolicyPack, Violation
 from preflight.azure_native import UNKNOWN
 from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment, Kind, StateFileError, StateResource, read_state
@@ -122,6 +122,9 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     permissions: list[dict[str, str]] = field(default_factory=list)
     engine_log: list[str] = field(default_factory=list)
+    # preflight.resource_check: per (type, API version) what the REST spec check covered; its failures
+    resource_check: list[dict[str, Any]] = field(default_factory=list)
+    resource_problems: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def resources(self) -> list[Resource]:
@@ -192,6 +195,7 @@ class GateResult:
             "evaluations": [e.as_json() for e in self.evaluations],
             "violations": [{**v.as_json(), "evaluations": self.evaluations_of(v)} for v in self.violations],
             "permissions": self.permissions,
+            "resource_check": {"coverage": self.resource_check, "problems": self.resource_problems},
             "summary": self.summary(),
         }
 
@@ -398,6 +402,14 @@ def evaluate(
             say(f"evaluating __main__.py for stack {stack!r} under Pulumi mocks: {deployment.kind} preview")
             program = _run(stack, root, config, deployment, result)
             if program is None:
+                return result
+            # The provider's Check runs before Analyze; its failures fail the preview (exit 2).
+            checked = resource_check.check(program.resources, flat)
+            result.resource_check = checked.coverage_rows()
+            if checked.problems:
+                result.resource_problems = [p.as_json() for p in checked.problems]
+                say_kind = f"{deployment.kind} preview: the Azure REST spec rejects"
+                result.errors = [f"{say_kind} {p.message}" for p in checked.problems]
                 return result
             if own_pack is not None and pack is None:
                 own_pack.connect()

@@ -10,7 +10,8 @@ puts it (`pulumi.runtime.set_mocks`): the resource monitor. The program itself r
   id template is an error (add it to ID_TEMPLATES), so a new resource cannot slip through with a
   made-up id.
 - `AzureMocks.call` answers `azure-native:authorization:getClientConfig` (the subscription from the
-  `azure-native:subscriptionId` config, a fixed fake tenant) and `azure-native:resources:getResourceGroup`.
+  `azure-native:subscriptionId` config, a fixed fake tenant), `azure-native:resources:getResourceGroup` and
+  `azure-native:managedidentity:getUserAssignedIdentity` (stable fake principal ids).
 - `RecordingMonitor` is Pulumi's MockMonitor that also keeps each RegisterResourceRequest, because
   `MockResourceArgs` carries neither the resource options (replaceOnChanges, deleteBeforeReplace,
   protect, ignoreChanges) nor the parent and dependencies (pulumi/runtime/mocks.py), and the
@@ -19,6 +20,7 @@ puts it (`pulumi.runtime.set_mocks`): the resource monitor. The program itself r
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,13 +29,12 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
-from preflight.azure_native import UNKNOWN
+from preflight.azure_native import FAKE_TENANT_ID, UNKNOWN
 from preflight.engine import Deployment, Step
 
 # Used when the stack config has no `azure-native:subscriptionId` (all-zero GUIDs are what Azure's
 # own documentation examples use).
 DEFAULT_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
-FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 FAKE_CLIENT_ID = "22222222-2222-2222-2222-222222222222"
 FAKE_OBJECT_ID = "33333333-3333-3333-3333-333333333333"
 
@@ -52,6 +53,22 @@ ID_TEMPLATES: dict[str, tuple[str, str]] = {
     "azure-native:machinelearningservices:Workspace": (
         "Microsoft.MachineLearningServices/workspaces/{}",
         "workspaceName",
+    ),
+    "azure-native:network:PrivateEndpoint": ("Microsoft.Network/privateEndpoints/{}", "privateEndpointName"),
+}
+
+# Extension resources: id = <scope input>/providers/<type>/<name input> (learn.microsoft.com/azure/
+# azure-resource-manager/management/extension-resource-types: role assignments and diagnostic settings).
+EXTENSION_TEMPLATES: dict[str, tuple[str, str, str]] = {
+    "azure-native:authorization:RoleAssignment": (
+        "scope",
+        "Microsoft.Authorization/roleAssignments",
+        "roleAssignmentName",
+    ),
+    "azure-native:monitor:DiagnosticSetting": (
+        "resourceUri",
+        "Microsoft.Insights/diagnosticSettings",
+        "name",
     ),
 }
 
@@ -97,6 +114,20 @@ class AzureMocks(pulumi_mocks.Mocks):
                 azure_name,
                 "Microsoft.MachineLearningServices/workspaces/computes",
             )
+        if typ in EXTENSION_TEMPLATES:
+            scope_key, arm_type, name_key = EXTENSION_TEMPLATES[typ]
+            azure_name, scope = inputs.get(name_key) or name, inputs.get(scope_key)
+            if not _known(azure_name, scope):
+                return None
+            return f"{scope}/providers/{arm_type}/{azure_name}", azure_name, arm_type
+        if typ == "azure-native:network:PrivateDnsZoneGroup":
+            azure_name = inputs.get("privateDnsZoneGroupName") or name
+            rg, endpoint = inputs.get("resourceGroupName"), inputs.get("privateEndpointName")
+            if not _known(azure_name, rg, endpoint):
+                return None
+            arm_type = "Microsoft.Network/privateEndpoints/privateDnsZoneGroups"
+            parent = f"{_rg_id(sub, rg)}/providers/Microsoft.Network/privateEndpoints/{endpoint}"
+            return f"{parent}/privateDnsZoneGroups/{azure_name}", azure_name, arm_type
         lock_type = "Microsoft.Authorization/locks"
         if typ == "azure-native:authorization:ManagementLockByScope":
             azure_name, scope = inputs.get("lockName") or name, inputs.get("scope")
@@ -146,6 +177,20 @@ class AzureMocks(pulumi_mocks.Mocks):
                 "name": name,
                 "type": "Microsoft.Resources/resourceGroups",
                 "properties": {"provisioningState": "Succeeded"},
+            }
+        if args.token == "azure-native:managedidentity:getUserAssignedIdentity":
+            # An existing user-assigned identity (GET Microsoft.ManagedIdentity/userAssignedIdentities):
+            # its principal and client ids are stable fakes derived from its id.
+            name, rg = args.args["resourceName"], args.args["resourceGroupName"]
+            arm_type = "Microsoft.ManagedIdentity/userAssignedIdentities"
+            arm_id = f"{_rg_id(self.subscription_id, rg)}/providers/{arm_type}/{name}"
+            return {
+                "id": arm_id,
+                "name": name,
+                "type": arm_type,
+                "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, arm_id.lower())),
+                "clientId": str(uuid.uuid5(uuid.NAMESPACE_URL, "client:" + arm_id.lower())),
+                "tenantId": FAKE_TENANT_ID,
             }
         raise UnknownResourceType(f"preflight mocks: no answer for the invoke {args.token}")
 

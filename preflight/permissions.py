@@ -10,6 +10,19 @@ read`. Which built-in role grants them:
   Microsoft.Authorization/locks/* actions. Of the built-in roles, only Owner and User Access Administrator
   are granted those actions" (learn.microsoft.com/rest/api/resources/management-locks). With Contributor
   alone, `pulumi up` creates everything else and then fails at the first lock.
+- Role assignments: `Microsoft.Authorization/roleAssignments/write` and `/delete` are outside Contributor too
+  (same NotActions); Owner, User Access Administrator and Role Based Access Control Administrator have them
+  (learn.microsoft.com/azure/role-based-access-control/built-in-roles/privileged; role-assignments-steps.md:
+  "you must have ... Microsoft.Authorization/roleAssignments/write permissions, such as Role Based Access
+  Control Administrator").
+- Linked resources the stack does not own but joins: a private endpoint needs `Microsoft.Network/
+  virtualNetworks/subnets/join/action` on its subnet, a private DNS zone group `Microsoft.Network/
+  privateDnsZones/join/action` on each zone (learn.microsoft.com/azure/private-link/rbac-permissions), a
+  cluster with a user-assigned identity `Microsoft.ManagedIdentity/userAssignedIdentities/assign/action`
+  (learn.microsoft.com/azure/role-based-access-control/built-in-roles/identity#managed-identity-operator).
+  They
+  are granted on those resources (often in a network or identity team's resource group): Network Contributor,
+  Private DNS Zone Contributor, Managed Identity Operator, or Contributor there.
 """
 
 from __future__ import annotations
@@ -22,6 +35,12 @@ from preflight.resource import Resource
 LOCK_ARM_TYPE = "Microsoft.Authorization/locks"
 CONTRIBUTOR = "Contributor"
 LOCK_ROLES = "Owner or User Access Administrator"
+ROLE_ASSIGNMENT_ARM_TYPE = "Microsoft.Authorization/roleAssignments"
+ASSIGNMENT_ROLES = "Owner, User Access Administrator or Role Based Access Control Administrator"
+# Tokens whose SDK outputs carry no `type` (azure-native 3.29): their ARM type, for the actions.
+_TYPE_OF_TOKEN = {
+    "azure-native:network:PrivateDnsZoneGroup": "Microsoft.Network/privateEndpoints/privateDnsZoneGroups"
+}
 # The RBAC actions of a resource group differ from its ARM `type` (Microsoft.Resources/resourceGroups).
 _ACTION_TYPE = {"Microsoft.Resources/resourceGroups": "Microsoft.Resources/subscriptions/resourceGroups"}
 
@@ -29,8 +48,41 @@ _ACTION_TYPE = {"Microsoft.Resources/resourceGroups": "Microsoft.Resources/subsc
 def _arm_type(resource: Resource) -> str | None:
     """The ARM type of a custom resource: the `type` output of a deployed resource (synthetic or exported
     state), which azure-native takes from the Azure response."""
-    value = resource.outputs.get("type") or resource.state.get("type")
+    value = resource.outputs.get("type") or resource.state.get("type") or _TYPE_OF_TOKEN.get(resource.type)
     return value if isinstance(value, str) and "/" in value else None
+
+
+def _joined(resource: Resource) -> list[tuple[str, str, str]]:
+    """(action, on what, granted by) for the resources outside the stack that `resource` joins."""
+    inputs = resource.inputs
+    if resource.type == "azure-native:network:PrivateEndpoint":
+        subnet = (inputs.get("subnet") or {}).get("id")
+        return [
+            (
+                "Microsoft.Network/virtualNetworks/subnets/join/action",
+                f"subnet {subnet}",
+                "Network Contributor",
+            )
+        ]
+    if resource.type == "azure-native:network:PrivateDnsZoneGroup":
+        zones = [c.get("privateDnsZoneId") for c in inputs.get("privateDnsZoneConfigs") or []]
+        return [
+            ("Microsoft.Network/privateDnsZones/join/action", f"zone {z}", "Private DNS Zone Contributor")
+            for z in zones
+            if isinstance(z, str)
+        ]
+    if resource.type == "azure-native:machinelearningservices:Compute":
+        identities = (inputs.get("identity") or {}).get("userAssignedIdentities") or []
+        ids = identities if isinstance(identities, list) else list(identities)
+        return [
+            (
+                "Microsoft.ManagedIdentity/userAssignedIdentities/assign/action",
+                f"identity {i}",
+                "Managed Identity Operator",
+            )
+            for i in ids
+        ]
+    return []
 
 
 def required(
@@ -48,9 +100,13 @@ def required(
         if arm_type is None:
             continue
         arm_type = _ACTION_TYPE.get(arm_type, arm_type)
-        role = LOCK_ROLES if arm_type == LOCK_ARM_TYPE else CONTRIBUTOR
+        role = {LOCK_ARM_TYPE: LOCK_ROLES, ROLE_ASSIGNMENT_ARM_TYPE: ASSIGNMENT_ROLES}.get(
+            arm_type, CONTRIBUTOR
+        )
         add(f"{arm_type}/write", "create or update", r.name, role)
         add(f"{arm_type}/delete", "replace or destroy", r.name, role)
+        for action, target, granted_by in _joined(r):
+            add(action, f"join {target} from", r.name, granted_by)
     for token, args in invokes:
         if token == "azure-native:resources:getResourceGroup":
             add(
@@ -67,14 +123,35 @@ def required(
 
 def roles(rows: list[dict[str, str]]) -> str:
     """One line: which built-in roles cover `rows`."""
-    if any(r["granted_by"] == LOCK_ROLES for r in rows):
+    granted = {r["granted_by"] for r in rows}
+    joined = sorted(granted - {CONTRIBUTOR, LOCK_ROLES, ASSIGNMENT_ROLES})
+    tail = (
+        f" The joined resources outside the stack need {', '.join(joined)} (or Contributor) on them."
+        if joined
+        else ""
+    )
+    if LOCK_ROLES in granted or ASSIGNMENT_ROLES in granted:
+        what = [
+            w
+            for w, role in (
+                ("the locks (Microsoft.Authorization/locks/write, delete)", LOCK_ROLES),
+                (
+                    "the role assignments (Microsoft.Authorization/roleAssignments/write, delete)",
+                    ASSIGNMENT_ROLES,
+                ),
+            )
+            if role in granted
+        ]
+        fix = (
+            "use Owner, or add User Access Administrator"
+            if LOCK_ROLES in granted
+            else "use Owner, or add Role Based Access Control Administrator (or User Access Administrator)"
+        )
         return (
-            "Contributor covers everything except the locks (Microsoft.Authorization/locks/write, delete): "
-            "use Owner, or add User Access Administrator (or a custom role with Microsoft.Authorization/"
-            "locks/*); with Contributor alone `pulumi up` fails at the first lock, after the other resources "
-            "exist."
+            f"Contributor covers everything except {' and '.join(what)}: {fix}; with Contributor alone "
+            f"`pulumi up` fails at the first of them, after the other resources exist.{tail}"
         )
     return (
         "Contributor on the resource group (or the subscription, when the stack creates the group) covers "
-        "them."
+        f"them.{tail}"
     )

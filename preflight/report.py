@@ -62,6 +62,23 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
             ],
         )
     )
+    out.append(
+        (
+            "Resource inputs checked against the Azure REST specs (preflight/azure_specs)",
+            ["type", "API version", "resources", "spec check", "not checked"],
+            [
+                [
+                    row["type"],
+                    row["api_version"] or "-",
+                    str(row["resources"]),
+                    (("partly checked" if row["not_checked"] else "checked") if row["checked"] else
+                     f"NOT CHECKED: {row['why_not']}"),
+                    "; ".join(row["not_checked"]) or "-",
+                ]
+                for row in result.resource_check
+            ],
+        )
+    )
     return out
 
 

@@ -12,8 +12,6 @@ from typing import Annotated, Any, Literal
 
 import isodate
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -22,13 +20,12 @@ from pydantic import (
     model_validator,
 )
 
-from stackconfig import names, regions, rules, sizes, sshkeys
+from stackconfig import combinations, names, regions, rules, sizes, sshkeys
+from stackconfig.identity import IdentityConfig
+from stackconfig.network import NetworkConfig
+from stackconfig.schema_base import Strict as _Strict
 
 SKIP_CROSS_RULES = "skip_cross_rules"  # validation context flag: validate() runs the cross rules itself
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 def _region(value: str) -> str:
@@ -228,7 +225,15 @@ class ClusterConfig(_Strict):
         default=None, description="Optional ARM subnet id to put the nodes in a VNet.", examples=[None]
     )
     node_public_ip: bool = Field(
-        default=True, description="Optional, default true; false needs subnet_id.", examples=[True]
+        default=True,
+        description="Optional, default true; false needs subnet_id or a managed network.",
+        examples=[True],
+    )
+    user_assigned_identity_id: str | None = Field(
+        default=None,
+        description="Optional ARM id of a user-assigned identity for the nodes; default a system-assigned "
+        "one. Either way the stack grants it the data roles its jobs need.",
+        examples=[None],
     )
     @property
     def ssh_enabled(self) -> bool:
@@ -266,6 +271,15 @@ class ClusterConfig(_Strict):
             raise ValueError(problem)
         return value
 
+    @field_validator("user_assigned_identity_id")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        if value is not None and (
+            problem := names.resource_id_problem(value, "Microsoft.ManagedIdentity/userAssignedIdentities")
+        ):
+            raise ValueError(problem)
+        return value
+
     @field_validator("idle_time_before_scale_down", mode="before")
     @classmethod
     def _idle(cls, value: Any) -> Any:
@@ -276,7 +290,8 @@ class ClusterConfig(_Strict):
     @model_validator(mode="after")
     def _cross(self, info: ValidationInfo) -> ClusterConfig:
         if not (info.context or {}).get(SKIP_CROSS_RULES):
-            problems = rules.cluster_rules(self.model_dump())
+            # The workspace's network is not known here: StackConfig's combinations judge the node public IP.
+            problems = rules.cluster_rules(self.model_dump(), managed_network=None)
             if problems:
                 raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
         return self
@@ -298,13 +313,22 @@ class LocksConfig(_Strict):
 
 
 class StackConfig(_Strict):
-    """The whole `azml-gpu:` namespace: workspace, clusters, locks."""
+    """The whole `azml-gpu:` namespace: workspace, clusters, locks, network, identity."""
 
     workspace: WorkspaceConfig = Field(description="Required.", examples=[{"name": "ws-llm"}])
     clusters: list[ClusterConfig] = Field(
         min_length=1, description="Required, at least one cluster.", examples=[[{"name": "h100-x4"}]]
     )
     locks: LocksConfig = Field(default_factory=LocksConfig, description="Optional; every lock has a default.")
+    network: NetworkConfig = Field(
+        default_factory=NetworkConfig,
+        description="Optional: managed network and private endpoints; default public (Azure's default).",
+    )
+    identity: IdentityConfig = Field(
+        default_factory=IdentityConfig,
+        description="Optional: identity-based data access, role assignments, customer-managed key, "
+        "diagnostics.",
+    )
 
     @model_validator(mode="after")
     def _finish(self, info: ValidationInfo) -> StackConfig:
@@ -315,6 +339,10 @@ class StackConfig(_Strict):
         region = self.workspace.region
         clusters = [c if c.region else c.model_copy(update={"region": region}) for c in self.clusters]
         object.__setattr__(self, "clusters", clusters)
+        if not (info.context or {}).get(SKIP_CROSS_RULES):
+            problems = combinations.problems(self)
+            if problems:
+                raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
         return self
 
     def cluster(self, name: str) -> ClusterConfig:

@@ -110,3 +110,38 @@ def subnet_id_problem(value: str) -> str | None:
     if _SUBNET_ID.match(value):
         return None
     return f"'{value}' is not an ARM subnet id; use the full id {SUBNET_ID_EXAMPLE}"
+
+
+_GUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
+_RG_PREFIX = (
+    r"^/subscriptions/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/resourceGroups/[\w().-]{1,90}"
+)
+
+
+def guid_problem(value: str, what: str) -> str | None:
+    """Check that `value` is a GUID (Entra object ids, principal ids)."""
+    if _GUID.match(value):
+        return None
+    return f"'{value}' is not a GUID; use the {what} (e.g. az ad group show --group <name> --query id)"
+
+
+def resource_group_id_problem(value: str) -> str | None:
+    """Check that `value` is the ARM id of a resource group."""
+    if re.match(_RG_PREFIX + "$", value, re.IGNORECASE):
+        return None
+    return (
+        f"'{value}' is not an ARM resource group id; use /subscriptions/<subscription-id>/resourceGroups/<rg>"
+    )
+
+
+def resource_id_problem(value: str, arm_type: str) -> str | None:
+    """Check that `value` is the ARM id of one resource of `arm_type` (e.g.
+    Microsoft.Storage/storageAccounts), compared case-insensitively like every ARM id
+    (resource-name-rules.md)."""
+    pattern = _RG_PREFIX + r"/providers/" + re.escape(arm_type) + r"/[\w().-]{1,260}$"
+    if re.match(pattern, value, re.IGNORECASE):
+        return None
+    return (
+        f"'{value}' is not the ARM id of a {arm_type} resource; use "
+        f"/subscriptions/<subscription-id>/resourceGroups/<rg>/providers/{arm_type}/<name>"
+    )

@@ -9,18 +9,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# Azure ML needs the nodes in a virtual network when they have no public IP: the no-public-IP setup is part
-# of securing training in a VNet (MicrosoftDocs/azure-docs
-# articles/machine-learning/v1/how-to-secure-training-vnet.md: "configure the compute instance/cluster with
-# or without a public IP address" in a VNet), and terraform azurerm
-# required subnet_resource_id when node_public_ip_enabled is false until workspaces with a managed VNet were
-# exempted (hashicorp/terraform-provider-azurerm #25901, #26073). This config has no managed-VNet option, so
-# node_public_ip: false requires subnet_id.
+NODE_PUBLIC_IP_PROBLEM = (
+    "node_public_ip",
+    "false needs subnet_id or a managed network: nodes without a public IP must sit in a virtual network; "
+    "set "
+    "subnet_id to the subnet's ARM id, add network.managed, or set node_public_ip: true",
+)
 
 
-def cluster_rules(values: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Rules of one cluster. `values` holds only the fields that passed their own checks (defaults filled)."""
+def cluster_rules(values: Mapping[str, Any], managed_network: bool | None = False) -> list[tuple[str, str]]:
+    """Rules of one cluster. `values` holds only the fields that passed their own checks (defaults filled).
+    `managed_network`: whether the workspace has one (None: not known here, the node public IP rule is left
+    to `stackconfig.combinations`). The other network rules (subnet, region) are in
+    `stackconfig.combinations`.
+
+    Nodes without a public IP need a virtual network: a subnet, or the workspace's managed network
+    (MicrosoftDocs/azure-docs articles/machine-learning/v1/how-to-secure-training-vnet.md; how-to-managed-
+    network-compute.md; terraform azurerm required subnet_resource_id with node_public_ip_enabled false until
+    managed-network workspaces were exempted, hashicorp/terraform-provider-azurerm #25901, #26073)."""
     problems: list[tuple[str, str]] = []
+    if (
+        managed_network is False
+        and values.get("node_public_ip") is False
+        and "subnet_id" in values
+        and values["subnet_id"] is None
+    ):
+        problems.append(NODE_PUBLIC_IP_PROBLEM)
     low, high = values.get("min_instances"), values.get("max_instances")
     if high is not None:
         if low is not None and high < low:
@@ -32,14 +46,6 @@ def cluster_rules(values: Mapping[str, Any]) -> list[tuple[str, str]]:
                     f"{high} is below 1; use at least 1 (min_instances: 0 still scales to zero)",
                 )
             )
-    if values.get("node_public_ip") is False and "subnet_id" in values and values["subnet_id"] is None:
-        problems.append(
-            (
-                "node_public_ip",
-                "false needs subnet_id: nodes without a public IP must sit in a VNet subnet; set subnet_id "
-                "to the subnet's ARM id or set node_public_ip: true",
-            )
-        )
     return problems
 
 

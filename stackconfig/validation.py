@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from stackconfig import rules
+from stackconfig import combinations, rules
 from stackconfig.errors import ConfigError, key_path, problem, translate
 from stackconfig.models import SKIP_CROSS_RULES, SSH_TAGS, ClusterConfig, StackConfig
 
@@ -41,6 +41,10 @@ def _cross_problems(raw: Mapping[str, Any], failed: set) -> list[str]:
         return []
     out: list[str] = []
     names: list[str | None] = []
+    network = raw.get("network")
+    managed = network.get("managed") if isinstance(network, Mapping) else None
+    mode = managed.get("isolation_mode") if isinstance(managed, Mapping) else None
+    managed_network = mode in ("AllowInternetOutbound", "AllowOnlyApprovedOutbound")
     for index, cluster in enumerate(clusters):
         if not isinstance(cluster, Mapping):
             names.append(None)
@@ -48,7 +52,7 @@ def _cross_problems(raw: Mapping[str, Any], failed: set) -> list[str]:
         prefix = ("clusters", index)
         values = _clean_values(cluster, prefix, failed)
         names.append(values.get("name") if isinstance(values.get("name"), str) else None)
-        for key, message in rules.cluster_rules(values):
+        for key, message in rules.cluster_rules(values, managed_network):
             out.append(problem(key_path(prefix + (key,)), message))
     out.extend(problem(path, message) for path, message in rules.stack_rules(names))
     return out
@@ -73,6 +77,9 @@ def validate(raw: Any) -> StackConfig:
         config, errors = None, exc.errors()
     problems = [translate(StackConfig, error, strip=SSH_TAGS) for error in errors]
     problems += _cross_problems(raw, _failed(errors))
+    if config is not None and not problems:
+        # Network and identity combinations need the whole config typed (stackconfig.combinations).
+        problems += [problem(path, message) for path, message in combinations.problems(config)]
     problems = list(dict.fromkeys(problems))
     if problems or config is None:
         raise ConfigError(problems)

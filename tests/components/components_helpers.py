@@ -19,10 +19,17 @@ APP_INSIGHTS = "azure-native:applicationinsights:Component"
 REGISTRY = "azure-native:containerregistry:Registry"
 RESOURCE_GROUP = "azure-native:resources:ResourceGroup"
 LOCK = "azure-native:authorization:ManagementLockByScope"
+PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
+DNS_ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+DIAGNOSTIC_SETTING = "azure-native:monitor:DiagnosticSetting"
 
 WORKSPACE_COMPONENT = "azml-gpu:components:Workspace"
 CLUSTER_COMPONENT = "azml-gpu:components:GpuCluster"
 LOCKS_COMPONENT = "azml-gpu:components:ResourceLocks"
+ENDPOINTS_COMPONENT = "azml-gpu:components:PrivateEndpoints"
+ACCESS_COMPONENT = "azml-gpu:components:RoleAssignments"
+DIAGNOSTICS_COMPONENT = "azml-gpu:components:WorkspaceDiagnostics"
 
 # An ARM id of an individual resource (not a resource group, not a subscription).
 RESOURCE_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/[^/]+/[^/]+/[^/]+")

@@ -4,10 +4,17 @@ settings update in place, every child is parented to its component."""
 from __future__ import annotations
 
 from components_helpers import (
+    ACCESS_COMPONENT,
     CLUSTER_COMPONENT,
     COMPUTE,
+    DIAGNOSTIC_SETTING,
+    DIAGNOSTICS_COMPONENT,
+    DNS_ZONE_GROUP,
+    ENDPOINTS_COMPONENT,
     LOCK,
     LOCKS_COMPONENT,
+    PRIVATE_ENDPOINT,
+    ROLE_ASSIGNMENT,
     WORKSPACE_COMPONENT,
     compute,
     ns,
@@ -60,7 +67,9 @@ def test_replace_paths_are_real_wire_paths(stack_configs):
     cluster = dict(ns(base, "clusters")[0], name="vnet-x", node_public_ip=False,
                    subnet_id="/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-net/providers/"
                              "Microsoft.Network/virtualNetworks/vnet/subnets/training")
-    result = run_program("prod", config=variant(base, clusters=[cluster]))
+    # Your own subnet, so no managed network (Azure refuses both: stackconfig.combinations).
+    network = {"private_endpoints": ns(base, "network")["private_endpoints"]}
+    result = run_program("prod", config=variant(base, clusters=[cluster], network=network))
     assert result.ok, result.problems
     r = compute(result, "vnet-x")
     for path in r.replace_on_changes:
@@ -89,6 +98,10 @@ def test_every_child_is_parented_to_its_component(run):
         "azure-native:machinelearningservices:Workspace": WORKSPACE_COMPONENT,
         COMPUTE: CLUSTER_COMPONENT,
         LOCK: LOCKS_COMPONENT,
+        PRIVATE_ENDPOINT: ENDPOINTS_COMPONENT,
+        DNS_ZONE_GROUP: ENDPOINTS_COMPONENT,
+        ROLE_ASSIGNMENT: ACCESS_COMPONENT,
+        DIAGNOSTIC_SETTING: DIAGNOSTICS_COMPONENT,
     }
     for r in run.declared:
         if r.custom:
@@ -96,7 +109,14 @@ def test_every_child_is_parented_to_its_component(run):
             parent = run.by_urn(r.parent)
             assert parent.type == expected_parent_type[r.type], r.urn
         else:
-            assert r.type in {WORKSPACE_COMPONENT, CLUSTER_COMPONENT, LOCKS_COMPONENT}
+            assert r.type in {
+                WORKSPACE_COMPONENT,
+                CLUSTER_COMPONENT,
+                LOCKS_COMPONENT,
+                ENDPOINTS_COMPONENT,
+                ACCESS_COMPONENT,
+                DIAGNOSTICS_COMPONENT,
+            }
             assert r.parent == stack_urn
             assert run.children(r), f"component {r.name} declared no children"
 

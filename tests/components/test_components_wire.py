@@ -56,6 +56,8 @@ def test_storage_account_https_only_tls12_no_public_blobs(run, typed):
         "enableHttpsTrafficOnly": True,
         "minimumTlsVersion": "TLS1_2",
         "allowBlobPublicAccess": False,
+        # Sent explicitly either way; prod turns account keys off (identity-based datastores).
+        "allowSharedKeyAccess": typed.identity.storage_shared_key_access,
         "tags": ws.tags,
     }
 
@@ -105,7 +107,9 @@ def test_container_registry_only_when_configured(run, typed):
     (acr,) = registries
     assert re.fullmatch(r"[a-z0-9]{5,50}", acr.inputs["registryName"])
     assert acr.inputs["adminUserEnabled"] is False
-    assert acr.inputs["sku"] == {"name": "Standard"}
+    # Premium when the workspace is private: private endpoints need it (container-registry-private-link).
+    private = typed.network.managed_enabled or typed.network.private_endpoints is not None
+    assert acr.inputs["sku"] == {"name": "Premium" if private else "Standard"}
     assert one(run, ML_WORKSPACE).inputs["containerRegistry"] == acr.id
 
 
@@ -184,7 +188,7 @@ def test_prod_reference_cluster_exact_wire_body(runs):
                 "vmSize": "Standard_ND96isr_H100_v5",
                 "vmPriority": "Dedicated",
                 "osType": "Linux",
-                "enableNodePublicIp": True,
+                "enableNodePublicIp": False,  # in the managed network
                 "remoteLoginPortPublicAccess": "Enabled",
                 "scaleSettings": {
                     "minNodeCount": 0,

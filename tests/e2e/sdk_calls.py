@@ -4,6 +4,7 @@
     python tests/e2e/sdk_calls.py OUTPUTS_FILE status JOB
     python tests/e2e/sdk_calls.py OUTPUTS_FILE unimplemented           # a call localml does not serve
     python tests/e2e/sdk_calls.py OUTPUTS_FILE mpi CODE_DIR            # a job localml cannot run
+    python tests/e2e/sdk_calls.py OUTPUTS_FILE spec-rejected CODE_DIR  # bodies the Azure REST spec rejects
 
 Each prints one JSON object. The MLClient is the jobs package's own (`jobs.azure_client.ml_client`).
 """
@@ -72,7 +73,60 @@ def main(argv: list[str]) -> int:
             return 0
         print(json.dumps({"type": None}))
         return 1
+    if cmd == "spec-rejected":
+        print(json.dumps(_spec_rejected(ml, rest[0])))
+        return 0
     raise SystemExit(f"unknown command {cmd}")
+
+
+def _compute(scale: dict) -> dict:
+    aml = {"vmSize": "Standard_NC24ads_A100_v4", "scaleSettings": scale}
+    return {"location": "eastus", "properties": {"computeType": "AmlCompute", "properties": aml}}
+
+
+def _spec_rejected(ml: object, code_dir: str) -> dict:
+    """Bodies the published spec rejects, each answered 400: a command job through azure-ai-ml itself
+    (`jobs.create_or_update`), and raw PUTs on azure-ai-ml's ARM pipeline at the api-versions the SDK uses
+    (jobs 2025-01-01-preview, code versions 2023-04-01; computes at azure-native's 2025-12-01), each error
+    parsed as azure-mgmt-core parses ARM errors (`ARMErrorFormat`)."""
+    from azure.ai.ml import command
+    from azure.core.exceptions import HttpResponseError
+    from azure.core.rest import HttpRequest
+    from azure.mgmt.core.exceptions import ARMErrorFormat
+
+    from jobs.azure_client import arm_client
+
+    out: dict = {}
+    job = command(code=code_dir, command="!!", environment="azureml:localml-e2e:1",
+                  instance_type="Standard_NC80adis_H100_v5", instance_count=1)
+    try:
+        ml.jobs.create_or_update(job)  # type: ignore[attr-defined]
+        out["sdk-job"] = {"type": None}
+    except HttpResponseError as exc:
+        out["sdk-job"] = {"type": type(exc).__name__, "status_code": exc.status_code, "message": str(exc)}
+    arm = arm_client(ml)  # type: ignore[arg-type]
+    ws = (f"/subscriptions/{ml.subscription_id}/resourceGroups/{ml.resource_group_name}/providers/"  # type: ignore[attr-defined]
+          f"Microsoft.MachineLearningServices/workspaces/{ml.workspace_name}")  # type: ignore[attr-defined]
+    env_id = f"{ws}/environments/localml-e2e/versions/1"
+    puts = {
+        "job-missing-environment": (f"{ws}/jobs/e2e-spec-1", "2025-01-01-preview",
+                                    {"properties": {"jobType": "Command", "command": "python a.py"}}),
+        "job-unknown-type": (f"{ws}/jobs/e2e-spec-2", "2025-01-01-preview",
+                             {"properties": {"jobType": "Batch", "command": "x", "environmentId": env_id}}),
+        "code-without-properties": (f"{ws}/codes/e2e-spec/versions/1", "2023-04-01", {"name": "1"}),
+        "compute-without-max-nodes": (f"{ws}/computes/e2e-spec", "2025-12-01", _compute({"minNodeCount": 0})),
+        "compute-name": (f"{ws}/computes/cpu-cluster-1", "2025-12-01", _compute({"maxNodeCount": 1})),
+    }
+    for key, (path, api, body) in puts.items():
+        request = HttpRequest("PUT", arm.format_url(path), params={"api-version": api}, json=body)
+        response = arm.send_request(request)
+        entry: dict = {"status_code": response.status_code}
+        if response.status_code >= 400:
+            exc = HttpResponseError(response=response, error_format=ARMErrorFormat)
+            entry |= {"code": exc.error.code if exc.error else None, "message": str(exc),
+                      "targets": [d.target for d in (exc.error.details if exc.error else [])]}
+        out[key] = entry
+    return out
 
 
 if __name__ == "__main__":

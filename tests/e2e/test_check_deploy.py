@@ -20,7 +20,7 @@ import pytest
 
 from localml import LocalAzureML
 from localml.deploy import declared_bodies
-from preflight.program import run_program
+from preflight.program import read_stack_config, run_program
 from stackconfig.loader import read_config_block
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,9 +71,23 @@ def _check_json(local: LocalAzureML, outputs: Path) -> tuple[int, dict[str, Any]
         pytest.fail(f"check-deploy printed no JSON (exit {code}):\n{out}\n{err[-4000:]}")
 
 
+def seed_plan() -> dict[str, Any]:
+    """The seed's three clusters (h100-x4, h100-wus3, a100-spot) in one workspace: prod's clusters and
+    prod-westus3's h100-wus3, in a public workspace (a private one refuses a cluster in another region, so the
+    shipped prod splits them: docs/azure-behaviour.md section 15)."""
+    config = copy.deepcopy(read_stack_config("prod"))
+    h100_x4, a100_spot = config["azml-gpu:clusters"]
+    (h100_wus3,) = read_stack_config("prod-westus3")["azml-gpu:clusters"]
+    clusters = [h100_x4, dict(h100_wus3, region="westus3"), a100_spot]  # its own stack's region
+    config["azml-gpu:clusters"] = [dict(c, node_public_ip=True) for c in clusters]
+    config["azml-gpu:workspace"] = dict(config["azml-gpu:workspace"], public_network_access="Enabled")
+    del config["azml-gpu:network"]
+    return config
+
+
 @pytest.fixture(scope="module")
 def prod() -> tuple[dict[str, Any], dict[str, Any]]:
-    return declared("prod")
+    return declared("prod", seed_plan())
 
 
 def test_a_stack_deployed_as_declared_matches(local: LocalAzureML, prod, tmp_path: Path) -> None:

@@ -232,6 +232,40 @@ def test_a_job_localml_cannot_run_is_refused_at_submission(local: LocalAzureML, 
     assert "localml runs PyTorch distribution only, not 'Mpi'" in result["message"]
 
 
+def test_bodies_the_spec_rejects_get_azures_400(local: LocalAzureML, outputs_file: Path,
+                                                 tmp_path: Path) -> None:
+    """localml checks each job, code version and compute body against the Azure REST spec of the
+    api-version the client sent (localml/validation.py) and answers as ARM does: 400, `UserError`, one detail
+    per failure with the property as target, parsed by azure-core like any ARM error."""
+    assert local.control_plane is not None
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "a.py").write_text("pass\n")
+    result = _sdk(local, outputs_file, "spec-rejected", str(tmp_path / "code"))
+    sdk = result["sdk-job"]  # through azure-ai-ml's own jobs.create_or_update
+    assert sdk["type"] == "HttpResponseError" and sdk["status_code"] == 400, sdk
+    assert "Request is invalid and/or missing fields." in sdk["message"]
+    assert "'properties.command' does not match expression '[a-zA-Z0-9_]'" in sdk["message"]
+    expected = {
+        "job-missing-environment": ["properties.environmentId"],
+        "job-unknown-type": ["properties.jobType"],
+        "code-without-properties": ["properties"],
+        "compute-without-max-nodes": ["properties.properties.scaleSettings.maxNodeCount"],
+        "compute-name": ["computeName"],
+    }
+    for key, targets in expected.items():
+        answer = result[key]
+        assert answer["status_code"] == 400 and answer["code"] == "UserError", (key, answer)
+        assert answer["targets"] == targets, (key, answer)
+    missing = result["job-missing-environment"]["message"]
+    assert "missing required property 'properties.environmentId'" in missing
+    assert "'properties.jobType' is 'Batch', not one of" in result["job-unknown-type"]["message"]
+    # Nothing was created, and every body the flow sent was checked against a vendored spec.
+    refused = [p for _, p, s in _calls(local) if s == 400]
+    assert not any(local.control_plane.store.job(_ws_id(), n) for n in ("e2e-spec-1", "e2e-spec-2"))
+    assert len(refused) >= 6
+    assert local.control_plane.validation.not_checked == [], local.control_plane.validation.not_checked
+
+
 def test_host_services_refuse_what_they_do_not_serve(local: LocalAzureML) -> None:
     import http.client
 

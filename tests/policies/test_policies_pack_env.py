@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-LOCAL = {"policies", "vmsizes", "stackconfig"}
+LOCAL = {"policies", "vmsizes", "stackconfig", "azroles"}
 # import name -> distribution name on PyPI
 DISTRIBUTION = {"pulumi_policy": "pulumi-policy", "yaml": "pyyaml", "google": "protobuf", "grpc": "grpcio"}
 # installed as dependencies of the pinned pulumi (its own requirements), not pinned separately

@@ -43,7 +43,8 @@ from preflight.azure_native import UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESOURCE_MODULES = [m for m in registry.MODULES if m.KIND == _policy.RESOURCE]
-CLUSTER_MODULES = [m for m in RESOURCE_MODULES if m.NAME != "no-resource-group-locks"]
+NOT_CLUSTER = {"no-resource-group-locks", "no-privileged-role-assignments", "private-network-inputs"}
+CLUSTER_MODULES = [m for m in RESOURCE_MODULES if m.NAME not in NOT_CLUSTER]
 ids = [m.NAME for m in registry.MODULES]
 
 

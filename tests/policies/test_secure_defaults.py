@@ -37,6 +37,10 @@ CLUSTER_PASS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "no SSH, local auth off": (NO_SSH, {}),
     "subnet with the public IP off": ({**NO_SSH, **IN_SUBNET}, {}),
     "enableNodePublicIp left out without a subnet (Azure's default: on)": ({**NO_SSH, PUBLIC_IP: DELETE}, {}),
+    "public IP off without a subnet: private-network's (it needs the workspace)": (
+        {**NO_SSH, PUBLIC_IP: False},
+        {},
+    ),
 }
 
 CLUSTER_FAIL: dict[str, tuple[dict[str, Any], dict[str, Any], list[tuple[str, ...]]]] = {
@@ -64,15 +68,10 @@ CLUSTER_FAIL: dict[str, tuple[dict[str, Any], dict[str, Any], list[tuple[str, ..
         {},
         [("nodes get public IP addresses",)],
     ),
-    "public IP off without a subnet": (
-        {**NO_SSH, PUBLIC_IP: False},
+    "SSH and a public IP on a subnet: both reported": (
+        {SUBNET_ID: {"id": SUBNET}},
         {},
-        [("node public IP is off but the cluster has no subnet",)],
-    ),
-    "SSH and public IP off without a subnet: both reported": (
-        {PUBLIC_IP: False},
-        {},
-        [("SSH is enabled",), ("node public IP is off",)],
+        [("SSH is enabled",), ("nodes get public IP addresses",)],
     ),
 }
 

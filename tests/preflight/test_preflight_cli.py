@@ -32,18 +32,23 @@ def test_dev_passes_with_the_plan_and_progress(tmp_path: Path) -> None:
             in (run.stderr)
         )
         assert (
-            f"preflight: {kind}: analyzing 11 resources (Analyze each, then AnalyzeStack) ..." in run.stderr
+            f"preflight: {kind}: analyzing 13 resources (Analyze each, then AnalyzeStack) ..." in run.stderr
         )
     assert (
         "  t4-dev   Standard_NC4as_T4_v3  1          1          eastus  dedicated  1800 s  Enabled"
         in run.stdout
     )
-    assert "Evaluation: first deploy: every resource created (10 create; " in run.stdout
+    assert "Evaluation: first deploy: every resource created (12 create; " in run.stdout
     assert (
-        "Evaluation: update against the stack deployed as declared (synthetic state) (10 same; " in run.stdout
+        "Evaluation: update against the stack deployed as declared (synthetic state) (12 same; " in run.stdout
     )
-    # dev has no locks: Contributor is enough
+    # dev has no locks, but one role assignment (the workspace identity on its RBAC key vault): Contributor
+    # is not enough for that one
     assert "Microsoft.Authorization/locks" not in run.stdout
+    assert (
+        "  Microsoft.Authorization/roleAssignments/write  (Owner, User Access Administrator or Role Based "
+        "Access Control Administrator)" in run.stdout
+    )
     assert run.stdout.rstrip().endswith("PASS: no mandatory violation in either evaluation (2 advisory).")
     written = StackOutputs.model_validate(json.loads(outputs.read_text()))
     assert written.workspace_name == "ws-llm-dev"
@@ -61,22 +66,31 @@ def test_prod_passes_by_design_json() -> None:
         "evaluations",
         "violations",
         "permissions",
+        "resource_check",
         "summary",
     }
     assert document["stack"] == "prod"
+    # Every azure-native type is in the spec check's coverage; the one with no vendored spec says so.
+    coverage = {row["type"]: row for row in document["resource_check"]["coverage"]}
+    assert document["resource_check"]["problems"] == []
+    assert coverage["azure-native:machinelearningservices:Compute"]["checked"] is True
+    assert coverage["azure-native:resources:ResourceGroup"]["checked"] is False
     assert document["policy_config"] == {"file": str(ROOT / "policies" / "config" / "prod.json"), "notes": []}
-    assert document["violations"] == []
+    # One advisory by design: prod keeps the seed's locks next to its managed network (private-network-cost).
+    assert [(v["policy"], v["enforcement"]) for v in document["violations"]] == [
+        ("private-network-cost", "advisory")
+    ]
     first, update = document["evaluations"]
     assert (first["kind"], first["state"], first["steps"], first["exit_code"]) == (
         "first-deploy",
         "none (a new stack)",
-        {"create": 20},
+        {"create": 43},
         0,
     )
     assert first["unknown_inputs"] > 0 and update["unknown_inputs"] == 0
     assert (update["kind"], update["steps"], update["replacements"], update["deletes"]) == (
         "update",
-        {"same": 20},
+        {"same": 43},
         [],
         [],
     )
@@ -89,18 +103,26 @@ def test_prod_passes_by_design_json() -> None:
     assert {
         "action": "Microsoft.MachineLearningServices/workspaces/computes/write",
         "granted_by": "Contributor",
-        "why": "create or update a100-spot, h100-wus3, h100-x4",
+        "why": "create or update a100-spot, h100-x4",
     } in document["permissions"]
+    permissions = document["permissions"]
+    assignments = [p for p in permissions if "/roleAssignments/" in p["action"]]
+    assert {p["granted_by"] for p in assignments} == {
+        "Owner, User Access Administrator or Role Based Access Control Administrator"
+    }
+    joined = {p["action"]: p["granted_by"] for p in permissions if p["action"].endswith("/join/action")}
+    assert joined == {
+        "Microsoft.Network/virtualNetworks/subnets/join/action": "Network Contributor",
+        "Microsoft.Network/privateDnsZones/join/action": "Private DNS Zone Contributor",
+    }
     summary = document["summary"]
     assert summary["exit_code"] == 0
     assert summary["evaluations"] == {"first-deploy": 0, "update": 0}
-    assert summary["resources_by_type"]["azure-native:machinelearningservices:Compute"] == 3
+    assert summary["resources_by_type"]["azure-native:machinelearningservices:Compute"] == 2
     assert [(q["region"], q["label"], q["reserved_vcpus"], q["quota"]) for q in summary["quota"]] == [
         ("eastus", "standardNDSH100v5Family", 384, 384),
         ("eastus", "total regional dedicated vCPUs", 384, 500),
         ("eastus", "low-priority vCPUs (all families)", 24, 100),
-        ("westus3", "standardNDSH100v5Family", 192, 192),
-        ("westus3", "total regional dedicated vCPUs", 192, 200),
     ]
     cluster = next(
         r for r in document["resources"] if r["name"] == "h100-x4" and r["type"].endswith(":Compute")

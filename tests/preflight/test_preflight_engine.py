@@ -198,7 +198,7 @@ IMMUTABLE_CHANGES = {
     "properties.properties.subnet": {
         "id": "/subscriptions/s/resourceGroups/n/providers/Microsoft.Network/virtualNetworks/v/subnets/s"
     },
-    "properties.properties.enableNodePublicIp": False,
+    "properties.properties.enableNodePublicIp": True,  # prod's nodes have none (managed network)
 }
 
 
@@ -285,12 +285,17 @@ def test_the_whole_program_against_an_exported_state(tmp_path: Path) -> None:
     config = copy.deepcopy(read_stack_config("prod"))
     clusters = config["azml-gpu:clusters"]
     clusters[0]["size"] = "Standard_ND96isr_H200_v5"
-    clusters[1]["max_instances"] = 1
     changed = run_program(
         "prod", config=config, deployment=Deployment(UPDATE, provider_location="eastus", state=state)
     )
     ops = {r.name: r.op for r in changed.resources if r.type == COMPUTE}
-    assert ops == {"h100-x4": "replace", "h100-wus3": "update", "a100-spot": "same"}
+    assert ops == {"h100-x4": "replace", "a100-spot": "same"}
+    clusters[1]["idle_time_before_scale_down"] = 600
+    changed = run_program(
+        "prod", config=config, deployment=Deployment(UPDATE, provider_location="eastus", state=state)
+    )
+    ops = {r.name: r.op for r in changed.resources if r.type == COMPUTE}
+    assert ops == {"h100-x4": "replace", "a100-spot": "update"}
 
 
 def test_a_state_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:

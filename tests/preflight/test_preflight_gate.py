@@ -69,6 +69,7 @@ CASES = [
     ),
     ("lowpri-multi", 0, [("low-priority-multi-node", "advisory", "h100-spot")]),
     ("cross-region", 0, [("cross-region-compute", "advisory", "h100-wus3")]),
+    ("private-unreachable", 1, [("private-network", "mandatory", "ws-private-unreachable-mlw")]),
     (
         "public-workspace",
         1,
@@ -194,9 +195,12 @@ def test_invalid_policy_config_lists_every_problem(pack: PolicyPack) -> None:
     assert result.errors == [
         "policy config: no-such-policy: no such policy in the pack; known: cluster-replacement, "
         "cross-region-compute, idle-timer-bounds, idle-timer-parseable, low-priority-multi-node, "
-        "min-nodes-zero, multi-node-requires-rdma, no-locks-on-cluster-network, no-resource-group-locks, "
-        "no-resource-group-locks-by-dependency, no-retired-vm-series, quota-reservation, "
-        "quota-reservation-unknown, secure-defaults, ssh-decided-at-creation, vm-series-retiring-soon",
+        "min-nodes-zero, multi-node-requires-rdma, no-locks-on-cluster-network, "
+        "no-privileged-role-assignments, no-privileged-role-assignments-by-dependency, "
+        "no-resource-group-locks, no-resource-group-locks-by-dependency, no-retired-vm-series, "
+        "private-network, private-network-cost, "
+        "private-network-inputs, quota-reservation, quota-reservation-unknown, secure-defaults, "
+        "ssh-decided-at-creation, vm-series-retiring-soon",
         "policy config: min-nodes-zero.allow: 'h100-x2' is not of type 'array'",
         "policy config: idle-timer-bounds.max_secs: unknown property; known: max_seconds, min_seconds",
         "policy config: secure-defaults: 'strict' is not an enforcement level; use one of advisory, "
@@ -265,6 +269,11 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         ("low-priority-multi-node", "advisory"),
         ("cross-region-compute", "advisory"),
         ("secure-defaults", "advisory"),
+        ("no-privileged-role-assignments", "mandatory"),
+        ("no-privileged-role-assignments-by-dependency", "mandatory"),
+        ("private-network-inputs", "advisory"),
+        ("private-network", "mandatory"),
+        ("private-network-cost", "advisory"),
     ]
     schemas = {
         p.name: sorted(p.configSchema.properties) for p in pack.info.policies if p.configSchema.properties
@@ -341,6 +350,46 @@ def test_locks_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack,
     )
 
 
+@pytest.mark.parametrize("kind", [FIRST_DEPLOY, UPDATE])
+def test_privileged_role_assignments_the_program_cannot_declare_are_caught_over_grpc(
+    pack: PolicyPack, kind: str
+) -> None:
+    """components/ grants roles on single resources only; a hand-written Owner on the stack's resource group
+    (scope computed from the group: unknown in the first preview of a new stack, known in an update) is caught
+    in both evaluations, by the companion in the first and on the inputs in the update."""
+    import azroles
+
+    pack.configure({"secure-defaults": {"ssh_clusters": ["h100-x2"]}})
+    resources = _clean_resources(kind)
+    stack = _stack_urn(resources)
+    group = next(r for r in resources if r.type == "azure-native:resources:ResourceGroup")
+    scope = UNKNOWN if kind == FIRST_DEPLOY else group.id
+    owner = Resource(
+        "azure-native:authorization:RoleAssignment",
+        "owner-on-rg",
+        f"{stack}::owner-on-rg",
+        {
+            "roleAssignmentName": "9c1e8f6a-0000-4000-8000-000000000001",
+            "scope": scope,
+            "principalId": "00000000-0000-0000-0000-00000000a001",
+            "principalType": "Group",
+            "roleDefinitionId": azroles.definition_id("Owner", "00000000-0000-0000-0000-000000000000"),
+            "azureApiVersion": "2022-04-01",
+        },
+        parent=stack,
+        outputs={"name": UNKNOWN if kind == FIRST_DEPLOY else "9c1e8f6a-0000-4000-8000-000000000001"},
+        property_dependencies={"scope": (group.urn,)},
+    )
+    violations = []
+    for r in [*resources, owner]:
+        violations.extend(pack.analyze(r))
+    violations.extend(pack.analyze_stack([*resources, owner]))
+    expected = "no-privileged-role-assignments" + ("-by-dependency" if kind == FIRST_DEPLOY else "")
+    assert [(v.policy, v.urn) for v in violations if v.enforcement == "mandatory"] == [
+        (expected, f"{stack}::owner-on-rg")
+    ]
+
+
 def test_cluster_settings_the_program_cannot_declare_are_caught_over_grpc(pack: PolicyPack) -> None:
     """A cluster edited by hand (SSH left NotSpecified, an admin password, a free-text idle timer) through
     Analyze: ssh-decided-at-creation and idle-timer-parseable are mandatory."""
@@ -385,8 +434,8 @@ def test_report_groups_violations_by_level_plain_and_rich(pack: PolicyPack) -> N
         "  h100-x2  Standard_ND96isr_H100_v5  8          2          eastus  dedicated  7200 s  Disabled"
         in text
     )
-    assert "Evaluation: first deploy: every resource created (14 create; 14 input values unknown" in text
-    assert "Evaluation: update against the stack deployed as declared (synthetic state) (14 same; 0" in text
+    assert "Evaluation: first deploy: every resource created (21 create; 24 input values unknown" in text
+    assert "Evaluation: update against the stack deployed as declared (synthetic state) (21 same; 0" in text
     assert text.count("  ADVISORY (2)\n    min-nodes-zero ") == 2
     assert text.count("  PASS (0 mandatory, 2 advisory)\n") == 2
     assert "MANDATORY" not in text
@@ -470,7 +519,13 @@ def test_update_against_a_state_lists_the_resources_the_change_deletes(
     result = evaluate("prod", config=config, state_path=path, pack=pack)
     assert result.errors == []
     update = result.evaluations[1]
-    assert [u.split("::")[-1] for u in update.deletes] == ["a100-spot", "a100-spot"]  # component and compute
+    # component and compute, and the cluster identity's role assignments (storage, registry)
+    assert sorted(u.split("::")[-1] for u in update.deletes) == [
+        "a100-spot",
+        "a100-spot",
+        "ws-llm-access-a100-spot-cr-pull",
+        "ws-llm-access-a100-spot-st-blob-contributor",
+    ]
     assert update.replacements == []
 
 

@@ -27,6 +27,7 @@ from preflight.resource import Provider, Resource
 
 SUB = "/subscriptions/00000000-0000-0000-0000-000000000000"
 RG_ID = f"{SUB}/resourceGroups/rg-train"
+ML_WORKSPACES = "Microsoft.MachineLearningServices/workspaces"
 WS_ID = f"{RG_ID}/providers/Microsoft.MachineLearningServices/workspaces/ws-llm"
 PROVIDER = Provider(
     "pulumi:providers:azure-native",
@@ -111,13 +112,40 @@ class Stack:
             "name": self.known("ws-llm"),
             "type": self.known("Microsoft.MachineLearningServices/workspaces"),
         }
-        return self.add(
+        ws = self.add(
             "azure-native:machinelearningservices:Workspace",
             "ws-llm-mlw",
             inputs,
             outputs,
             {"resourceGroupName": [rg.urn]},
         )
+        self.endpoint(rg, ws)
+        return ws
+
+    def endpoint(self, rg: Resource, ws: Resource) -> Resource:
+        """The private workspace's private endpoint (else private-network: nobody could reach it)."""
+        connection = {
+            "name": "pe-ws-llm-amlworkspace",
+            "privateLinkServiceId": self.known(f"{RG_ID}/providers/{ML_WORKSPACES}/ws-llm"),
+            "groupIds": ["amlworkspace"],
+        }
+        inputs = {
+            "privateEndpointName": "pe-ws-llm-amlworkspace",
+            "resourceGroupName": self.known("rg-train"),
+            "location": "eastus",
+            "subnet": {"id": f"{RG_ID}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/snet-pe"},
+            "privateLinkServiceConnections": [connection],
+            "azureApiVersion": "2024-05-01",
+        }
+        outputs = {
+            "azureApiVersion": "2024-05-01",
+            "location": "eastus",
+            "name": self.known("pe-ws-llm-amlworkspace"),
+            "privateLinkServiceConnections": [connection],
+            "type": self.known("Microsoft.Network/privateEndpoints"),
+        }
+        deps = {"privateLinkServiceConnections": [ws.urn], "resourceGroupName": [rg.urn]}
+        return self.add("azure-native:network:PrivateEndpoint", "ws-llm-pe", inputs, outputs, deps)
 
     def compute(self, name: str, rg: Resource, ws: Resource, **inner: Any) -> Resource:
         body = aml(**inner)

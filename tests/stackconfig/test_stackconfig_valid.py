@@ -33,11 +33,25 @@ def test_prod_stack_is_the_seed_reference_plan() -> None:
     )
     assert (main.idle_time_before_scale_down, main.tier, main.ssh_enabled) == (300, "dedicated", True)
     others = [c for c in config.clusters if c.name != "h100-x4"]
-    second_h100 = [c for c in others if c.size == "Standard_ND96isr_H100_v5"]
-    assert len(second_h100) == 1 and second_h100[0].region != "eastus" and second_h100[0].max_instances > 1
+    # The seed's second H100 cluster is in westus3: a private prod workspace (managed network) can't have a
+    # cluster in another region, so it lives in the westus3 sibling stack (Pulumi.prod-westus3.yaml).
+    assert not [c for c in others if c.size == "Standard_ND96isr_H100_v5"]
+    sibling = load_stack_file(REPO / "Pulumi.prod-westus3.yaml")
+    (second_h100,) = sibling.clusters
+    assert (second_h100.name, second_h100.size, second_h100.region) == (
+        "h100-wus3",
+        "Standard_ND96isr_H100_v5",
+        "westus3",
+    )
+    assert second_h100.max_instances > 1 and sibling.workspace.region == "westus3"
     spot = [c for c in others if c.tier == "low_priority"]
     assert len(spot) == 1 and spot[0].max_instances == 1
     assert config.locks.storage and config.locks.key_vault and not config.locks.workspace
+    # Private and identity-first by default.
+    assert config.workspace.public_network_access == "Disabled"
+    assert config.network.managed_enabled and config.network.private_endpoints is not None
+    assert config.identity.identity_datastores and not config.identity.storage_shared_key_access
+    assert not any(c.node_public_ip for c in config.clusters)
 
 
 def test_dev_stack_is_a_small_cluster_with_a_long_idle_timer() -> None:
@@ -46,6 +60,9 @@ def test_dev_stack_is_a_small_cluster_with_a_long_idle_timer() -> None:
     (cluster,) = config.clusters
     assert (cluster.min_instances, cluster.max_instances, cluster.idle_time_before_scale_down) == (0, 1, 1800)
     assert cluster.ssh_enabled and cluster.region == config.workspace.region
+    # Cheap and public: no private endpoint, no managed network (the reason is in the file's comment).
+    assert config.workspace.public_network_access == "Enabled"
+    assert config.network.managed is None and config.network.private_endpoints is None
 
 
 def test_sizes_are_canonical_and_regions_default_to_the_workspace() -> None:
