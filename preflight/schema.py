@@ -491,7 +491,9 @@ def check_operation(
             checker.unchecked.append(f"(body): {_short(body_node.schema.get('$ref'))}")
         else:
             checker.object(resolved, values, "")
-    return Result(f"{relative}#{operation_id}", failures=checker.failures, unchecked=sorted(set(checker.unchecked)))
+    return Result(
+        f"{relative}#{operation_id}", failures=checker.failures, unchecked=sorted(set(checker.unchecked))
+    )
 
 
 def _naming_rules(relative: str, operation_id: str) -> list[Mapping[str, Any]]:
