@@ -678,3 +678,22 @@ def test_the_400_is_the_arm_error_envelope() -> None:
             ],
         }
     }
+
+
+def test_a_compute_put_needs_its_resource_group_path_parameter(prod: dict[str, Any]) -> None:
+    """Compute_CreateOrUpdate's route takes common-types v3 ResourceGroupNameParameter (now vendored, with
+    its pattern): checked without it, the request misses a required path parameter, so localml passes its
+    `{rg}` route parameter (localml/computes.py); with it, the AmlCompute body azure-native sends passes."""
+    inputs = _inputs(prod, COMPUTE)
+    body = {"location": inputs["location"], "properties": inputs["properties"]}
+    params = {"workspaceName": "ws-llm", "computeName": inputs["computeName"]}
+    without = schema.check_request("Compute_CreateOrUpdate", "2025-12-01", params, body)
+    assert [(f.path, f.constraint) for f in without.failures] == [("resourceGroupName", "required")]
+    bad = schema.check_request(
+        "Compute_CreateOrUpdate", "2025-12-01", params | {"resourceGroupName": "rg/x"}, body
+    )
+    assert [f.path for f in bad.failures] == ["resourceGroupName"]
+    ok = schema.check_request(
+        "Compute_CreateOrUpdate", "2025-12-01", params | {"resourceGroupName": "rg"}, body
+    )
+    assert ok.failures == [] and ok.checked
