@@ -23,6 +23,10 @@ def _load(name: str) -> dict[str, Any]:
     return yaml.safe_load((FLOWS / name).read_text())
 
 
+# Every stack file in the repository is deployed by the pipeline.
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+
+
 def _clusters(stack: str) -> set[str]:
     config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
     return {c["name"] for c in config["azml-gpu:clusters"]}
@@ -35,11 +39,11 @@ def test_main_and_dispatch_deploy_dev_then_prod_after_the_gate() -> None:
     assert flow["concurrency"]["cancel-in-progress"] is False  # never cancel a pulumi up half way
     jobs = flow["jobs"]
     runs = [s.get("run") for s in jobs["gate"]["steps"] if "run" in s]
-    assert runs == ["make test", "make preview STACK=dev", "make preview STACK=prod"]
+    assert runs == ["make test", "make preview STACK=dev", "make preview STACK=prod", "make preview STACK=prod-westus3"]
     assert "secrets." not in yaml.safe_dump(jobs["gate"])
     # Promotion: dev needs the gate, prod needs dev, so a failure in dev skips prod.
-    assert jobs["dev"]["needs"] == "gate" and jobs["prod"]["needs"] == "dev"
-    for stack in ("dev", "prod"):
+    assert jobs["dev"]["needs"] == "gate" and jobs["prod"]["needs"] == jobs["prod-westus3"]["needs"] == "dev"
+    for stack in STACKS:
         job = jobs[stack]
         assert job["uses"] == "./.github/workflows/deploy-stack.yml"
         assert job["with"]["stack"] == stack and job["secrets"] == "inherit"
@@ -84,7 +88,7 @@ def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> No
     assert upload["if"] == "always()" and upload["with"]["path"] == "verdict/"
     # The commands parse with the real CLI, for each stack's inputs.
     deploy = _load("deploy.yml")["jobs"]
-    for stack in ("dev", "prod"):
+    for stack in STACKS:
         for command in (check, smoke):
             line = command.replace("\\\n", " ").replace("${{ inputs.stack }}", stack)
             line = line.replace("${{ inputs.smoke-args }}", deploy[stack]["with"]["smoke-args"])
