@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 WS = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
 #: Route parameters -> the spec's path parameters, for the body check (localml/validation.py).
-JOB_PARAMS = {"ws": "workspaceName", "name": "id"}
-CODE_PARAMS = {"ws": "workspaceName", "name": "name", "version": "version"}
+JOB_PARAMS = {"rg": "resourceGroupName", "ws": "workspaceName", "name": "id"}
+CODE_PARAMS = {"rg": "resourceGroupName", "ws": "workspaceName", "name": "name", "version": "version"}
 
 #: The workspace's datastores: name -> container in Azurite.
 DATASTORES = {"workspaceblobstore": "azureml-blobstore", "workspaceartifactstore": ARTIFACT_CONTAINER}

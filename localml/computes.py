@@ -55,7 +55,7 @@ def register(router: Router, cp: ControlPlane, ws: str) -> None:
     a("GET", ws + "/computes", lambda r: _list(cp, r), "computes list")
     a("PUT", ws + "/computes/{compute}",
       checked("Compute_CreateOrUpdate", lambda r: _put(cp, r), lambda: cp.validation,
-              {"ws": "workspaceName", "compute": "computeName"}),
+              {"rg": "resourceGroupName", "ws": "workspaceName", "compute": "computeName"}),
       "compute PUT (create or overwrite)")
     a("GET", ws + "/computes/{compute}", lambda r: _get(cp, r), "compute GET")
     a("DELETE", ws + "/computes/{compute}", lambda r: _delete(cp, r), "compute DELETE (Delete or Detach)")

@@ -147,6 +147,7 @@ def check(resources: Iterable[Any], flat_config: Mapping[str, str]) -> Outcome:
                 "spec": result.spec,
                 "checked": result.checked,
                 "why_not": result.why or None,
+                "spec_note": result.note or None,
                 "resources": 0,
                 "not_checked": [],
             },

@@ -62,6 +62,7 @@ class Result:
 
     spec: str | None
     why: str = ""
+    note: str = ""  # index.json's note on the entry (e.g. the spec was read at a neighbouring API version)
     failures: list[Failure] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
 
@@ -429,8 +430,8 @@ _CLIENT_PARAMS = ("subscriptionId", "api-version")
 _CLIENT_PARAM_REFS = ("/SubscriptionIdParameter", "/ApiVersionParameter")
 
 
-def _lookup(section: str, key: str, api_version: str | None) -> tuple[str, str] | str:
-    """(vendored file, operationId) for `key` at `api_version`, or why there is none."""
+def _lookup(section: str, key: str, api_version: str | None) -> tuple[str, str, str] | str:
+    """(vendored file, operationId, note) for `key` at `api_version`, or why there is none."""
     versions = index().get(section, {}).get(key)
     if not versions:
         return f"no spec vendored for {key} (preflight/azure_specs/index.json)"
@@ -439,7 +440,7 @@ def _lookup(section: str, key: str, api_version: str | None) -> tuple[str, str] 
             f"no spec vendored for {key} API version {api_version} (vendored: {', '.join(sorted(versions))})"
         )
     entry = versions[api_version]
-    return entry["file"], entry["operationId"]
+    return entry["file"], entry["operationId"], str(entry.get("note", ""))
 
 
 def check_operation(
@@ -490,7 +491,9 @@ def check_operation(
             checker.unchecked.append(f"(body): {_short(body_node.schema.get('$ref'))}")
         else:
             checker.object(resolved, values, "")
-    return Result(f"{relative}#{operation_id}", "", checker.failures, sorted(set(checker.unchecked)))
+    return Result(
+        f"{relative}#{operation_id}", failures=checker.failures, unchecked=sorted(set(checker.unchecked))
+    )
 
 
 def _naming_rules(relative: str, operation_id: str) -> list[Mapping[str, Any]]:
@@ -508,7 +511,9 @@ def check_resource(token: str, inputs: Mapping[str, Any]) -> Result:
         return Result(None, found)
     # azureApiVersion is azure-native's own input (it picks the API version), not part of the request.
     values = {k: v for k, v in inputs.items() if k != "azureApiVersion"}
-    return check_operation(*found, values, None, sdk_shape=True)
+    result = check_operation(found[0], found[1], values, None, sdk_shape=True)
+    result.note = found[2]
+    return result
 
 
 def check_request(operation: str, api_version: str | None, params: Mapping[str, Any], body: Any) -> Result:
@@ -517,9 +522,11 @@ def check_request(operation: str, api_version: str | None, params: Mapping[str, 
     if isinstance(found, str):
         return Result(None, found)
     if not isinstance(body, Mapping):
-        result = Result(f"{found[0]}#{found[1]}")
+        result = Result(f"{found[0]}#{found[1]}", note=found[2])
         result.failures.append(
             Failure("(body)", "type object", "the request body is not a JSON object", found[0])
         )
         return result
-    return check_operation(*found, params, body, sdk_shape=False)
+    result = check_operation(found[0], found[1], params, body, sdk_shape=False)
+    result.note = found[2]
+    return result

@@ -21,6 +21,10 @@ from preflight.gate import EXIT_INVALID, evaluate
 from preflight.program import REPO_ROOT, flatten_config, read_stack_config, run_program
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
+ROLE = "azure-native:authorization:RoleAssignment"
+ENDPOINT = "azure-native:network:PrivateEndpoint"
+DNS_GROUP = "azure-native:network:PrivateDnsZoneGroup"
+DIAGNOSTICS = "azure-native:monitor:DiagnosticSetting"
 
 
 @pytest.fixture(scope="module")
@@ -37,18 +41,30 @@ def _inputs(prod: dict[str, Any], typ: str) -> dict[str, Any]:
     return copy.deepcopy(dict(found.inputs))
 
 
-def test_prod_passes_and_every_azure_native_type_is_reported(prod: dict[str, Any]) -> None:
+def test_prod_passes_and_every_azure_native_type_is_checked_with_its_body(prod: dict[str, Any]) -> None:
     outcome = resource_check.check(prod["resources"], prod["flat"])
     assert outcome.problems == []
     rows = {row["type"]: row for row in outcome.coverage_rows()}
     declared = {r.type for r in prod["resources"] if r.custom and r.type.startswith("azure-native:")}
     assert set(rows) == declared
-    # A type with no vendored spec is listed as not checked, with the reason; never silently passed.
-    group = rows["azure-native:resources:ResourceGroup"]
-    assert group["checked"] is False and "no spec vendored" in group["why_not"]
+    # Every type prod declares has its PUT operation, body and common-types vendored: nothing unchecked.
+    assert {t: (row["checked"], row["not_checked"]) for t, row in rows.items()} == {
+        t: (True, []) for t in declared
+    }
     compute = rows[COMPUTE]
-    assert compute["checked"] and compute["api_version"] == "2025-12-01" and compute["resources"] == 3
-    assert any("ManagedServiceIdentity" in p for p in compute["not_checked"])
+    clusters = [r for r in prod["resources"] if r.custom and r.type == COMPUTE]
+    assert compute["api_version"] == "2025-12-01" and compute["resources"] == len(clusters) >= 2
+    # The network types' spec was read at a neighbouring API version: the row says so.
+    endpoint = rows["azure-native:network:PrivateEndpoint"]
+    assert endpoint["api_version"] == "2024-05-01" and "2024-07-01" in endpoint["spec_note"]
+    assert rows["azure-native:storage:StorageAccount"]["spec_note"] is None
+
+
+def test_a_type_without_a_vendored_spec_is_listed_as_not_checked(prod: dict[str, Any]) -> None:
+    inputs = _inputs(prod, "azure-native:resources:ResourceGroup")
+    result = schema.check_resource("azure-native:resources:Deployment", inputs)
+    assert not result.checked and result.failures == []
+    assert "no spec vendored for azure-native:resources:Deployment" in result.why
 
 
 # (resource type, change to the prod inputs, failing path, constraint, provider-style reason fragment)
@@ -186,6 +202,141 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str, str, str]] = [
         "one of",
         "not one of the values the spec defines",
     ),
+    (
+        COMPUTE,
+        lambda i: i["identity"].pop("type"),
+        "identity.type",
+        "required",
+        "missing required property 'identity.type'",
+    ),
+    # Role assignments, diagnostic settings, private endpoints, DNS zone groups, resource groups and the
+    # request bodies of storage, key vault, registry and workspace (vendored for issue 16's second pass).
+    (
+        ROLE,
+        lambda i: i.pop("principalId"),
+        "principalId",
+        "required",
+        "missing required property 'principalId'",
+    ),
+    (
+        ROLE,
+        lambda i: i.update(principalType=["Group"]),
+        "principalType",
+        "type string",
+        "'principalType' should be of type 'string' but got an array",
+    ),
+    (
+        ENDPOINT,
+        lambda i: i["privateLinkServiceConnections"][0].update(groupIds="file"),
+        "privateLinkServiceConnections[0].groupIds",
+        "type array",
+        "'privateLinkServiceConnections[0].groupIds' should be of type 'array' but got a string",
+    ),
+    (
+        DNS_GROUP,
+        lambda i: i["privateDnsZoneConfigs"][0].update(privateDnsZoneId=7),
+        "privateDnsZoneConfigs[0].privateDnsZoneId",
+        "type string",
+        "should be of type 'string' but got a number",
+    ),
+    (
+        DIAGNOSTICS,
+        lambda i: i["logs"][0].pop("enabled"),
+        "logs[0].enabled",
+        "required",
+        "missing required property 'logs[0].enabled'",
+    ),
+    (
+        DIAGNOSTICS,
+        lambda i: i["logs"][0].update(retentionPolicy={"enabled": True, "days": -1}),
+        "logs[0].retentionPolicy.days",
+        "minimum 0",
+        "'logs[0].retentionPolicy.days' is too low",
+    ),
+    (
+        "azure-native:resources:ResourceGroup",
+        lambda i: i.pop("location"),
+        "location",
+        "required",
+        "missing required property 'location'",
+    ),
+    (
+        "azure-native:resources:ResourceGroup",
+        lambda i: i.update(resourceGroupName="rg/train"),
+        "resourceGroupName",
+        "pattern ^[-\\w\\._\\(\\)]+$",
+        "does not match expression",
+    ),
+    (
+        "azure-native:storage:StorageAccount",
+        lambda i: i.pop("kind"),
+        "kind",
+        "required",
+        "missing required property 'kind'",
+    ),
+    (
+        "azure-native:storage:StorageAccount",
+        lambda i: i.update(accessTier="Archive"),
+        "accessTier",
+        "one of Hot, Cool, Premium, Cold",
+        "'accessTier' is 'Archive', not one of Hot, Cool, Premium, Cold",
+    ),
+    (
+        "azure-native:keyvault:Vault",
+        lambda i: i["properties"]["sku"].update(name="gold"),
+        "properties.sku.name",
+        "one of standard, premium",
+        "'properties.sku.name' is 'gold', not one of standard, premium",
+    ),
+    (
+        "azure-native:keyvault:Vault",
+        lambda i: i["properties"].pop("tenantId"),
+        "properties.tenantId",
+        "required",
+        "missing required property 'properties.tenantId'",
+    ),
+    (
+        "azure-native:containerregistry:Registry",
+        lambda i: i.pop("sku"),
+        "sku",
+        "required",
+        "missing required property 'sku'",
+    ),
+    (
+        "azure-native:containerregistry:Registry",
+        lambda i: i.update(networkRuleSet={"ipRules": []}),
+        "networkRuleSet.defaultAction",
+        "required",
+        "missing required property 'networkRuleSet.defaultAction'",
+    ),
+    (
+        "azure-native:machinelearningservices:Workspace",
+        lambda i: i["sku"].update(tier="Gold"),
+        "sku.tier",
+        "one of Free, Basic, Standard, Premium",
+        "'sku.tier' is 'Gold', not one of Free, Basic, Standard, Premium",
+    ),
+    (
+        "azure-native:machinelearningservices:Workspace",
+        lambda i: i["managedNetwork"].update(outboundRules={"pypi": {"category": "UserDefined"}}),
+        "managedNetwork.outboundRules.pypi.type",
+        "required",
+        "missing required property 'managedNetwork.outboundRules.pypi.type'",
+    ),
+    (
+        "azure-native:operationalinsights:Workspace",
+        lambda i: i.pop("location"),
+        "location",
+        "required",
+        "missing required property 'location'",
+    ),
+    (
+        "azure-native:applicationinsights:Component",
+        lambda i: i.update(resourceGroupName="r" * 91),
+        "resourceGroupName",
+        "maxLength 90",
+        "'resourceGroupName' is too long (91): at most 90 characters allowed",
+    ),
 ]
 
 
@@ -261,6 +412,118 @@ def test_a_stricter_spec_fails_the_gate_with_exit_2(
     assert "maxLength 10" in error and "set by config key azml-gpu:workspace.name" in error
     assert result.resource_problems[0]["config_key"] == "azml-gpu:workspace.name"
     assert result.evaluations == []  # the pack never analyzed anything
+
+
+# One real constraint per type vendored in the second pass, broken in the resources the program declares:
+# (type, change, property, constraint, where the constraint is written).
+GATE_BREAKS: list[tuple[str, Callable[[dict[str, Any]], None], str, str, str]] = [
+    (
+        ROLE,
+        lambda i: i.pop("principalId"),
+        "'principalId'",
+        "constraint required",
+        "authorization-RoleAssignmentsCalls.json#/definitions/RoleAssignmentCreateParameters",
+    ),
+    (
+        ENDPOINT,
+        lambda i: i["privateLinkServiceConnections"][0].update(groupIds="vault"),
+        "'privateLinkServiceConnections[0].groupIds'",
+        "constraint type array",
+        "2024-07-01/privateEndpoint.json#/definitions/PrivateLinkServiceConnectionProperties/properties/groupIds",
+    ),
+    (
+        DNS_GROUP,
+        lambda i: i.update(privateDnsZoneConfigs={"name": "privatelink"}),
+        "'privateDnsZoneConfigs'",
+        "constraint type array",
+        "privateEndpoint.json#/definitions/PrivateDnsZoneGroupPropertiesFormat/properties/privateDnsZoneConfigs",
+    ),
+    (
+        DIAGNOSTICS,
+        lambda i: i["metrics"][0].pop("enabled"),
+        "'metrics[0].enabled'",
+        "constraint required",
+        "diagnosticsSettings_API.json#/definitions/MetricSettings",
+    ),
+    (
+        "azure-native:resources:ResourceGroup",
+        lambda i: i.pop("location"),
+        "'location'",
+        "constraint required",
+        "Microsoft.Resources/stable/2024-03-01/resources.json#/definitions/ResourceGroup",
+    ),
+    (
+        "azure-native:storage:StorageAccount",
+        lambda i: i.update(sku={}),
+        "'sku.name'",
+        "constraint required",
+        "2024-01-01/common.json#/definitions/Sku",
+    ),
+    (
+        "azure-native:keyvault:Vault",
+        lambda i: i["properties"]["sku"].update(name="gold"),
+        "'properties.sku.name'",
+        "constraint one of standard, premium",
+        "keyvault.json#/definitions/Sku/properties/name",
+    ),
+    (
+        "azure-native:containerregistry:Registry",
+        lambda i: i.pop("sku"),
+        "'sku'",
+        "constraint required",
+        "containerregistry.json#/definitions/Registry",
+    ),
+    (
+        "azure-native:machinelearningservices:Workspace",
+        lambda i: i["sku"].update(tier="Gold"),
+        "'sku.tier'",
+        "constraint one of Free, Basic, Standard, Premium",
+        "common-types/resource-management/v3/types.json#/definitions/SkuTier",
+    ),
+]
+
+
+def test_each_newly_vendored_type_fails_the_gate_with_exit_2(
+    monkeypatch: pytest.MonkeyPatch, pack: Any
+) -> None:
+    """End to end through the gate: the program runs for real, then one resource of each type carries an
+    input its spec rejects (as a component bug would produce it); the gate stops before the pack with exit
+    2 and one line per resource naming the resource, its type, the property, the constraint and the
+    vendored file and pointer it comes from."""
+    import dataclasses
+
+    from preflight import gate
+
+    breaks = {typ: change for typ, change, *_ in GATE_BREAKS}
+    real_run = gate._run
+
+    def broken_run(*args: Any, **kwargs: Any) -> Any:
+        program = real_run(*args, **kwargs)
+        seen: set[str] = set()
+        changed = []
+        for r in program.resources:
+            if r.custom and r.type in breaks and r.type not in seen:
+                seen.add(r.type)
+                inputs = copy.deepcopy(dict(r.inputs))
+                breaks[r.type](inputs)
+                r = dataclasses.replace(r, inputs=inputs)
+            changed.append(r)
+        assert seen == set(breaks), set(breaks) - seen
+        program.resources = changed
+        return program
+
+    monkeypatch.setattr(gate, "_run", broken_run)
+    result = evaluate("prod", pack=pack)
+    assert result.exit_code == EXIT_INVALID
+    assert result.evaluations == []  # the pack never analyzed anything
+    assert len(result.errors) == len(GATE_BREAKS), result.errors
+    for typ, _, prop, constraint, source in GATE_BREAKS:
+        [line] = [e for e in result.errors if f"({typ}, API " in e]
+        assert line.startswith("first-deploy preview: the Azure REST spec rejects ")
+        assert prop in line and f"[{constraint} from " in line and source in line, line
+    problems = {p["type"]: p for p in result.resource_problems}
+    assert problems[ROLE]["property"] == "principalId" and problems[ROLE]["config_key"] is None
+    assert problems["azure-native:resources:ResourceGroup"]["config_key"] == "azml-gpu:workspace.region"
 
 
 # --- configs stackconfig accepts, at the name length and character limits -------------------------------
@@ -415,3 +678,22 @@ def test_the_400_is_the_arm_error_envelope() -> None:
             ],
         }
     }
+
+
+def test_a_compute_put_needs_its_resource_group_path_parameter(prod: dict[str, Any]) -> None:
+    """Compute_CreateOrUpdate's route takes common-types v3 ResourceGroupNameParameter (now vendored, with
+    its pattern): checked without it, the request misses a required path parameter, so localml passes its
+    `{rg}` route parameter (localml/computes.py); with it, the AmlCompute body azure-native sends passes."""
+    inputs = _inputs(prod, COMPUTE)
+    body = {"location": inputs["location"], "properties": inputs["properties"]}
+    params = {"workspaceName": "ws-llm", "computeName": inputs["computeName"]}
+    without = schema.check_request("Compute_CreateOrUpdate", "2025-12-01", params, body)
+    assert [(f.path, f.constraint) for f in without.failures] == [("resourceGroupName", "required")]
+    bad = schema.check_request(
+        "Compute_CreateOrUpdate", "2025-12-01", params | {"resourceGroupName": "rg/x"}, body
+    )
+    assert [f.path for f in bad.failures] == ["resourceGroupName"]
+    ok = schema.check_request(
+        "Compute_CreateOrUpdate", "2025-12-01", params | {"resourceGroupName": "rg"}, body
+    )
+    assert ok.failures == [] and ok.checked
