@@ -518,14 +518,19 @@ class StopRequest:
     """
 
     def __init__(self, signals: tuple[int, ...] = (signal.SIGTERM,)) -> None:
-        self.signum: int | None = None
+        self.signum: int | None = None  # the stop reason: received here, or adopted from another rank
+        self._received: int | None = None  # what this process itself was sent
         for s in signals:
             signal.signal(s, self._handle)
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if self.signum == signum:  # the same signal twice (Ctrl-C, Ctrl-C): stop now, the default way
+        # The same signal twice (Ctrl-C, Ctrl-C): stop now, the default way. Only a signal this process
+        # received counts: a rank that adopted a peer's stop and is still writing the checkpoint when the
+        # launcher's SIGTERM arrives (the peer has exited) finishes the checkpoint instead of dying in it.
+        if self._received == signum:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
+        self._received = self._received or signum
         if self.signum is None:  # a launcher forwarding SIGTERM after a Ctrl-C changes nothing
             self.signum = signum
 

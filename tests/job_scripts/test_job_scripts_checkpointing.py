@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -10,7 +12,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from jobscripts_util import SRC
+from jobscripts_util import PY, SRC
 
 sys.path.insert(0, str(SRC))
 import checkpointing as ck  # noqa: E402
@@ -251,3 +253,23 @@ def test_manager_refuses_to_save_before_restore_tracked_the_model(tmp_path):
     m = ck.CheckpointManager(tmp_path, interval=1, keep=1, total_steps=3)
     with pytest.raises(RuntimeError, match="maybe_save before restore"):
         m.maybe_save(1)
+
+
+def test_a_rank_that_adopted_a_peers_stop_survives_the_launchers_sigterm_but_not_a_second():
+    """The drill's race: rank 1 got SIGTERM, rank 0 adopted the stop (StopRequest.agreed) and is writing
+    the checkpoint when the launcher, seeing rank 1 exit, sends rank 0 its first SIGTERM. That must not
+    kill it mid-save; only a second signal it received itself ends it at once."""
+    script = (
+        "import os, signal, sys\n"
+        f"sys.path.insert(0, {str(SRC)!r})\n"
+        "from checkpointing import StopRequest\n"
+        "stop = StopRequest((signal.SIGTERM,))\n"
+        "stop.signum = signal.SIGTERM  # what agreed() does on a rank that got no signal\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "print('alive after the first', stop.signum, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "print('alive after the second', flush=True)\n"
+    )
+    p = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=60)
+    assert p.stdout.splitlines() == ["alive after the first 15"], p.stderr
+    assert p.returncode == -signal.SIGTERM
