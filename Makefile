@@ -47,6 +47,7 @@ smoke: setup fuse-check
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # After changing requirements.txt: record every transitive version that was installed and tested.
 constraints: $(VENV)/.installed

@@ -74,8 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         step()
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": 0}
     nbytes = sum(t.numel() * t.element_size() for t in model.state_dict().values())
-    nbytes += sum(t.numel() * t.element_size() for s in opt.state.values() for t in s.values()
-                  if isinstance(t, torch.Tensor))
+    nbytes += sum(
+        t.numel() * t.element_size()
+        for s in opt.state.values()
+        for t in s.values()
+        if isinstance(t, torch.Tensor)
+    )
     baseline = statistics.median(step() for _ in range(5))
 
     root = Path(tempfile.mkdtemp(prefix="ckpt-stall-", dir=args.dir))
@@ -145,20 +149,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"state {result['state_mb']} MB ({result['params_m']}M params + AdamW), baseline step "
-              f"{baseline * 1000:.0f} ms, {args.checkpoints} checkpoints per method, medians, "
-              f"{result['cpu_count']} CPUs, load {result['load_avg_1m']}:")
+        print(
+            f"state {result['state_mb']} MB ({result['params_m']}M params + AdamW), baseline step "
+            f"{baseline * 1000:.0f} ms, {args.checkpoints} checkpoints per method, medians, "
+            f"{result['cpu_count']} CPUs, load {result['load_avg_1m']}:"
+        )
         print(f"  {'training stall per checkpoint':46s} {'seconds':>10s} {'vs torch.save':>14s}")
-        rows = [("synchronous torch.save", med(sync_s)),
-                ("synchronous torch.save + fsync (durable)", med(durable_s)),
-                ("project: save() + fence() (snapshot, overlap)", med(block_s))]
+        rows = [
+            ("synchronous torch.save", med(sync_s)),
+            ("synchronous torch.save + fsync (durable)", med(durable_s)),
+            ("project: save() + fence() (snapshot, overlap)", med(block_s)),
+        ]
         for name, v in rows:
             print(f"  {name:46s} {v:>10.3f} {100 * v / med(sync_s):>13.1f}%")
-        print(f"  background write incl. sha256 (and upload on a mount): {med(write_s):.3f} s; "
-              f"{med(overlapped):g} steps ran "
-              f"during it, {med(slow_s):+.3f} s slower in total than the same steps without a write")
-        print(f"  target: stall <= {100 * TARGET:.0f}% of the synchronous torch.save stall: "
-              f"{'PASS' if result['meets_target'] else 'FAIL'} ({100 * result['ratio']:.1f}%)")
+        print(
+            f"  background write incl. sha256 (and upload on a mount): {med(write_s):.3f} s; "
+            f"{med(overlapped):g} steps ran "
+            f"during it, {med(slow_s):+.3f} s slower in total than the same steps without a write"
+        )
+        print(
+            f"  target: stall <= {100 * TARGET:.0f}% of the synchronous torch.save stall: "
+            f"{'PASS' if result['meets_target'] else 'FAIL'} ({100 * result['ratio']:.1f}%)"
+        )
     return 0 if result["meets_target"] else 1
 
 

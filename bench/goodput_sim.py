@@ -110,8 +110,12 @@ def inputs(job_mtbf_h: float, save_gbps: float, write_gbps: float, restart_s: fl
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ledger", type=Path, help="a `jobs run --json` output or ledger file of the drill run")
-    p.add_argument("--drill-overhead-s", type=float, default=None,
-                   help="restart overhead measured in the drills, seconds (instead of --ledger)")
+    p.add_argument(
+        "--drill-overhead-s",
+        type=float,
+        default=None,
+        help="restart overhead measured in the drills, seconds (instead of --ledger)",
+    )
     p.add_argument("--alloc-s", type=float, default=300.0, help="Azure node allocation + image start, s")
     p.add_argument("--save-gbps", type=float, default=2.0, help="synchronous torch.save rate, GB/s")
     p.add_argument("--write-gbps", type=float, default=0.5, help="background write rate to the mount, GB/s")
@@ -133,25 +137,41 @@ def main() -> int:
         for alloc in (0.0, a.alloc_s, 2 * a.alloc_s):
             inp = inputs(mtbf, a.save_gbps, a.write_gbps, drill + alloc)
             m, q = goodput(inp, a.runs, a.seed)
-            rows.append({"job_mtbf_h": round(mtbf, 3), "restart_s": round(drill + alloc, 1),
-                         "interval_s": round(inp.interval_s, 1), "goodput": round(m, 4), "p5": round(q, 4)})
-    result = {"work_s": round(WORK_S, 1), "planned_h": round(PLANNED_H, 3), "seed_goodput": SEED_GOODPUT,
-              "drill_overhead_s": round(drill, 2), "headline": asdict(headline) | {"goodput": round(mean, 4),
-                                                                                   "p5": round(p5, 4)},
-              "sensitivity": rows, "runs": a.runs}
+            rows.append(
+                {
+                    "job_mtbf_h": round(mtbf, 3),
+                    "restart_s": round(drill + alloc, 1),
+                    "interval_s": round(inp.interval_s, 1),
+                    "goodput": round(m, 4),
+                    "p5": round(q, 4),
+                }
+            )
+    result = {
+        "work_s": round(WORK_S, 1),
+        "planned_h": round(PLANNED_H, 3),
+        "seed_goodput": SEED_GOODPUT,
+        "drill_overhead_s": round(drill, 2),
+        "headline": asdict(headline) | {"goodput": round(mean, 4), "p5": round(p5, 4)},
+        "sensitivity": rows,
+        "runs": a.runs,
+    }
     if a.json:
         print(json.dumps(result, indent=2))
         return 0
     h = headline
     print(f"training work {WORK_S:,.0f} s; the seed plans {PLANNED_H:.2f} h at goodput {SEED_GOODPUT}")
-    print(f"headline: job MTBF {h.job_mtbf_h:.2f} h (3 failures per 5 h), checkpoint stall "
-          f"{h.stall_s:.2f} s, write {h.write_s:.0f} s, interval {h.interval_s:.0f} s, "
-          f"restart {h.restart_s:.0f} s (drill overhead {drill:.1f} s + allocation {a.alloc_s:.0f} s)")
+    print(
+        f"headline: job MTBF {h.job_mtbf_h:.2f} h (3 failures per 5 h), checkpoint stall "
+        f"{h.stall_s:.2f} s, write {h.write_s:.0f} s, interval {h.interval_s:.0f} s, "
+        f"restart {h.restart_s:.0f} s (drill overhead {drill:.1f} s + allocation {a.alloc_s:.0f} s)"
+    )
     print(f"goodput {mean:.4f} (5th percentile {p5:.4f}) over {a.runs} runs vs planned {SEED_GOODPUT}")
     print("job MTBF h | restart s | interval s | goodput | p5")
     for r in rows:
-        print(f"{r['job_mtbf_h']:10.2f} | {r['restart_s']:9.0f} | {r['interval_s']:10.0f} | "
-              f"{r['goodput']:.4f} | {r['p5']:.4f}")
+        print(
+            f"{r['job_mtbf_h']:10.2f} | {r['restart_s']:9.0f} | {r['interval_s']:10.0f} | "
+            f"{r['goodput']:.4f} | {r['p5']:.4f}"
+        )
     return 0
 
 

@@ -98,17 +98,33 @@ def workspace_lock_targets(workspace, flags: LockFlags) -> list[LockTarget]:
     names = workspace.names
     targets: list[LockTarget] = []
     if flags.storage:
-        targets.append(LockTarget(names.storage_account, workspace.storage_account,
-                                  "holds the workspace's datastores, job outputs and checkpoints"))
+        targets.append(
+            LockTarget(
+                names.storage_account,
+                workspace.storage_account,
+                "holds the workspace's datastores, job outputs and checkpoints",
+            )
+        )
     if flags.key_vault:
-        targets.append(LockTarget(names.key_vault, workspace.key_vault,
-                                  "holds the workspace's secrets; purge protection keeps its name taken"))
+        targets.append(
+            LockTarget(
+                names.key_vault,
+                workspace.key_vault,
+                "holds the workspace's secrets; purge protection keeps its name taken",
+            )
+        )
     if flags.container_registry and workspace.container_registry is not None:
-        targets.append(LockTarget(names.container_registry, workspace.container_registry,
-                                  "holds the workspace's environment images"))
+        targets.append(
+            LockTarget(
+                names.container_registry,
+                workspace.container_registry,
+                "holds the workspace's environment images",
+            )
+        )
     if flags.application_insights:
-        targets.append(LockTarget(names.app_insights, workspace.app_insights,
-                                  "the workspace's monitoring component"))
+        targets.append(
+            LockTarget(names.app_insights, workspace.app_insights, "the workspace's monitoring component")
+        )
     if flags.workspace:
         targets.append(LockTarget(workspace.azure_name, workspace.ml_workspace, _WORKSPACE_NOTE))
     return targets

@@ -185,7 +185,9 @@ class Workspace(pulumi.ComponentResource):
             workspace_name=self.names.log_analytics,
             resource_group_name=rg_name,
             location=args.region,
-            sku=operationalinsights.WorkspaceSkuArgs(name=operationalinsights.WorkspaceSkuNameEnum.PER_GB2018),
+            sku=operationalinsights.WorkspaceSkuArgs(
+                name=operationalinsights.WorkspaceSkuNameEnum.PER_GB2018
+            ),
             retention_in_days=args.log_retention_days,
             tags=tags,
             opts=child,

@@ -48,7 +48,9 @@ SRC_DIR = Path(__file__).resolve().parent / "src"
 #: ENVIRONMENT_VERSION, and run the smoke job on a cluster.
 ENVIRONMENT_NAME = "acpt-pytorch-2.2-cuda12.1"
 ENVIRONMENT_VERSION = "55"
-DEFAULT_ENVIRONMENT = f"azureml://registries/azureml/environments/{ENVIRONMENT_NAME}/versions/{ENVIRONMENT_VERSION}"
+DEFAULT_ENVIRONMENT = (
+    f"azureml://registries/azureml/environments/{ENVIRONMENT_NAME}/versions/{ENVIRONMENT_VERSION}"
+)
 
 #: Where a training run's checkpoints live, fixed by run name so a resubmit finds them
 #: (seed "Low-priority and Spot capacity": bind the checkpoint output to a fixed datastore path).
@@ -285,8 +287,13 @@ def smoke(
 
 # Script flags the builders set themselves, and the jobs flag that sets each: a script argument after
 # `--` may not override them (a second --ckpt would break resume; a second --expect-world-size the check).
-_TRAIN_OWNED = {"--ckpt": "--run-name", "--data": "--data", "--steps": "--steps",
-                "--batch-size": "--batch-size", "--log-every": "--log-every"}
+_TRAIN_OWNED = {
+    "--ckpt": "--run-name",
+    "--data": "--data",
+    "--steps": "--steps",
+    "--batch-size": "--batch-size",
+    "--log-every": "--log-every",
+}
 _SMOKE_OWNED = {"--expect-world-size": "--nodes and --processes-per-node"}
 
 

@@ -226,11 +226,15 @@ def compare(cluster: ClusterOutput, live: LiveCluster | None, where: Where) -> C
         return ClusterCheck(
             name,
             "missing",
-            problems=[f"{name}: not deployed: workspace {where.workspace} has no compute of that name "
-                      "(never created, deleted outside Pulumi, or a replacement whose create failed)"],
-            recovery=[f"1. pulumi refresh --stack {where.stack} --yes   (the state forgets it)",
-                      f"2. pulumi up --stack {where.stack}   (creates it)",
-                      f"3. python -m jobs check-deploy --stack {where.stack}"],
+            problems=[
+                f"{name}: not deployed: workspace {where.workspace} has no compute of that name "
+                "(never created, deleted outside Pulumi, or a replacement whose create failed)"
+            ],
+            recovery=[
+                f"1. pulumi refresh --stack {where.stack} --yes   (the state forgets it)",
+                f"2. pulumi up --stack {where.stack}   (creates it)",
+                f"3. python -m jobs check-deploy --stack {where.stack}",
+            ],
         )
     if live.type.lower() != "amlcompute":
         return ClusterCheck(
@@ -272,9 +276,11 @@ def _unsettled(name: str, state: str) -> str:
 def _unsettled_steps(name: str, state: str, where: Where) -> list[str]:
     ws = f"--resource-group {where.resource_group} --workspace-name {where.workspace}"
     if state == "Deleting":
-        return [f"wait until `az ml compute show --name {name} {ws}` answers ResourceNotFound, then "
-                f"pulumi refresh --stack {where.stack} --yes and pulumi up --stack {where.stack} "
-                "(creating the name again before the delete finishes races with it)"]
+        return [
+            f"wait until `az ml compute show --name {name} {ws}` answers ResourceNotFound, then "
+            f"pulumi refresh --stack {where.stack} --yes and pulumi up --stack {where.stack} "
+            "(creating the name again before the delete finishes races with it)"
+        ]
     if state == "Failed":
         return [f"read the provisioning errors: az ml compute show --name {name} {ws}"]
     return [f"run python -m jobs check-deploy --stack {where.stack} again when it is {SETTLED}"]
@@ -315,13 +321,21 @@ def to_json(report: Report) -> dict[str, Any]:
         "ok": report.ok,
         "exit_code": report.exit_code,
         "clusters": [
-            {"cluster": c.cluster, "state": c.state, "ok": c.ok, "provisioning_state": c.provisioning_state,
-             "fields": [asdict(f) for f in c.fields], "problems": c.problems, "recovery": c.recovery}
+            {
+                "cluster": c.cluster,
+                "state": c.state,
+                "ok": c.ok,
+                "provisioning_state": c.provisioning_state,
+                "fields": [asdict(f) for f in c.fields],
+                "problems": c.problems,
+                "recovery": c.recovery,
+            }
             for c in report.clusters
         ],
         "mismatches": [
             {"cluster": c.cluster, "field": f.field, "stack": f.stack, "live": f.live}
-            for c in report.clusters for f in c.mismatched
+            for c in report.clusters
+            for f in c.mismatched
         ],
         "extra_clusters": [asdict(c) for c in report.extra],
     }

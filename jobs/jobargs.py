@@ -56,10 +56,20 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
         help="override a job setting (jobs/settings.py): timeout=SECONDS, shm_size=64g, env.NAME=VALUE",
     )
     h = p.add_argument_group("health").add_mutually_exclusive_group()
-    h.add_argument("--quick", dest="health_mode", action="store_const", const="quick",
-                   help="health: few iterations per measurement (default; about 2 min on 2 nodes)")
-    h.add_argument("--full", dest="health_mode", action="store_const", const="full",
-                   help="health: nccl-tests' 5 warmup + 20 timed iterations, larger copies")
+    h.add_argument(
+        "--quick",
+        dest="health_mode",
+        action="store_const",
+        const="quick",
+        help="health: few iterations per measurement (default; about 2 min on 2 nodes)",
+    )
+    h.add_argument(
+        "--full",
+        dest="health_mode",
+        action="store_const",
+        const="full",
+        help="health: nccl-tests' 5 warmup + 20 timed iterations, larger copies",
+    )
     t = p.add_argument_group("train / scaling")
     t.add_argument(
         "--run-name",

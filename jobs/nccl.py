@@ -29,7 +29,6 @@ from jobs.logpatterns import IB_DEVICES, IB_NONE, NCCL_ANY, USING_NETWORK, VIA_N
 NONE_SEEN = "none seen"
 
 
-
 @dataclass
 class RankTransport:
     """What one rank's log says about NCCL."""

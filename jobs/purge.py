@@ -69,9 +69,14 @@ class Report:
     next_steps: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": True, "exit_code": EXIT_OK, "stack": self.stack, "workspace": asdict(self.workspace),
-                "key_vault": asdict(self.key_vault) | {"location": self.location},
-                "next_steps": self.next_steps}
+        return {
+            "ok": True,
+            "exit_code": EXIT_OK,
+            "stack": self.stack,
+            "workspace": asdict(self.workspace),
+            "key_vault": asdict(self.key_vault) | {"location": self.location},
+            "next_steps": self.next_steps,
+        }
 
 
 def refuse(outs: StackOutputs, origin: str, yes: bool) -> None:
@@ -187,8 +192,9 @@ def _refuse_protected(name: str, state: str) -> None:
     )
 
 
-def run(outs: StackOutputs, stack: str, ml: MLClient, arm: ARMPipelineClient, progress: Progress,
-        report: Report) -> Report:
+def run(
+    outs: StackOutputs, stack: str, ml: MLClient, arm: ARMPipelineClient, progress: Progress, report: Report
+) -> Report:
     """Steps 1-3 of the module docstring; fills `report` as it goes (so a failure shows what was done).
     Raises UsageError for a purge-protected live vault (nothing deleted) and Azure's errors as they come."""
     from azure.core.exceptions import ResourceNotFoundError
@@ -236,12 +242,17 @@ def run(outs: StackOutputs, stack: str, ml: MLClient, arm: ARMPipelineClient, pr
         progress(f"purging key vault {kv.name} in {report.location}; waiting for Azure")
         kv.elapsed_s = round(_wait(vaults.begin_purge(report.location), f"key vault {kv.name}", progress), 1)
         kv.state = "deleted_and_purged" if live is not None else "purged"
-        kv.detail = (f"key vault {kv.name} " + ("deleted and purged" if live is not None else
-                     "was soft-deleted already; purged") + "; its name is free now")
+        kv.detail = (
+            f"key vault {kv.name} "
+            + ("deleted and purged" if live is not None else "was soft-deleted already; purged")
+            + "; its name is free now"
+        )
     else:
         kv.state = "not_found"
-        kv.detail = (f"key vault {kv.name} was found neither in resource group {outs.resource_group} nor "
-                     f"soft-deleted in {report.location}: its name is not held by this subscription")
+        kv.detail = (
+            f"key vault {kv.name} was found neither in resource group {outs.resource_group} nor "
+            f"soft-deleted in {report.location}: its name is not held by this subscription"
+        )
     progress(kv.detail)
     report.next_steps = next_steps(stack)
     return report
@@ -260,8 +271,12 @@ def next_steps(stack: str) -> list[str]:
 
 def new_report(outs: StackOutputs, stack: str) -> Report:
     kv = outs.key_vault
-    return Report(stack, Step("workspace", outs.workspace_name), Step("key_vault", kv.name if kv else ""),
-                  _location(outs.workspace_region))
+    return Report(
+        stack,
+        Step("workspace", outs.workspace_name),
+        Step("key_vault", kv.name if kv else ""),
+        _location(outs.workspace_region),
+    )
 
 
 def render_text(report: Report) -> str:

@@ -38,8 +38,9 @@ class SigtermAt:
         """The launcher's on_start hook: watch rank 0's log in a thread."""
         if self.rank not in procs:
             raise ValueError(f"--sigterm-rank {self.rank}: the job has ranks 0..{len(procs) - 1}")
-        threading.Thread(target=self._watch, args=(procs[self.rank], logs[0]), daemon=True,
-                         name="jobs-sigterm-drill").start()
+        threading.Thread(
+            target=self._watch, args=(procs[self.rank], logs[0]), daemon=True, name="jobs-sigterm-drill"
+        ).start()
 
     def stop(self) -> None:
         self._stop.set()
@@ -59,8 +60,12 @@ class SigtermAt:
             last = recs[-1].step
             if last >= self.target:
                 self.sent_at_step = last
-                print(f"[jobs local] drill: SIGTERM to rank {self.rank} (pid {proc.pid}) at step {last} "
-                      f"(target {self.target})", file=sys.stderr, flush=True)
+                print(
+                    f"[jobs local] drill: SIGTERM to rank {self.rank} (pid {proc.pid}) at step {last} "
+                    f"(target {self.target})",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 os.kill(proc.pid, signal.SIGTERM)
                 return
 

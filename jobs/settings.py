@@ -42,16 +42,29 @@ from jobs.errors import UsageError
 DEFAULT_TIMEOUT_S = {"smoke": 3600, "health": 3600, "scaling": 7200, "train": 7 * 24 * 3600}
 AZURE_DEFAULT_SHM = "2g"
 GPU_ENV = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"}
-_HEALTH_CHECK_ENV = {"UCX_IB_PCI_RELAXED_ORDERING": "on", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-                     "NCCL_SOCKET_IFNAME": "eth0"}
+_HEALTH_CHECK_ENV = {
+    "UCX_IB_PCI_RELAXED_ORDERING": "on",
+    "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+    "NCCL_SOCKET_IFNAME": "eth0",
+}
 #: catalog series -> environment (sources in the module docstring)
 SERIES_ENV: dict[str, dict[str, str]] = {
-    "ND A100 v4 (NDasrA100_v4)": {"NCCL_IB_PCI_RELAXED_ORDERING": "1",
-                                  "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml", **_HEALTH_CHECK_ENV},
-    "NDm A100 v4 (NDm_A100_v4)": {"NCCL_IB_PCI_RELAXED_ORDERING": "1",
-                                  "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml", **_HEALTH_CHECK_ENV},
-    "ND H100 v5": {"NCCL_IB_PCI_RELAXED_ORDERING": "1", "NCCL_TOPO_FILE": "/opt/microsoft/ndv5-topo.xml",
-                   "NCCL_IGNORE_CPU_AFFINITY": "1", **_HEALTH_CHECK_ENV},
+    "ND A100 v4 (NDasrA100_v4)": {
+        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+        "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml",
+        **_HEALTH_CHECK_ENV,
+    },
+    "NDm A100 v4 (NDm_A100_v4)": {
+        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+        "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml",
+        **_HEALTH_CHECK_ENV,
+    },
+    "ND H100 v5": {
+        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
+        "NCCL_TOPO_FILE": "/opt/microsoft/ndv5-topo.xml",
+        "NCCL_IGNORE_CPU_AFFINITY": "1",
+        **_HEALTH_CHECK_ENV,
+    },
 }
 _SHM = re.compile(r"^[1-9][0-9]*[bkmg]$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -65,8 +78,12 @@ class JobSettings:
     overridden: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"timeout_s": self.timeout_s, "shm_size": self.shm_size, "environment_variables": self.env,
-                "overridden": self.overridden}
+        return {
+            "timeout_s": self.timeout_s,
+            "shm_size": self.shm_size,
+            "environment_variables": self.env,
+            "overridden": self.overridden,
+        }
 
 
 def _shm_for(size: str) -> str:
@@ -98,12 +115,14 @@ def apply(settings: JobSettings, overrides: list[str] | tuple[str, ...]) -> JobS
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep:
-            raise UsageError(f"--set {item!r}: use KEY=VALUE, e.g. --set shm_size=64g or "
-                             "--set env.NCCL_IB_TIMEOUT=22")
+            raise UsageError(
+                f"--set {item!r}: use KEY=VALUE, e.g. --set shm_size=64g or --set env.NCCL_IB_TIMEOUT=22"
+            )
         if key == "timeout":
             if not value.isdigit():
-                raise UsageError(f"--set timeout={value}: whole seconds, e.g. --set timeout=86400 "
-                                 "(0 = no limit)")
+                raise UsageError(
+                    f"--set timeout={value}: whole seconds, e.g. --set timeout=86400 (0 = no limit)"
+                )
             settings.timeout_s = int(value) or None
         elif key == "shm_size":
             if not _SHM.match(value):

@@ -36,20 +36,37 @@ def _ws_id(req: Request) -> str:
 
 def register(router: Router, cp: ControlPlane) -> None:
     a = router.add
-    a("GET", "/metadata/endpoints", lambda r: Response(200, cp.cloud_metadata()), "cloud metadata document",
-      public=True)
+    a(
+        "GET",
+        "/metadata/endpoints",
+        lambda r: Response(200, cp.cloud_metadata()),
+        "cloud metadata document",
+        public=True,
+    )
     workspaces.register(router, cp, WS)  # GET, PUT, DELETE; 404 under a deleted workspace
     a("GET", WS + "/codes/{name}/versions", lambda r: _code_list(cp, r), "code versions list (by hash)")
     a("GET", WS + "/codes/{name}/versions/{version}", lambda r: _code_get(cp, r), "code version GET")
-    a("PUT", WS + "/codes/{name}/versions/{version}",
-      checked("CodeVersions_CreateOrUpdate", lambda r: _code_put(cp, r), lambda: cp.validation, CODE_PARAMS),
-      "code version PUT")
-    a("POST", WS + "/codes/{name}/versions/{version}/startPendingUpload", lambda r: _pending_upload(cp, r),
-      "code version startPendingUpload")
+    a(
+        "PUT",
+        WS + "/codes/{name}/versions/{version}",
+        checked(
+            "CodeVersions_CreateOrUpdate", lambda r: _code_put(cp, r), lambda: cp.validation, CODE_PARAMS
+        ),
+        "code version PUT",
+    )
+    a(
+        "POST",
+        WS + "/codes/{name}/versions/{version}/startPendingUpload",
+        lambda r: _pending_upload(cp, r),
+        "code version startPendingUpload",
+    )
     a("GET", WS + "/jobs", lambda r: _job_list(cp, r), "jobs list")
-    a("PUT", WS + "/jobs/{name}",
-      checked("Jobs_CreateOrUpdate", lambda r: _job_put(cp, r), lambda: cp.validation, JOB_PARAMS),
-      "job PUT (create)")
+    a(
+        "PUT",
+        WS + "/jobs/{name}",
+        checked("Jobs_CreateOrUpdate", lambda r: _job_put(cp, r), lambda: cp.validation, JOB_PARAMS),
+        "job PUT (create)",
+    )
     a("GET", WS + "/jobs/{name}", lambda r: _job_get(cp, r), "job GET")
     a("POST", WS + "/jobs/{name}/cancel", lambda r: _job_cancel(cp, r), "job cancel")
     a("GET", WS + "/datastores", lambda r: _datastore_list(cp, r), "datastores list")
@@ -62,6 +79,7 @@ def register(router: Router, cp: ControlPlane) -> None:
 
 # --- code versions -------------------------------------------------------------------------------
 
+
 def _code_list(cp: ControlPlane, req: Request) -> Response:
     """With ``hash``: every code version of the workspace with that content hash, whatever its name
     (azure-ai-ml gives each anonymous upload a fresh name and reuses what this returns); else the
@@ -69,8 +87,11 @@ def _code_list(cp: ControlPlane, req: Request) -> Response:
     ws_id, name = _ws_id(req), req.params["name"]
     wanted = req.query.get("hash")
     with cp.store.lock:
-        found = [c.body for (w, n, _), c in cp.store.codes.items() if w == ws_id.lower()
-                 and (_code_hash(c.body) == wanted if wanted is not None else n == name)]
+        found = [
+            c.body
+            for (w, n, _), c in cp.store.codes.items()
+            if w == ws_id.lower() and (_code_hash(c.body) == wanted if wanted is not None else n == name)
+        ]
     return Response(200, {"value": found})
 
 
@@ -92,9 +113,13 @@ def _code_put(cp: ControlPlane, req: Request) -> Response:
     props = body.get("properties", {})
     if not props.get("codeUri"):
         return error(400, "UserError", "code version needs properties.codeUri")
-    resource = {"id": f"{ws_id}/codes/{name}/versions/{version}", "name": version,
-                "type": "Microsoft.MachineLearningServices/workspaces/codes/versions",
-                "properties": props, "systemData": {"createdAt": now_iso(), "createdBy": "localml"}}
+    resource = {
+        "id": f"{ws_id}/codes/{name}/versions/{version}",
+        "name": version,
+        "type": "Microsoft.MachineLearningServices/workspaces/codes/versions",
+        "properties": props,
+        "systemData": {"createdAt": now_iso(), "createdBy": "localml"},
+    }
     key = (ws_id.lower(), name, version)
     with cp.store.lock:
         existing = cp.store.codes.get(key)
@@ -106,24 +131,34 @@ def _code_put(cp: ControlPlane, req: Request) -> Response:
 
 def _pending_upload(cp: ControlPlane, req: Request) -> Response:
     container_url, sas_url = cp.blobs.new_upload_container()
-    return Response(200, {
-        "pendingUploadId": str(uuid.uuid4()), "pendingUploadType": "TemporaryBlobReference",
-        "blobReferenceForConsumption": {
-            "blobUri": container_url, "storageAccountArmId": None,
-            "credential": {"credentialType": "SAS", "sasUri": sas_url},
+    return Response(
+        200,
+        {
+            "pendingUploadId": str(uuid.uuid4()),
+            "pendingUploadType": "TemporaryBlobReference",
+            "blobReferenceForConsumption": {
+                "blobUri": container_url,
+                "storageAccountArmId": None,
+                "credential": {"credentialType": "SAS", "sasUri": sas_url},
+            },
         },
-    })
+    )
 
 
 # --- jobs --------------------------------------------------------------------------------------
+
 
 def _job_put(cp: ControlPlane, req: Request) -> Response:
     ws_id, name = _ws_id(req), req.params["name"]
     props = req.json().get("properties", {})
     with cp.store.lock:
         if cp.store.job(ws_id, name) is not None:
-            return error(409, "UserError", f"a job named {name!r} already exists in this workspace; "
-                                           "job names are unique, submit with another name")
+            return error(
+                409,
+                "UserError",
+                f"a job named {name!r} already exists in this workspace; "
+                "job names are unique, submit with another name",
+            )
         problem = cp.runner.check(props)
         if problem:
             return error(400, "UserError", problem)
@@ -157,13 +192,22 @@ def _job_cancel(cp: ControlPlane, req: Request) -> Response:
 
 # --- datastores --------------------------------------------------------------------------------
 
+
 def _datastore(cp: ControlPlane, ws_id: str, name: str) -> dict[str, Any]:
-    return {"id": f"{ws_id}/datastores/{name}", "name": name,
-            "type": "Microsoft.MachineLearningServices/workspaces/datastores",
-            "properties": {"datastoreType": "AzureBlob", "accountName": ACCOUNT_NAME,
-                           "containerName": DATASTORES[name], "endpoint": cp.storage_suffix,
-                           "protocol": "https", "isDefault": name == "workspaceblobstore",
-                           "credentials": {"credentialsType": "AccountKey"}}}
+    return {
+        "id": f"{ws_id}/datastores/{name}",
+        "name": name,
+        "type": "Microsoft.MachineLearningServices/workspaces/datastores",
+        "properties": {
+            "datastoreType": "AzureBlob",
+            "accountName": ACCOUNT_NAME,
+            "containerName": DATASTORES[name],
+            "endpoint": cp.storage_suffix,
+            "protocol": "https",
+            "isDefault": name == "workspaceblobstore",
+            "credentials": {"credentialsType": "AccountKey"},
+        },
+    }
 
 
 def _datastore_get(cp: ControlPlane, req: Request) -> Response:

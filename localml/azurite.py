@@ -53,16 +53,31 @@ class Azurite:
     def start(self) -> Azurite:
         node = shutil.which("node")
         if not AZURITE_BIN.exists() or node is None:
-            raise AzuriteError(f"Azurite is not installed at {AZURITE_BIN}: run `npm ci --prefix localml` "
-                               "(or `make setup`); Node.js 20 or later is needed")
+            raise AzuriteError(
+                f"Azurite is not installed at {AZURITE_BIN}: run `npm ci --prefix localml` "
+                "(or `make setup`); Node.js 20 or later is needed"
+            )
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        argv = [str(AZURITE_BIN), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
-                "--inMemoryPersistence", "--skipApiVersionCheck", "--loose", "--silent",
-                "--cert", str(self.certs.cert), "--key", str(self.certs.key)]
+        argv = [
+            str(AZURITE_BIN),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(self.port),
+            "--inMemoryPersistence",
+            "--skipApiVersionCheck",
+            "--loose",
+            "--silent",
+            "--cert",
+            str(self.certs.cert),
+            "--key",
+            str(self.certs.key),
+        ]
         env = {k: v for k, v in os.environ.items() if k != "AZURITE_ACCOUNTS"}
-        self._proc = subprocess.Popen(argv, cwd=self.workdir, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, env=env)
+        self._proc = subprocess.Popen(
+            argv, cwd=self.workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
         ready = threading.Event()
         threading.Thread(target=self._pump, args=(ready,), daemon=True).start()
         deadline = time.monotonic() + self.start_timeout

@@ -73,8 +73,18 @@ class BlobFS:
 
     use_ns = True
 
-    def __init__(self, store: Path, cache: Path, state: Path, attr_timeout: float, list_timeout: float,
-                 upload_rate: float, rename: str, rename_pause: float, sync_to_flush: bool) -> None:
+    def __init__(
+        self,
+        store: Path,
+        cache: Path,
+        state: Path,
+        attr_timeout: float,
+        list_timeout: float,
+        upload_rate: float,
+        rename: str,
+        rename_pause: float,
+        sync_to_flush: bool,
+    ) -> None:
         self.store, self.cache, self.state_dir = store, cache, state
         self.attr_timeout, self.list_timeout = attr_timeout, list_timeout
         self.upload_rate, self.rename_mode, self.rename_pause = upload_rate, rename, rename_pause
@@ -85,8 +95,8 @@ class BlobFS:
         self.attrs: dict[str, tuple[float, dict[str, Any] | None]] = {}  # path -> (cached at, attrs | None)
         self.listings: dict[str, tuple[float, list[str]]] = {}  # folder -> (cached at, names)
         self.counts = {"upload": 0, "rename": 0, "fsync": 0, "fsyncdir": 0, "upload_failed": 0}
-        self.uploading: dict[str, int] = {}                                # blob path -> bytes sent
-        self.renaming: dict[str, str] = {}                                 # source -> "copying" | "copied"
+        self.uploading: dict[str, int] = {}  # blob path -> bytes sent
+        self.renaming: dict[str, str] = {}  # source -> "copying" | "copied"
         self._write_state()
 
     # --- helpers -------------------------------------------------------------------------------
@@ -99,9 +109,13 @@ class BlobFS:
 
     def _write_state(self) -> None:
         with self.lock:
-            body = {"pid": os.getpid(), "counts": dict(self.counts), "uploading": dict(self.uploading),
-                    "renaming": dict(self.renaming),
-                    "writing": sorted({h.path for h in self.handles.values() if h.dirty})}
+            body = {
+                "pid": os.getpid(),
+                "counts": dict(self.counts),
+                "uploading": dict(self.uploading),
+                "renaming": dict(self.renaming),
+                "writing": sorted({h.path for h in self.handles.values() if h.dirty}),
+            }
         tmp = self.state_dir / f"state.json.{threading.get_ident()}"
         tmp.write_text(json.dumps(body))
         os.replace(tmp, self.state_dir / "state.json")  # the double's own local bookkeeping, not the mount
@@ -114,9 +128,16 @@ class BlobFS:
     @staticmethod
     def _stat_dict(st: os.stat_result) -> dict[str, Any]:
         mode = (stat.S_IFDIR | 0o755) if stat.S_ISDIR(st.st_mode) else (stat.S_IFREG | 0o644)
-        return {"st_mode": mode, "st_nlink": 2 if stat.S_ISDIR(st.st_mode) else 1, "st_size": st.st_size,
-                "st_mtime": st.st_mtime_ns, "st_ctime": st.st_mtime_ns, "st_atime": st.st_mtime_ns,
-                "st_uid": os.getuid(), "st_gid": os.getgid()}
+        return {
+            "st_mode": mode,
+            "st_nlink": 2 if stat.S_ISDIR(st.st_mode) else 1,
+            "st_size": st.st_size,
+            "st_mtime": st.st_mtime_ns,
+            "st_ctime": st.st_mtime_ns,
+            "st_atime": st.st_mtime_ns,
+            "st_uid": os.getuid(),
+            "st_gid": os.getgid(),
+        }
 
     def _invalidate(self, path: str) -> None:
         """This mount changed `path`: drop its cached attributes and its folder's listing."""
@@ -217,8 +238,9 @@ class BlobFS:
                         self.attrs[os.path.join(path, e.name)] = (now, self._stat_dict(e.stat()))
             names = list(names)
         with self.lock:  # file_cache.go ReadDir case 2: files only in this node's local cache
-            local = {os.path.basename(h.path) for h in self.handles.values()
-                     if os.path.dirname(h.path) == path}
+            local = {
+                os.path.basename(h.path) for h in self.handles.values() if os.path.dirname(h.path) == path
+            }
         return [".", "..", *names, *sorted(local - set(names))]
 
     def mkdir(self, path: str, mode: int) -> int:
@@ -241,8 +263,20 @@ class BlobFS:
 
     def statfs(self, path: str) -> dict[str, int]:
         st = os.statvfs(self.cache)
-        return {k: getattr(st, k) for k in ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail",
-                                            "f_files", "f_ffree", "f_favail", "f_namemax")}
+        return {
+            k: getattr(st, k)
+            for k in (
+                "f_bsize",
+                "f_frsize",
+                "f_blocks",
+                "f_bfree",
+                "f_bavail",
+                "f_files",
+                "f_ffree",
+                "f_favail",
+                "f_namemax",
+            )
+        }
 
     def chmod(self, path: str, mode: int) -> int:
         return 0  # non-HNS accounts: chmod "succeeds" with no effect (blobfuse2-known-issues)
@@ -398,13 +432,30 @@ def main(argv: list[str] | None = None) -> int:
 
     for folder in (args.store, args.cache, args.state):
         folder.mkdir(parents=True, exist_ok=True)
-    fs = BlobFS(args.store.resolve(), args.cache.resolve(), args.state.resolve(), args.attr_timeout,
-                args.list_timeout, args.upload_rate, args.rename, args.rename_pause, args.sync_to_flush)
+    fs = BlobFS(
+        args.store.resolve(),
+        args.cache.resolve(),
+        args.state.resolve(),
+        args.attr_timeout,
+        args.list_timeout,
+        args.upload_rate,
+        args.rename,
+        args.rename_pause,
+        args.sync_to_flush,
+    )
     timeout = f"{args.attr_timeout:g}"
     # The kernel's caches with blobfuse2's timeouts (libfuse.go: entry, attribute, negative entry).
     try:
-        FUSE(_Ops(fs), str(args.mountpoint), foreground=True, fsname="localml-blobfs", subtype="blobfs",
-             entry_timeout=timeout, attr_timeout=timeout, negative_timeout=timeout)
+        FUSE(
+            _Ops(fs),
+            str(args.mountpoint),
+            foreground=True,
+            fsname="localml-blobfs",
+            subtype="blobfs",
+            entry_timeout=timeout,
+            attr_timeout=timeout,
+            negative_timeout=timeout,
+        )
     except RuntimeError as exc:  # fuse_main_real answers 8 when a signal (SIGTERM: unmount) ended its loop
         if str(exc) != "8":
             raise

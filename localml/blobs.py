@@ -26,9 +26,11 @@ ARTIFACT_CONTAINER = "azureml"
 class Blobs:
     def __init__(self, account_url: str, ca_file: Path) -> None:
         self.account_url = account_url.rstrip("/")
-        self.client = BlobServiceClient(self.account_url, credential={"account_name": ACCOUNT_NAME,
-                                                                      "account_key": ACCOUNT_KEY},
-                                        connection_verify=str(ca_file))
+        self.client = BlobServiceClient(
+            self.account_url,
+            credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
+            connection_verify=str(ca_file),
+        )
 
     def ensure_container(self, name: str) -> None:
         container = self.client.get_container_client(name)
@@ -39,27 +41,36 @@ class Blobs:
         """A fresh container for one pending upload: (container URL, container URL with a write SAS)."""
         name = f"upload-{uuid.uuid4().hex}"
         self.client.create_container(name)
-        sas = generate_container_sas(ACCOUNT_NAME, name, account_key=ACCOUNT_KEY,
-                                     permission=ContainerSasPermissions(read=True, write=True, create=True,
-                                                                        list=True, add=True),
-                                     expiry=_in(hours=8))
+        sas = generate_container_sas(
+            ACCOUNT_NAME,
+            name,
+            account_key=ACCOUNT_KEY,
+            permission=ContainerSasPermissions(read=True, write=True, create=True, list=True, add=True),
+            expiry=_in(hours=8),
+        )
         url = f"{self.account_url}/{name}"
         return url, f"{url}?{sas}"
 
     def read_url(self, container: str, blob: str) -> str:
-        sas = generate_blob_sas(ACCOUNT_NAME, container, blob, account_key=ACCOUNT_KEY,
-                                permission=BlobSasPermissions(read=True), expiry=_in(hours=2))
+        sas = generate_blob_sas(
+            ACCOUNT_NAME,
+            container,
+            blob,
+            account_key=ACCOUNT_KEY,
+            permission=BlobSasPermissions(read=True),
+            expiry=_in(hours=2),
+        )
         return f"{self.account_url}/{container}/{blob}?{sas}"
 
     def download_prefix(self, blob_url: str, dest: Path) -> int:
         """Download every blob under ``blob_url`` (``<account url>/<container>/<prefix>``) into ``dest``."""
-        rest = blob_url[len(self.account_url):].lstrip("/")
+        rest = blob_url[len(self.account_url) :].lstrip("/")
         container, _, prefix = rest.partition("/")
         prefix = prefix.strip("/")
         client = self.client.get_container_client(container)
         count = 0
         for item in client.list_blobs(name_starts_with=f"{prefix}/" if prefix else None):
-            relative = item.name[len(prefix):].lstrip("/") if prefix else item.name
+            relative = item.name[len(prefix) :].lstrip("/") if prefix else item.name
             target = dest / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(client.download_blob(item.name).readall())

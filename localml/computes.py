@@ -53,10 +53,17 @@ UNDERLYING_ACTIONS = ("Delete", "Detach")
 def register(router: Router, cp: ControlPlane, ws: str) -> None:
     a = router.add
     a("GET", ws + "/computes", lambda r: _list(cp, r), "computes list")
-    a("PUT", ws + "/computes/{compute}",
-      checked("Compute_CreateOrUpdate", lambda r: _put(cp, r), lambda: cp.validation,
-              {"rg": "resourceGroupName", "ws": "workspaceName", "compute": "computeName"}),
-      "compute PUT (create or overwrite)")
+    a(
+        "PUT",
+        ws + "/computes/{compute}",
+        checked(
+            "Compute_CreateOrUpdate",
+            lambda r: _put(cp, r),
+            lambda: cp.validation,
+            {"rg": "resourceGroupName", "ws": "workspaceName", "compute": "computeName"},
+        ),
+        "compute PUT (create or overwrite)",
+    )
     a("GET", ws + "/computes/{compute}", lambda r: _get(cp, r), "compute GET")
     a("DELETE", ws + "/computes/{compute}", lambda r: _delete(cp, r), "compute DELETE (Delete or Detach)")
     a("POST", ws + "/computes/{compute}/listNodes", lambda r: _list_nodes(cp, r), "compute listNodes")
@@ -114,8 +121,14 @@ def _aml_properties(sent: dict[str, Any], transition: str) -> dict[str, Any]:
         "errors": None,
         "currentNodeCount": 0,
         "targetNodeCount": scale["minNodeCount"],
-        "nodeStateCounts": {"preparingNodeCount": 0, "runningNodeCount": 0, "idleNodeCount": 0,
-                            "unusableNodeCount": 0, "leavingNodeCount": 0, "preemptedNodeCount": 0},
+        "nodeStateCounts": {
+            "preparingNodeCount": 0,
+            "runningNodeCount": 0,
+            "idleNodeCount": 0,
+            "unusableNodeCount": 0,
+            "leavingNodeCount": 0,
+            "preemptedNodeCount": 0,
+        },
         "enableNodePublicIp": sent.get("enableNodePublicIp", True),  # SPEC default true
         "propertyBag": sent.get("propertyBag"),
     }
@@ -127,8 +140,10 @@ def _check(body: Any) -> str | None:
         return "compute PUT needs a JSON body with `properties` (SPEC ComputeResource)"
     props = body["properties"]
     if props.get("computeType") != "AmlCompute":
-        return (f"localml serves computeType AmlCompute only, not {props.get('computeType')!r} "
-                "(see localml/README.md)")
+        return (
+            f"localml serves computeType AmlCompute only, not {props.get('computeType')!r} "
+            "(see localml/README.md)"
+        )
     aml = props.get("properties")
     if not isinstance(aml, dict) or not isinstance(aml.get("scaleSettings"), dict):
         return "AmlCompute needs properties.properties.scaleSettings (SPEC AmlComputeProperties)"
@@ -139,8 +154,9 @@ def _check(body: Any) -> str | None:
     return None
 
 
-def _resource(cp: ControlPlane, ws_id: str, name: str, body: dict[str, Any],
-              created: str | None) -> dict[str, Any]:
+def _resource(
+    cp: ControlPlane, ws_id: str, name: str, body: dict[str, Any], created: str | None
+) -> dict[str, Any]:
     """The ARM resource GET answers for a PUT body (SPEC ComputeResource: Resource + identity, location,
     tags, sku; `properties` a Compute with computeType discriminator)."""
     now = _now()
@@ -148,8 +164,10 @@ def _resource(cp: ControlPlane, ws_id: str, name: str, body: dict[str, Any],
     identity = body.get("identity")
     if identity and identity.get("type") in ("SystemAssigned", "SystemAssigned,UserAssigned"):
         # ManagedServiceIdentity (common-types v3): principalId and tenantId are read-only, set by Azure.
-        identity = dict(identity) | {"principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ws_id}/{name}")),
-                                     "tenantId": str(uuid.UUID(int=2))}
+        identity = dict(identity) | {
+            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ws_id}/{name}")),
+            "tenantId": str(uuid.UUID(int=2)),
+        }
     compute: dict[str, Any] = {
         "computeType": "AmlCompute",
         "description": props.get("description"),
@@ -165,9 +183,15 @@ def _resource(cp: ControlPlane, ws_id: str, name: str, body: dict[str, Any],
     if props.get("computeLocation"):
         # SPEC Compute.computeLocation: "Location for the underlying compute", mutability read+create.
         compute["computeLocation"] = props["computeLocation"]
-    return {"id": f"{ws_id}/computes/{name}", "name": name, "type": COMPUTE_TYPE,
-            "location": body.get("location") or cp.region, "tags": body.get("tags"),
-            "identity": identity, "properties": compute}
+    return {
+        "id": f"{ws_id}/computes/{name}",
+        "name": name,
+        "type": COMPUTE_TYPE,
+        "location": body.get("location") or cp.region,
+        "tags": body.get("tags"),
+        "identity": identity,
+        "properties": compute,
+    }
 
 
 def _put(cp: ControlPlane, req: Request) -> Response:
@@ -182,8 +206,13 @@ def _put(cp: ControlPlane, req: Request) -> Response:
         return error(400, "UserError", problem)
     with cp.store.lock:
         existing = cp.store.computes.get((ws_key, key))
-        resource = _resource(cp, ws_id, existing["name"] if existing else name, body,
-                             existing["properties"]["createdOn"] if existing else None)
+        resource = _resource(
+            cp,
+            ws_id,
+            existing["name"] if existing else name,
+            body,
+            existing["properties"]["createdOn"] if existing else None,
+        )
         answer = resource
         old = cp.store.detached.pop((ws_key, key), None)
         if existing is None and old is not None:
@@ -218,9 +247,12 @@ def _delete(cp: ControlPlane, req: Request) -> Response:
     _, ws_key, key = _key(req)
     action = req.query.get("underlyingResourceAction")
     if action not in UNDERLYING_ACTIONS:
-        return error(400, "UserError",
-                     f"underlyingResourceAction must be one of {', '.join(UNDERLYING_ACTIONS)} (got "
-                     f"{action!r}); it is a required query parameter of Compute_Delete")
+        return error(
+            400,
+            "UserError",
+            f"underlyingResourceAction must be one of {', '.join(UNDERLYING_ACTIONS)} (got "
+            f"{action!r}); it is a required query parameter of Compute_Delete",
+        )
     with cp.store.lock:
         gone = cp.store.computes.pop((ws_key, key), None)
         if gone is None:
@@ -258,8 +290,13 @@ def _list_nodes(cp: ControlPlane, req: Request) -> Response:
     with cp.store.lock:
         if (ws_key, key) not in cp.store.computes:
             return _not_found(name)
-        jobs = [j for (w, _), j in cp.store.jobs.items() if w == ws_key
-                and str(j.properties.get("computeId", "")).rsplit("/", 1)[-1].removeprefix("azureml:").lower() == key]
+        jobs = [
+            j
+            for (w, _), j in cp.store.jobs.items()
+            if w == ws_key
+            and str(j.properties.get("computeId", "")).rsplit("/", 1)[-1].removeprefix("azureml:").lower()
+            == key
+        ]
         jobs.sort(key=lambda j: j.created)
         live = [j for j in jobs if j.status in _LIVE]
         nodes = []
@@ -267,8 +304,14 @@ def _list_nodes(cp: ControlPlane, req: Request) -> Response:
             count = int((j.properties.get("resources") or {}).get("instanceCount") or 1)
             running = j.status in _LIVE
             for n in range(count):
-                nodes.append({"nodeId": node_id(name, j.name, n), "privateIpAddress": "127.0.0.1",
-                              "publicIpAddress": "127.0.0.1", "port": 50000 + n,
-                              "nodeState": "running" if running else "idle",
-                              "runId": j.name if running else None})
+                nodes.append(
+                    {
+                        "nodeId": node_id(name, j.name, n),
+                        "privateIpAddress": "127.0.0.1",
+                        "publicIpAddress": "127.0.0.1",
+                        "port": 50000 + n,
+                        "nodeState": "running" if running else "idle",
+                        "runId": j.name if running else None,
+                    }
+                )
     return Response(200, {"nodes": nodes, "nextLink": None})

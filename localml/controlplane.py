@@ -48,13 +48,23 @@ class ControlPlane:
     def cloud_metadata(self) -> list[dict[str, object]]:
         """ARM's /metadata/endpoints shape, read by azure-ai-ml's _get_clouds_by_metadata_url."""
         base = self.base_url + "/"
-        return [{
-            "name": CLOUD_NAME, "portal": "https://portal.localml.test/", "resourceManager": base,
-            "authentication": {"loginEndpoint": base, "audiences": [base], "tenant": "common",
-                               "identityProvider": "AAD"},
-            "suffixes": {"storage": STORAGE_SUFFIX},
-            "media": base, "graph": base, "graphAudience": base,
-        }]
+        return [
+            {
+                "name": CLOUD_NAME,
+                "portal": "https://portal.localml.test/",
+                "resourceManager": base,
+                "authentication": {
+                    "loginEndpoint": base,
+                    "audiences": [base],
+                    "tenant": "common",
+                    "identityProvider": "AAD",
+                },
+                "suffixes": {"storage": STORAGE_SUFFIX},
+                "media": base,
+                "graph": base,
+                "graphAudience": base,
+            }
+        ]
 
     def start(self) -> None:
         self.server.start()

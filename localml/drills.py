@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from localml.store import Job
 
 #: The run error of a preempted job, as quoted in the issues above.
-PREEMPTION_MESSAGE = ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. "
-                      "Check if the run has failed or restarted. Reason: Received pre-emption warning signal")
+PREEMPTION_MESSAGE = (
+    "AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. "
+    "Check if the run has failed or restarted. Reason: Received pre-emption warning signal"
+)
 
 
 def _nodes(runner: Runner, job: Job) -> int:

@@ -32,10 +32,27 @@ from localml.hostservices import HostServices
 log = logging.getLogger("localml")
 
 #: Variables that would steer azure-identity or requests elsewhere; dropped from a subprocess's env.
-CONFLICTING = ("AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID", "AZURE_CLIENT_CERTIFICATE_PATH",
-               "AZURE_FEDERATED_TOKEN_FILE", "AZURE_USERNAME", "AZURE_PASSWORD", "MSI_ENDPOINT", "MSI_SECRET",
-               "IMDS_ENDPOINT", "IDENTITY_SERVER_THUMBPRINT", "AZUREML_DEV_URL_MFE", "CURL_CA_BUNDLE",
-               "HTTP_PROXY", "http_proxy", "https_proxy", "no_proxy", "ALL_PROXY", "all_proxy")
+CONFLICTING = (
+    "AZURE_CLIENT_ID",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_TENANT_ID",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_USERNAME",
+    "AZURE_PASSWORD",
+    "MSI_ENDPOINT",
+    "MSI_SECRET",
+    "IMDS_ENDPOINT",
+    "IDENTITY_SERVER_THUMBPRINT",
+    "AZUREML_DEV_URL_MFE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+)
 
 
 class LocalAzureML:
@@ -78,8 +95,13 @@ class LocalAzureML:
             "HTTPS_PROXY": self.host.proxy_url,
             "NO_PROXY": "127.0.0.1,localhost",
         }
-        log.info("control plane %s, Azurite %s (account %s), host services %s",
-                 self.control_plane.base_url, self.azurite.blob_endpoint, ACCOUNT_NAME, self.host.proxy_url)
+        log.info(
+            "control plane %s, Azurite %s (account %s), host services %s",
+            self.control_plane.base_url,
+            self.azurite.blob_endpoint,
+            ACCOUNT_NAME,
+            self.host.proxy_url,
+        )
 
     def subprocess_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """``base`` (default os.environ) without conflicting credentials/proxies, plus ``environ``."""

@@ -15,23 +15,39 @@ from localml.store import Job, workspace_id
 if TYPE_CHECKING:
     from localml.controlplane import ControlPlane
 
-HWS = ("/history/v1.0/subscriptions/{sub}/resourceGroups/{rg}"
-       "/providers/Microsoft.MachineLearningServices/workspaces/{ws}")
+HWS = (
+    "/history/v1.0/subscriptions/{sub}/resourceGroups/{rg}"
+    "/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
+)
 
 
 def register(router: Router, cp: ControlPlane) -> None:
     a = router.add
-    a("GET", "/discovery", lambda r: Response(200, _discovery(cp)), "workspace discovery document",
-      public=True)
+    a(
+        "GET",
+        "/discovery",
+        lambda r: Response(200, _discovery(cp)),
+        "workspace discovery document",
+        public=True,
+    )
     a("GET", HWS + "/runs/{run}/details", lambda r: _details(cp, r), "run history: run details")
     a("POST", HWS + "/rundata", lambda r: _run_data(cp, r), "run history: run data")
 
 
 def _discovery(cp: ControlPlane) -> dict[str, str]:
     base = cp.base_url
-    return {"api": base, "catalog": base, "experimentation": base, "gallery": base, "history": base,
-            "hyperdrive": base, "labeling": base, "modelmanagement": base, "pipelines": base,
-            "studiocoreservices": base}
+    return {
+        "api": base,
+        "catalog": base,
+        "experimentation": base,
+        "gallery": base,
+        "history": base,
+        "hyperdrive": base,
+        "labeling": base,
+        "modelmanagement": base,
+        "pipelines": base,
+        "studiocoreservices": base,
+    }
 
 
 def _job(cp: ControlPlane, req: Request, run_id: str) -> Job | None:
@@ -46,11 +62,18 @@ def _not_found(run_id: str) -> Response:
 def _run_body(job: Job) -> dict[str, Any]:
     props = job.properties
     body: dict[str, Any] = {
-        "runId": job.name, "runUuid": job.name, "status": job.status,
+        "runId": job.name,
+        "runUuid": job.name,
+        "status": job.status,
         "target": props.get("computeId", "").rsplit("/", 1)[-1] or None,
-        "createdTimeUtc": job.created, "startTimeUtc": job.start_time, "endTimeUtc": job.end_time,
-        "experimentId": props.get("experimentName"), "displayName": props.get("displayName"),
-        "tags": props.get("tags") or {}, "properties": {}, "warnings": [],
+        "createdTimeUtc": job.created,
+        "startTimeUtc": job.start_time,
+        "endTimeUtc": job.end_time,
+        "experimentId": props.get("experimentName"),
+        "displayName": props.get("displayName"),
+        "tags": props.get("tags") or {},
+        "properties": {},
+        "warnings": [],
     }
     if job.error:
         body["error"] = {"error": {"code": "UserError", "message": job.error}}
@@ -65,7 +88,7 @@ def _details(cp: ControlPlane, req: Request) -> Response:
     body = _run_body(job)
     prefix = f"{job.artifact_prefix}/"
     names = cp.blobs.list_names(ARTIFACT_CONTAINER, prefix)
-    body["logFiles"] = {n[len(prefix):]: cp.blobs.read_url(ARTIFACT_CONTAINER, n) for n in names}
+    body["logFiles"] = {n[len(prefix) :]: cp.blobs.read_url(ARTIFACT_CONTAINER, n) for n in names}
     return Response(200, body)
 
 

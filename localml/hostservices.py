@@ -53,9 +53,16 @@ class HostServices:
         expires_on = int(time.time()) + 3600
         token = f"localml.{secrets.token_urlsafe(24)}"
         self._issued.add(token)
-        return Response(200, {"access_token": token,
-                               "expires_on": str(expires_on), "resource": resource, "token_type": "Bearer",
-                               "client_id": "localml"})
+        return Response(
+            200,
+            {
+                "access_token": token,
+                "expires_on": str(expires_on),
+                "resource": resource,
+                "token_type": "Bearer",
+                "client_id": "localml",
+            },
+        )
 
     def check_bearer(self, req: Request) -> str | None:
         """For the control plane: a request must carry a token this identity endpoint issued."""

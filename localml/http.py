@@ -28,7 +28,7 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
-    params: dict[str, str] = field(default_factory=dict)   # named groups of the route
+    params: dict[str, str] = field(default_factory=dict)  # named groups of the route
 
     def json(self) -> Any:
         return json.loads(self.body or b"{}")
@@ -37,7 +37,7 @@ class Request:
 @dataclass
 class Response:
     status: int = 200
-    body: Any = None                  # JSON-serialisable, or bytes
+    body: Any = None  # JSON-serialisable, or bytes
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -85,9 +85,12 @@ class Router:
                     if blocked is not None:
                         return blocked
                 return handler(req)
-        return error(501, "NotImplemented",
-                     f"localml does not implement {req.method} {req.path} "
-                     "(see localml/README.md for the calls it serves)")
+        return error(
+            501,
+            "NotImplemented",
+            f"localml does not implement {req.method} {req.path} "
+            "(see localml/README.md for the calls it serves)",
+        )
 
 
 @dataclass
@@ -108,8 +111,9 @@ class RoutedServer(ThreadingHTTPServer):
         self._log_lock = threading.Lock()
         if ssl_context is not None:
             # The handshake happens in the request thread, not in accept().
-            self.socket = ssl_context.wrap_socket(self.socket, server_side=True,
-                                                  do_handshake_on_connect=False)
+            self.socket = ssl_context.wrap_socket(
+                self.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._thread: threading.Thread | None = None
         self.extra_methods: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}
 
@@ -123,8 +127,9 @@ class RoutedServer(ThreadingHTTPServer):
         log.info("%s %s %s -> %d", self.name, method, path, status)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name=f"localml-{self.name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.2}, name=f"localml-{self.name}", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -163,8 +168,9 @@ def _make_handler(router: Router, server: RoutedServer) -> type[BaseHTTPRequestH
                 resp = router.dispatch(req)
             except Exception as exc:  # a bug in a handler: answer 500 with the reason, keep serving
                 log.exception("handler failed for %s %s", self.command, split.path)
-                resp = error(500, "InternalServerError",
-                             f"localml failed on {self.command} {split.path}: {exc!r}")
+                resp = error(
+                    500, "InternalServerError", f"localml failed on {self.command} {split.path}: {exc!r}"
+                )
             self._send(resp)
             server.record(self.command, split.path, resp.status, query)
 

@@ -87,9 +87,12 @@ def _vault_id(req: Request) -> str:
 
 
 def _not_found(req: Request) -> Response:
-    return error(404, "ResourceNotFound",
-                 f"The Resource '{PROVIDER}/vaults/{req.params['vault']}' under resource group "
-                 f"'{req.params['rg']}' was not found.")
+    return error(
+        404,
+        "ResourceNotFound",
+        f"The Resource '{PROVIDER}/vaults/{req.params['vault']}' under resource group "
+        f"'{req.params['rg']}' was not found.",
+    )
 
 
 def _check(body: Any) -> str | None:
@@ -133,18 +136,26 @@ def _put(cp: ControlPlane, req: Request) -> Response:
             props["enablePurgeProtection"] = True  # once on, it stays on
         props["vaultUri"] = f"https://{req.params['vault']}.vault.localml.test/"
         props["provisioningState"] = "Succeeded"
-        resource = {"id": existing["id"] if existing else vault_id, "name": req.params["vault"],
-                    "type": f"{PROVIDER}/vaults", "location": body["location"],
-                    "tags": body.get("tags") or {}, "properties": props}
+        resource = {
+            "id": existing["id"] if existing else vault_id,
+            "name": req.params["vault"],
+            "type": f"{PROVIDER}/vaults",
+            "location": body["location"],
+            "tags": body.get("tags") or {},
+            "properties": props,
+        }
         cp.store.vaults[name] = resource
     return Response(200 if existing else 201, resource)
 
 
 def _taken(req: Request) -> Response:
-    return error(409, "VaultAlreadyExists",
-                 f"The vault name '{req.params['vault']}' is already in use. Vault names are globally "
-                 "unique; if you recently deleted a key vault with this name, it may still be in the soft "
-                 "deleted state.")
+    return error(
+        409,
+        "VaultAlreadyExists",
+        f"The vault name '{req.params['vault']}' is already in use. Vault names are globally "
+        "unique; if you recently deleted a key vault with this name, it may still be in the soft "
+        "deleted state.",
+    )
 
 
 def _owned(cp: ControlPlane, req: Request) -> dict[str, Any] | None:
@@ -177,10 +188,13 @@ def _delete(cp: ControlPlane, req: Request) -> Response:
             "subscription": req.params["sub"],
             "resource": {
                 "id": f"/subscriptions/{req.params['sub']}/providers/{PROVIDER}/locations/{location}"
-                      f"/deletedVaults/{found['name']}",
-                "name": found["name"], "type": f"{PROVIDER}/deletedVaults",
+                f"/deletedVaults/{found['name']}",
+                "name": found["name"],
+                "type": f"{PROVIDER}/deletedVaults",
                 "properties": {
-                    "vaultId": found["id"], "location": location, "deletionDate": _iso(deleted_at),
+                    "vaultId": found["id"],
+                    "location": location,
+                    "deletionDate": _iso(deleted_at),
                     "scheduledPurgeDate": _iso(purge_at),
                     "tags": found.get("tags") or {},
                     "purgeProtectionEnabled": bool(props.get("enablePurgeProtection")),
@@ -200,9 +214,11 @@ def _deleted(cp: ControlPlane, req: Request) -> dict[str, Any] | None:
 
 
 def _deleted_not_found(req: Request) -> Response:
-    return error(404, "ResourceNotFound",
-                 f"The deleted vault '{req.params['vault']}' was not found in location "
-                 f"'{req.params['location']}'.")
+    return error(
+        404,
+        "ResourceNotFound",
+        f"The deleted vault '{req.params['vault']}' was not found in location '{req.params['location']}'.",
+    )
 
 
 def _get_deleted(cp: ControlPlane, req: Request) -> Response:

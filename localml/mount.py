@@ -43,15 +43,24 @@ class MountOptions:
 
     attr_timeout: float = BLOBFUSE2_TIMEOUT_S
     list_timeout: float = BLOBFUSE2_TIMEOUT_S
-    upload_rate: float = 0.0         # bytes/s; 0 = as fast as the disk
-    rename: str = "copy-delete"      # or "fail"
+    upload_rate: float = 0.0  # bytes/s; 0 = as fast as the disk
+    rename: str = "copy-delete"  # or "fail"
     rename_pause: float = 0.0
     sync_to_flush: bool = False
 
     def argv(self) -> list[str]:
-        out = ["--attr-timeout", str(self.attr_timeout), "--list-timeout", str(self.list_timeout),
-               "--upload-rate", str(self.upload_rate), "--rename", self.rename,
-               "--rename-pause", str(self.rename_pause)]
+        out = [
+            "--attr-timeout",
+            str(self.attr_timeout),
+            "--list-timeout",
+            str(self.list_timeout),
+            "--upload-rate",
+            str(self.upload_rate),
+            "--rename",
+            self.rename,
+            "--rename-pause",
+            str(self.rename_pause),
+        ]
         return out + (["--sync-to-flush"] if self.sync_to_flush else [])
 
 
@@ -70,7 +79,8 @@ def check_fuse() -> None:
         missing.append(f"mfusepy cannot load libfuse 3 ({exc})")
     if missing:
         raise MountError(
-            "localml emulates rw_mount outputs with a FUSE 3 file system, and " + "; ".join(missing)
+            "localml emulates rw_mount outputs with a FUSE 3 file system, and "
+            + "; ".join(missing)
             + ". Install the Debian package fuse3 (apt-get install -y fuse3: fusermount3, libfuse3.so.3), "
             "pip install -r requirements.txt (mfusepy), and run where /dev/fuse is available "
             "(a container needs --device /dev/fuse --cap-add SYS_ADMIN)"
@@ -84,8 +94,9 @@ def _force_unmount(mountpoint: Path) -> None:
 class BlobMount:
     """One blobfs daemon: `store` seen at `mountpoint`, with its cache and state under `workdir`."""
 
-    def __init__(self, store: Path, mountpoint: Path, workdir: Path,
-                 options: MountOptions | None = None) -> None:
+    def __init__(
+        self, store: Path, mountpoint: Path, workdir: Path, options: MountOptions | None = None
+    ) -> None:
         self.store, self.mountpoint, self.workdir = Path(store), Path(mountpoint), Path(workdir)
         self.options = options or MountOptions()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -99,14 +110,25 @@ class BlobMount:
         check_fuse()
         for folder in (self.store, self.mountpoint, self.workdir / "cache", self.state_dir):
             folder.mkdir(parents=True, exist_ok=True)
-        argv = [sys.executable, "-m", "localml.blobfs", str(self.store), str(self.mountpoint),
-                "--cache", str(self.workdir / "cache"), "--state", str(self.state_dir), *self.options.argv()]
+        argv = [
+            sys.executable,
+            "-m",
+            "localml.blobfs",
+            str(self.store),
+            str(self.mountpoint),
+            "--cache",
+            str(self.workdir / "cache"),
+            "--state",
+            str(self.state_dir),
+            *self.options.argv(),
+        ]
         env = os.environ | {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         with open(self.log, "ab") as out:
             # Its own session: a signal to the caller's process group (Ctrl-C, a test's kill) is not a
             # node loss; only lose() and unmount() stop it.
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not os.path.ismount(self.mountpoint):
             if self.proc.poll() is not None or time.monotonic() > deadline:

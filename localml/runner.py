@@ -83,17 +83,26 @@ class Runner:
         for out_name, spec in outputs.items():
             if not spec.get("uri"):
                 spec["uri"] = f"azureml://datastores/workspaceblobstore/paths/azureml/{name}/{out_name}/"
-        outputs["default"] = {"jobOutputType": "uri_folder", "mode": "ReadWriteMount",
-                              "uri": f"azureml://datastores/workspaceartifactstore/ExperimentRun/dcid.{name}"}
+        outputs["default"] = {
+            "jobOutputType": "uri_folder",
+            "mode": "ReadWriteMount",
+            "uri": f"azureml://datastores/workspaceartifactstore/ExperimentRun/dcid.{name}",
+        }
         props["outputs"] = outputs
-        props["services"] = {"Studio": {"jobServiceType": "Studio", "status": "Active",
-                                        "endpoint": f"https://ml.azure.com/runs/{name}?wsid={ws_id}"}}
+        props["services"] = {
+            "Studio": {
+                "jobServiceType": "Studio",
+                "status": "Active",
+                "endpoint": f"https://ml.azure.com/runs/{name}?wsid={ws_id}",
+            }
+        }
         props.setdefault("experimentName", "Default")
         return props
 
     def start(self, job: Job) -> None:
-        job.thread = threading.Thread(target=self._run, args=(job,), name=f"localml-job-{job.name}",
-                                      daemon=True)
+        job.thread = threading.Thread(
+            target=self._run, args=(job,), name=f"localml-job-{job.name}", daemon=True
+        )
         job.thread.start()
 
     # --- the run ------------------------------------------------------------------------------
@@ -116,14 +125,21 @@ class Runner:
             if mounted:
                 self._mount(job, workdir / "nodes", nodes, mounted)
                 argv = [sys.executable, str(NODEEXEC), str(workdir / "nodes"), "--", *argv]
-                threading.Thread(target=self._unmount_on_cancel, args=(job, unmount_s), daemon=True,
-                                 name=f"localml-unmount-{job.name}").start()
+                threading.Thread(
+                    target=self._unmount_on_cancel,
+                    args=(job, unmount_s),
+                    daemon=True,
+                    name=f"localml-unmount-{job.name}",
+                ).start()
             # One intra-op thread per rank unless the job says otherwise (torchrun's default when it
             # starts several processes per node): N ranks share this machine's cores.
-            env = {"OMP_NUM_THREADS": "1", **job_env,
-                   "AZUREML_RUN_ID": job.name,
-                   "AZUREML_EXPERIMENT_NAME": str(job.properties["experimentName"]),
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+            env = {
+                "OMP_NUM_THREADS": "1",
+                **job_env,
+                "AZUREML_RUN_ID": job.name,
+                "AZUREML_EXPERIMENT_NAME": str(job.properties["experimentName"]),
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            }
             if job.stop_event.is_set():
                 self._finish(job, "Canceled", None, uploader)
                 return
@@ -132,8 +148,16 @@ class Runner:
             uploader.start()
             from jobs.launcher import launch
 
-            code = launch(argv, nodes, procs, logs_dir, env=env, cwd=code_dir, stream_rank0=False,
-                          stop_event=job.stop_event)
+            code = launch(
+                argv,
+                nodes,
+                procs,
+                logs_dir,
+                env=env,
+                cwd=code_dir,
+                stream_rank0=False,
+                stop_event=job.stop_event,
+            )
             job.exit_code = code
             if job.stop_event.is_set():
                 self._finish(job, "Canceled", None, uploader)
@@ -173,16 +197,23 @@ class Runner:
         for node in range(nodes):
             for name, store in mounted.items():
                 node_dir = nodes_dir / f"node-{node}"
-                mount = BlobMount(store, node_dir / "outputs" / name, node_dir / f"blobfs-{name}",
-                                  self.mount_options)
+                mount = BlobMount(
+                    store, node_dir / "outputs" / name, node_dir / f"blobfs-{name}", self.mount_options
+                )
                 made.append((node, mount.start()))
         log.info("job %s: %d rw_mount output(s) mounted on %d node(s)", job.name, len(mounted), nodes)
 
     def _unmount(self, job: Job, timeout_s: float) -> None:
         for node, mount in self.mounts.pop(job.name, []):
             if not mount.unmount(timeout_s):
-                log.warning("job %s: node %d: uploads still pending after DATASET_UNMOUNT_TIMEOUT_SECONDS=%g "
-                            "were dropped (%s)", job.name, node, timeout_s, mount.mountpoint)
+                log.warning(
+                    "job %s: node %d: uploads still pending after DATASET_UNMOUNT_TIMEOUT_SECONDS=%g "
+                    "were dropped (%s)",
+                    job.name,
+                    node,
+                    timeout_s,
+                    mount.mountpoint,
+                )
 
     def _unmount_on_cancel(self, job: Job, timeout_s: float) -> None:
         """A cancelled job's ranks may sit in close() while it uploads (the kernel waits for a FUSE
@@ -258,8 +289,10 @@ def _binding_problem(kind: str, name: str, spec: dict[str, Any]) -> str | None:
     if kind == "inputs" and not uri:
         return f"inputs.{name}: no uri"
     if uri and not DATASTORE_URI.match(uri):
-        return (f"{kind}.{name}: {uri!r} is not a datastore path; localml maps only "
-                "azureml://datastores/<datastore>/paths/<path>")
+        return (
+            f"{kind}.{name}: {uri!r} is not a datastore path; localml maps only "
+            "azureml://datastores/<datastore>/paths/<path>"
+        )
     return None
 
 

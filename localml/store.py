@@ -31,14 +31,14 @@ def workspace_id(sub: str, rg: str, ws: str) -> str:
 class CodeVersion:
     name: str
     version: str
-    body: dict[str, Any]     # ARM resource as answered (id, name, type, properties)
+    body: dict[str, Any]  # ARM resource as answered (id, name, type, properties)
 
 
 @dataclass
 class Job:
     name: str
     ws_id: str
-    properties: dict[str, Any]                 # REST properties as submitted, plus what the service adds
+    properties: dict[str, Any]  # REST properties as submitted, plus what the service adds
     status: str = "NotStarted"
     created: str = field(default_factory=now_iso)
     start_time: str | None = None
@@ -59,16 +59,20 @@ class Job:
     def resource(self) -> dict[str, Any]:
         props = dict(self.properties)
         props["status"] = self.status
-        return {"id": f"{self.ws_id}/jobs/{self.name}", "name": self.name,
-                "type": "Microsoft.MachineLearningServices/workspaces/jobs", "properties": props,
-                "systemData": {"createdAt": self.created, "createdBy": "localml", "createdByType": "User"}}
+        return {
+            "id": f"{self.ws_id}/jobs/{self.name}",
+            "name": self.name,
+            "type": "Microsoft.MachineLearningServices/workspaces/jobs",
+            "properties": props,
+            "systemData": {"createdAt": self.created, "createdBy": "localml", "createdByType": "User"},
+        }
 
 
 @dataclass
 class Store:
-    root: Path                                               # session directory
-    codes: dict[tuple[str, str, str], CodeVersion] = field(default_factory=dict)   # (ws_id, name, version)
-    jobs: dict[tuple[str, str], Job] = field(default_factory=dict)                 # (ws_id lower, name)
+    root: Path  # session directory
+    codes: dict[tuple[str, str, str], CodeVersion] = field(default_factory=dict)  # (ws_id, name, version)
+    jobs: dict[tuple[str, str], Job] = field(default_factory=dict)  # (ws_id lower, name)
     #: Computes as GET answers them (ARM resource), keyed (ws_id lower, compute name lower): ARM names
     #: are case-insensitive. `detached`: what a cluster deleted with underlyingResourceAction=Detach
     #: leaves behind for a later PUT of the same name (localml/computes.py).

@@ -81,9 +81,12 @@ def _key(req: Request) -> str:
 
 
 def _not_found(req: Request) -> Response:
-    return error(404, "ResourceNotFound",
-                 f"The Resource '{PROVIDER}/workspaces/{req.params['ws']}' under resource group "
-                 f"'{req.params['rg']}' was not found.")
+    return error(
+        404,
+        "ResourceNotFound",
+        f"The Resource '{PROVIDER}/workspaces/{req.params['ws']}' under resource group "
+        f"'{req.params['rg']}' was not found.",
+    )
 
 
 def _resource(cp: ControlPlane, req: Request, sent: dict[str, Any] | None, state: str) -> dict[str, Any]:
@@ -93,23 +96,31 @@ def _resource(cp: ControlPlane, req: Request, sent: dict[str, Any] | None, state
     sent = sent or {}
     identity = copy.deepcopy(sent.get("identity") or {"type": "SystemAssigned"})
     if "SystemAssigned" in str(identity.get("type")):
-        identity |= {"principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, ws_id.lower())),
-                     "tenantId": str(uuid.UUID(int=2))}
+        identity |= {
+            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, ws_id.lower())),
+            "tenantId": str(uuid.UUID(int=2)),
+        }
     properties = {
         "friendlyName": req.params["ws"],
         "storageAccount": f"/subscriptions/{req.params['sub']}/resourceGroups/{req.params['rg']}"
-                          f"/providers/Microsoft.Storage/storageAccounts/{ACCOUNT_NAME}",
-        "publicNetworkAccess": "Enabled", "hbiWorkspace": False,
+        f"/providers/Microsoft.Storage/storageAccounts/{ACCOUNT_NAME}",
+        "publicNetworkAccess": "Enabled",
+        "hbiWorkspace": False,
         **copy.deepcopy(sent.get("properties") or {}),
         "workspaceId": str(uuid.uuid5(uuid.NAMESPACE_URL, ws_id.lower())),
         "discoveryUrl": f"{cp.base_url}/discovery",
         "provisioningState": state,
     }
     return {
-        "id": ws_id, "name": req.params["ws"], "type": f"{PROVIDER}/workspaces",
-        "location": sent.get("location") or cp.region, "kind": sent.get("kind") or "Default",
-        "sku": sent.get("sku") or {"name": "Basic", "tier": "Basic"}, "tags": sent.get("tags"),
-        "identity": identity, "properties": properties,
+        "id": ws_id,
+        "name": req.params["ws"],
+        "type": f"{PROVIDER}/workspaces",
+        "location": sent.get("location") or cp.region,
+        "kind": sent.get("kind") or "Default",
+        "sku": sent.get("sku") or {"name": "Basic", "tier": "Basic"},
+        "tags": sent.get("tags"),
+        "identity": identity,
+        "properties": properties,
     }
 
 
@@ -136,8 +147,12 @@ def _put(cp: ControlPlane, req: Request) -> Response:
         if state == SOFT_DELETED:
             return error(400, "BadRequest", SOFT_DELETED_MESSAGE)
         if state == DELETING:
-            return error(409, "Conflict", f"workspace {req.params['ws']!r} is being deleted; create it again "
-                                          "when the delete has finished (localml's answer)")
+            return error(
+                409,
+                "Conflict",
+                f"workspace {req.params['ws']!r} is being deleted; create it again "
+                "when the delete has finished (localml's answer)",
+            )
         cp.store.workspace_state.pop(key, None)
         cp.store.workspaces[key] = copy.deepcopy(body)
     # SPEC Workspaces_CreateOrUpdate answers 200 (or 202 and polling); there is no 201.

@@ -71,8 +71,11 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
                     row["type"],
                     row["api_version"] or "-",
                     str(row["resources"]),
-                    (("partly checked" if row["not_checked"] else "checked") if row["checked"] else
-                     f"NOT CHECKED: {row['why_not']}")
+                    (
+                        ("partly checked" if row["not_checked"] else "checked")
+                        if row["checked"]
+                        else f"NOT CHECKED: {row['why_not']}"
+                    )
                     + (f" ({row['spec_note']})" if row.get("spec_note") else ""),
                     "; ".join(row["not_checked"]) or "-",
                 ]

@@ -235,6 +235,7 @@ class ClusterConfig(_Strict):
         "one. Either way the stack grants it the data roles its jobs need.",
         examples=[None],
     )
+
     @property
     def ssh_enabled(self) -> bool:
         """True when SSH to the nodes is configured."""

@@ -51,8 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         s.add_argument(
             "--json", action="store_true", help="print a JSON summary on stdout (rank 0 not streamed)"
         )
-        s.add_argument("--sigterm-at", metavar="STEP|random",
-                       help="drill: SIGTERM one rank at the first logged step >= STEP (jobs/rankdrill.py)")
+        s.add_argument(
+            "--sigterm-at",
+            metavar="STEP|random",
+            help="drill: SIGTERM one rank at the first logged step >= STEP (jobs/rankdrill.py)",
+        )
         s.add_argument("--sigterm-rank", type=int, default=0, metavar="R", help="the rank the drill signals")
         s.add_argument("--seed", type=int, default=0, help="seed of --sigterm-at random")
         s.add_argument("script_args", nargs=argparse.REMAINDER, help="-- then the script's own arguments")
@@ -93,8 +96,10 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _usage_error(str(exc))
         if not 0 <= args.sigterm_rank < args.nodes * args.procs_per_node:
-            return _usage_error(f"--sigterm-rank {args.sigterm_rank}: the job has ranks 0.."
-                                f"{args.nodes * args.procs_per_node - 1}")
+            return _usage_error(
+                f"--sigterm-rank {args.sigterm_rank}: the job has ranks 0.."
+                f"{args.nodes * args.procs_per_node - 1}"
+            )
     stop = threading.Event()
 
     def cancel(signum: int, frame: object) -> None:
@@ -125,8 +130,17 @@ def run(args: argparse.Namespace) -> int:
                     "nodes": args.nodes,
                     "procs_per_node": args.procs_per_node,
                     **result.to_json(),
-                    **({"drill": {"rank": drill.rank, "target_step": drill.target,
-                                  "sigterm_at_step": drill.sent_at_step}} if drill else {}),
+                    **(
+                        {
+                            "drill": {
+                                "rank": drill.rank,
+                                "target_step": drill.target,
+                                "sigterm_at_step": drill.sent_at_step,
+                            }
+                        }
+                        if drill
+                        else {}
+                    ),
                 },
                 indent=2,
             )

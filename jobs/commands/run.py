@@ -33,20 +33,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_job_args(p)
     r = p.add_argument_group("managed run")
-    r.add_argument("--max-restarts", type=int, default=10, metavar="N",
-                   help="resubmit at most N times after infrastructure failures (default 10)")
-    r.add_argument("--max-hours", type=float, metavar="H",
-                   help="give up once H hours have passed (waits included)")
-    r.add_argument("--backoff-seconds", type=float, default=30.0, metavar="S",
-                   help="wait S seconds before the first resubmit, doubling each time up to 600 (default 30)")
-    r.add_argument("--no-quota-check", action="store_true",
-                   help="skip reading quota before the first job (the check needs compute usage read rights)")
-    p.add_argument("--stream", action=argparse.BooleanOptionalAction, default=True,
-                   help="stream rank 0's log while it runs (to stderr)")
-    p.add_argument("--logs", metavar="DIR", default="job-logs",
-                   help="logs of each job in DIR/<job name>, the ledger in DIR (default ./job-logs)")
-    p.add_argument("--allow-socket", action="store_true",
-                   help="verify: accept a socket transport or no NCCL lines (a CPU/gloo job)")
+    r.add_argument(
+        "--max-restarts",
+        type=int,
+        default=10,
+        metavar="N",
+        help="resubmit at most N times after infrastructure failures (default 10)",
+    )
+    r.add_argument(
+        "--max-hours", type=float, metavar="H", help="give up once H hours have passed (waits included)"
+    )
+    r.add_argument(
+        "--backoff-seconds",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="wait S seconds before the first resubmit, doubling each time up to 600 (default 30)",
+    )
+    r.add_argument(
+        "--no-quota-check",
+        action="store_true",
+        help="skip reading quota before the first job (the check needs compute usage read rights)",
+    )
+    p.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="stream rank 0's log while it runs (to stderr)",
+    )
+    p.add_argument(
+        "--logs",
+        metavar="DIR",
+        default="job-logs",
+        help="logs of each job in DIR/<job name>, the ledger in DIR (default ./job-logs)",
+    )
+    p.add_argument(
+        "--allow-socket",
+        action="store_true",
+        help="verify: accept a socket transport or no NCCL lines (a CPU/gloo job)",
+    )
     p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
     p.add_argument("--json", action="store_true", help="print the ledger as JSON on stdout")
     p.set_defaults(func=run)
@@ -108,36 +133,64 @@ def run(args: argparse.Namespace) -> int:
         if not check.checked:
             console.log(f"warning: quota not checked ({check.error}); submitting anyway", markup=False)
         elif not check.fits:
-            return fail(f"the job's nodes do not fit the quota: {check.message()}; free quota (delete idle "
-                        "clusters, lower max_instances elsewhere) or request more (`python -m jobs quota`)",
-                        EXIT_QUOTA, args.json, quota=quota, ledger=None)
+            return fail(
+                f"the job's nodes do not fit the quota: {check.message()}; free quota (delete idle "
+                "clusters, lower max_instances elsewhere) or request more (`python -m jobs quota`)",
+                EXIT_QUOTA,
+                args.json,
+                quota=quota,
+                ledger=None,
+            )
     if line := precheck.allocation(ml, cluster):
         console.log(line, markup=False)
     name = args.run_name or args.kind
     policy = Policy(args.max_restarts, args.max_hours, args.backoff_seconds)
-    submit_kwargs = {"wait": True, "stream": args.stream, "logs_root": logs, "poll_s": args.poll_seconds,
-                     "allow_socket": args.allow_socket,
-                     "waiting_note": (lambda: precheck.allocation(ml, cluster)) if cluster else None}
+    submit_kwargs = {
+        "wait": True,
+        "stream": args.stream,
+        "logs_root": logs,
+        "poll_s": args.poll_seconds,
+        "allow_socket": args.allow_socket,
+        "waiting_note": (lambda: precheck.allocation(ml, cluster)) if cluster else None,
+    }
     ledgers, code = [], 0
     for i, first in enumerate(built):
         label = first.label
-        ledger = Ledger(run=name if len(built) == 1 else f"{name}-{label}", kind=args.kind,
-                        max_restarts=args.max_restarts, max_hours=args.max_hours)
+        ledger = Ledger(
+            run=name if len(built) == 1 else f"{name}-{label}",
+            kind=args.kind,
+            max_restarts=args.max_restarts,
+            max_hours=args.max_hours,
+        )
         path = logs / f"run-{ledger.run}.ledger.json"
-        code = managed(ml, lambda i=i: build(args)[i], ledger, path, policy, console=console,
-                       submit_kwargs=submit_kwargs)
+        code = managed(
+            ml, lambda i=i: build(args)[i], ledger, path, policy, console=console, submit_kwargs=submit_kwargs
+        )
         ledgers.append(ledger)
         if code:
             break
     if args.json:
-        print(json.dumps({"ok": code == 0, "exit_code": code, "quota": quota,
-                          "ledgers": [lg.to_json() for lg in ledgers]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "ok": code == 0,
+                    "exit_code": code,
+                    "quota": quota,
+                    "ledgers": [lg.to_json() for lg in ledgers],
+                },
+                indent=2,
+            )
+        )
     else:
         for lg in ledgers:
             data = lg.to_json()
-            print(f"{lg.run}: {lg.outcome} after {len(lg.attempts)} attempt(s), {data['restarts']} "
-                  f"restart(s), {data['time_lost_s']:.0f} s lost; ledger {lg.path}")
+            print(
+                f"{lg.run}: {lg.outcome} after {len(lg.attempts)} attempt(s), {data['restarts']} "
+                f"restart(s), {data['time_lost_s']:.0f} s lost; ledger {lg.path}"
+            )
             for a in data["attempts"]:
-                print(f"  {a['attempt']}. {a['job']} {a['status']}: {a['cause']}, steps {a['start_step']}->"
-                      f"{a['last_step']}, {a['time_lost_s']:.0f} s lost")
+                print(
+                    f"  {a['attempt']}. {a['job']} {a['status']}: {a['cause']}, steps {a['start_step']}->"
+                    f"{a['last_step']}, {a['time_lost_s']:.0f} s lost"
+                )
     return code

@@ -56,8 +56,10 @@ def run(args: argparse.Namespace) -> int:
     except UsageError:
         raise
     except Exception as exc:
-        message = (f"{error_detail(exc)}; the report shows the steps done so far; run the same command "
-                   "again to continue")
+        message = (
+            f"{error_detail(exc)}; the report shows the steps done so far; run the same command "
+            "again to continue"
+        )
         return fail(message, purge.EXIT_AZURE, args.json, **partial())
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

@@ -49,7 +49,6 @@ from jobs.logpatterns import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TR
 INFRA = ("preempted", "not-responding", "nccl-timeout", "node-lost", "interrupted")
 
 
-
 @dataclass(frozen=True)
 class Cause:
     name: str  # one of the table's causes
@@ -66,7 +65,7 @@ def _first(pattern: re.Pattern[str], logs: dict[int, str]) -> str | None:
         if m:
             start = text.rfind("\n", 0, m.start()) + 1
             end = text.find("\n", m.end())
-            return f"rank {rank}: {text[start:end if end >= 0 else None].strip()[:300]}"
+            return f"rank {rank}: {text[start : end if end >= 0 else None].strip()[:300]}"
     return None
 
 
@@ -88,8 +87,12 @@ def classify(status: str | None, error: str | None, logs: dict[int, str]) -> Cau
         return Cause("preempted", f"run error: {error.strip()[:300]}")
     if status == "NotResponding":
         return Cause("not-responding", "status NotResponding (no heartbeat to run history)")
-    for name, pattern in (("nccl-timeout", NCCL_TIMEOUT), ("node-lost", LOST_PEER),
-                          ("user-error", TRACEBACK), ("interrupted", INTERRUPTED)):
+    for name, pattern in (
+        ("nccl-timeout", NCCL_TIMEOUT),
+        ("node-lost", LOST_PEER),
+        ("user-error", TRACEBACK),
+        ("interrupted", INTERRUPTED),
+    ):
         hit = _first(pattern, logs)
         if hit:
             return Cause(name, hit)

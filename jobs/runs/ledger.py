@@ -98,8 +98,10 @@ class Ledger:
 
     def to_json(self) -> dict[str, Any]:
         self.settle()
-        return asdict(self) | {"restarts": self.restarts,
-                               "time_lost_s": round(sum(a.time_lost_s or 0.0 for a in self.attempts), 3)}
+        return asdict(self) | {
+            "restarts": self.restarts,
+            "time_lost_s": round(sum(a.time_lost_s or 0.0 for a in self.attempts), 3),
+        }
 
     def write(self, path: Path) -> None:
         """Rewrite the ledger file whole (a reader never sees a half-written row list for long)."""

@@ -60,9 +60,20 @@ def run_error(ml: MLClient, name: str | None) -> str | None:
 def attempt_row(n: int, out: Outcome, cause: Cause) -> Attempt:
     logs = read_logs(Path(out.logs)) if out.logs else {}
     p = progress(logs.get(0, ""))
-    return Attempt(attempt=n, job=out.name, status=out.status, cause=cause.name, evidence=cause.evidence,
-                   retry=cause.retry, exit_code=out.exit_code, elapsed_s=round(out.elapsed_s, 3),
-                   start_step=p.start_step, last_step=p.last_step, logs=out.logs, ms_per_step=p.ms_per_step)
+    return Attempt(
+        attempt=n,
+        job=out.name,
+        status=out.status,
+        cause=cause.name,
+        evidence=cause.evidence,
+        retry=cause.retry,
+        exit_code=out.exit_code,
+        elapsed_s=round(out.elapsed_s, 3),
+        start_step=p.start_step,
+        last_step=p.last_step,
+        logs=out.logs,
+        ms_per_step=p.ms_per_step,
+    )
 
 
 def managed(
@@ -93,12 +104,17 @@ def managed(
             ledger.outcome, ledger.exit_code = cause.name, out.exit_code
             ledger.write(ledger_path)
             return out.exit_code
-        cause = classify(out.status, run_error(ml, out.name) if out.status != "Completed" else None,
-                         read_logs(Path(out.logs)) if out.logs else {})
+        cause = classify(
+            out.status,
+            run_error(ml, out.name) if out.status != "Completed" else None,
+            read_logs(Path(out.logs)) if out.logs else {},
+        )
         row = attempt_row(n, out, cause)
         ledger.attempts.append(row)
-        console.log(f"{built.label} attempt {n}: job {out.name} {out.status}: {cause.name} "
-                    f"({cause.evidence})", markup=False)
+        console.log(
+            f"{built.label} attempt {n}: job {out.name} {out.status}: {cause.name} ({cause.evidence})",
+            markup=False,
+        )
         if cause.name == "completed":
             ok = out.exit_code == 0
             ledger.outcome, ledger.exit_code = ("completed" if ok else "not-verified"), out.exit_code
@@ -122,6 +138,8 @@ def managed(
             return EXIT_FAILED
         row.backoff_s = wait
         ledger.write(ledger_path)
-        console.log(f"{built.label}: {cause.name} is an infrastructure cause; resubmitting in {wait:g} s "
-                    f"(restart {n} of at most {policy.max_restarts})")
+        console.log(
+            f"{built.label}: {cause.name} is an infrastructure cause; resubmitting in {wait:g} s "
+            f"(restart {n} of at most {policy.max_restarts})"
+        )
         sleep(wait)

@@ -39,7 +39,8 @@ class QuotaCheck:
         short = [p for p in self.pools if p["need"] > p["free"]]
         return "; ".join(
             f"{p['pool']} in {self.region}: the job needs {p['need']} vCPUs, {p['used']} of {p['limit']} are "
-            f"in use ({p['held']} held by this cluster), {p['free']} free" for p in short
+            f"in use ({p['held']} held by this cluster), {p['free']} free"
+            for p in short
         )
 
 
@@ -79,13 +80,28 @@ def check_quota(ml: MLClient, built: BuiltJob, region: str, tier: str, cluster: 
     held = _held_vcpus(ml, cluster, per_node)
     result = QuotaCheck(True, region=region)
     for pool in demand.pools:
-        row = next((r for r in rows if (r.kind == pool.kind and pool.kind != "family")
-                    or (pool.kind == "family" and r.kind == "family" and r.family == pool.family)), None)
+        row = next(
+            (
+                r
+                for r in rows
+                if (r.kind == pool.kind and pool.kind != "family")
+                or (pool.kind == "family" and r.kind == "family" and r.family == pool.family)
+            ),
+            None,
+        )
         if row is None:
             continue  # Azure lists no such pool: nothing to compare with
         free = row.limit - row.used + held
-        result.pools.append({"pool": pool.label, "need": pool.vcpus, "used": row.used, "limit": row.limit,
-                             "held": held, "free": free})
+        result.pools.append(
+            {
+                "pool": pool.label,
+                "need": pool.vcpus,
+                "used": row.used,
+                "limit": row.limit,
+                "held": held,
+                "free": free,
+            }
+        )
         if pool.vcpus > free:
             result.fits = False
     return result

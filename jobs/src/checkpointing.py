@@ -196,9 +196,17 @@ def prune(directory: Path, keep: int, newest: int, log: Log = _log) -> list[Path
     incomplete .pt, never a marker that vouches for nothing.
     """
     names = {p.name for p in directory.iterdir()}
-    complete = sorted((s for s in {_step_of(n) for n in names} if s is not None and s <= newest
-                       and checkpoint_name(s) in names and checkpoint_name(s) + ".sha256" in names),
-                      reverse=True)
+    complete = sorted(
+        (
+            s
+            for s in {_step_of(n) for n in names}
+            if s is not None
+            and s <= newest
+            and checkpoint_name(s) in names
+            and checkpoint_name(s) + ".sha256" in names
+        ),
+        reverse=True,
+    )
     if newest not in complete:
         complete.insert(0, newest)  # just written; a listing cannot make us delete it
     kept = set(complete[: max(1, keep)])

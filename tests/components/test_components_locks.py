@@ -70,8 +70,13 @@ def test_workspace_lock_only_when_asked_and_says_it_covers_computes(stack_config
 
 def test_lock_flags_select_targets(stack_configs):
     base = stack_configs["prod"]
-    flags = {"storage": True, "key_vault": False, "container_registry": False,
-             "application_insights": False, "workspace": False}
+    flags = {
+        "storage": True,
+        "key_vault": False,
+        "container_registry": False,
+        "application_insights": False,
+        "workspace": False,
+    }
     result = run_program("prod", config=variant(base, locks=flags))
     assert [t.type for t in _locked(result).values()] == [STORAGE]
 
@@ -91,14 +96,16 @@ def test_scope_check_refuses_group_and_subscription(scope):
 
 def test_locks_component_refuses_a_resource_group_target(tmp_path):
     """A program that tries to lock the resource group fails before anything is sent."""
-    (tmp_path / "__main__.py").write_text(textwrap.dedent(f"""
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(REPO_ROOT)!r})
         import pulumi_azure_native.resources as resources
         from components import LockTarget, ResourceLocks, ResourceLocksArgs
         rg = resources.ResourceGroup("rg", resource_group_name="rg-train", location="eastus")
         ResourceLocks("locks", ResourceLocksArgs(targets=[LockTarget("rg-train", rg, "no")]))
-    """))
+    """)
+    )
     refused = "refusing to lock 'rg-train' of type azure-native:resources:ResourceGroup"
     with pytest.raises(ValueError, match=refused):
         run_program("dev", root=tmp_path, config={})

@@ -64,9 +64,13 @@ def test_scale_settings_stay_in_place_updates(run):
 def test_replace_paths_are_real_wire_paths(stack_configs):
     """With every optional setting present (subnet, SSH), each replace path names an input sent."""
     base = stack_configs["prod"]
-    cluster = dict(ns(base, "clusters")[0], name="vnet-x", node_public_ip=False,
-                   subnet_id="/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-net/providers/"
-                             "Microsoft.Network/virtualNetworks/vnet/subnets/training")
+    cluster = dict(
+        ns(base, "clusters")[0],
+        name="vnet-x",
+        node_public_ip=False,
+        subnet_id="/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-net/providers/"
+        "Microsoft.Network/virtualNetworks/vnet/subnets/training",
+    )
     # Your own subnet, so no managed network (Azure refuses both: stackconfig.combinations).
     network = {"private_endpoints": ns(base, "network")["private_endpoints"]}
     result = run_program("prod", config=variant(base, clusters=[cluster], network=network))

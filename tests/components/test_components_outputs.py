@@ -20,10 +20,15 @@ def test_outputs_validate_against_stack_outputs_model(run, typed):
         out = model.clusters[cluster.name]
         size = vmsizes.describe(cluster.size)
         assert (out.size, out.gpus_per_node, out.vcpus_per_node, out.rdma_usable) == (
-            size.name, size.gpus, size.vcpus, size.rdma_usable,
+            size.name,
+            size.gpus,
+            size.vcpus,
+            size.rdma_usable,
         )
         assert (out.min_instances, out.max_instances, out.idle_seconds) == (
-            cluster.min_instances, cluster.max_instances, cluster.idle_time_before_scale_down,
+            cluster.min_instances,
+            cluster.max_instances,
+            cluster.idle_time_before_scale_down,
         )
         assert out.ssh_enabled is cluster.ssh_enabled
         assert out.region == cluster.region and out.tier == cluster.tier
@@ -66,7 +71,9 @@ def test_key_vault_output_names_the_vault_the_component_declares(runs):
         result = runs[stack]
         vault = result.of_type("azure-native:keyvault:Vault")[0]
         assert result.outputs["key_vault"] == {
-            "name": vault.inputs["vaultName"], "purge_protection": protected, "soft_delete_days": days,
+            "name": vault.inputs["vaultName"],
+            "purge_protection": protected,
+            "soft_delete_days": days,
         }
         assert vault.inputs["properties"]["softDeleteRetentionInDays"] == days
         assert vault.inputs["properties"].get("enablePurgeProtection", False) is protected

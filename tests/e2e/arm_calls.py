@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
         "computes": f"{rg}/Microsoft.MachineLearningServices/workspaces/{outs.workspace_name}/computes",
         "vault": f"{rg}/Microsoft.KeyVault/vaults/{outs.key_vault.name}",
         "deleted-vault": f"/subscriptions/{outs.subscription_id}/providers/Microsoft.KeyVault/locations/"
-                         f"{outs.workspace_region}/deletedVaults/{outs.key_vault.name}",
+        f"{outs.workspace_region}/deletedVaults/{outs.key_vault.name}",
     }
     verb, what = cmd.split("-", 1)
     api = API["vault" if "vault" in what else "workspace"]

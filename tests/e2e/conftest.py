@@ -24,7 +24,12 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAzureML]:
 def outputs_file(local: LocalAzureML, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The dev stack's outputs, as `python -m preflight dev --outputs-file` writes them."""
     path = tmp_path_factory.mktemp("outputs") / "dev-outputs.json"
-    r = subprocess.run([sys.executable, "-m", "preflight", "dev", "--outputs-file", str(path)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "preflight", "dev", "--outputs-file", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0 and path.exists(), r.stdout + r.stderr
     return path

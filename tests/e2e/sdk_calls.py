@@ -21,8 +21,15 @@ TERMINAL = {"Completed", "Failed", "Canceled"}
 
 def _report(exc: Exception) -> None:
     """The error as azure-ai-ml raised it: type, HTTP status, message."""
-    print(json.dumps({"type": type(exc).__name__, "status_code": getattr(exc, "status_code", None),
-                      "message": str(exc)}))
+    print(
+        json.dumps(
+            {
+                "type": type(exc).__name__,
+                "status_code": getattr(exc, "status_code", None),
+                "message": str(exc),
+            }
+        )
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -63,9 +70,14 @@ def main(argv: list[str]) -> int:
     if cmd == "mpi":
         from azure.ai.ml import MpiDistribution, command
 
-        job = command(code=rest[0], command="python -c pass", environment="azureml:localml-e2e:1",
-                      instance_type="Standard_NC80adis_H100_v5", instance_count=1,
-                      distribution=MpiDistribution(process_count_per_instance=2))
+        job = command(
+            code=rest[0],
+            command="python -c pass",
+            environment="azureml:localml-e2e:1",
+            instance_type="Standard_NC80adis_H100_v5",
+            instance_count=1,
+            distribution=MpiDistribution(process_count_per_instance=2),
+        )
         try:
             ml.jobs.create_or_update(job)
         except HttpResponseError as exc:
@@ -97,22 +109,35 @@ def _spec_rejected(ml: object, code_dir: str) -> dict:
     from jobs.azure_client import arm_client
 
     out: dict = {}
-    job = command(code=code_dir, command="!!", environment="azureml:localml-e2e:1",
-                  instance_type="Standard_NC80adis_H100_v5", instance_count=1)
+    job = command(
+        code=code_dir,
+        command="!!",
+        environment="azureml:localml-e2e:1",
+        instance_type="Standard_NC80adis_H100_v5",
+        instance_count=1,
+    )
     try:
         ml.jobs.create_or_update(job)  # type: ignore[attr-defined]
         out["sdk-job"] = {"type": None}
     except HttpResponseError as exc:
         out["sdk-job"] = {"type": type(exc).__name__, "status_code": exc.status_code, "message": str(exc)}
     arm = arm_client(ml)  # type: ignore[arg-type]
-    ws = (f"/subscriptions/{ml.subscription_id}/resourceGroups/{ml.resource_group_name}/providers/"  # type: ignore[attr-defined]
-          f"Microsoft.MachineLearningServices/workspaces/{ml.workspace_name}")  # type: ignore[attr-defined]
+    ws = (
+        f"/subscriptions/{ml.subscription_id}/resourceGroups/{ml.resource_group_name}/providers/"  # type: ignore[attr-defined]
+        f"Microsoft.MachineLearningServices/workspaces/{ml.workspace_name}"
+    )  # type: ignore[attr-defined]
     env_id = f"{ws}/environments/localml-e2e/versions/1"
     puts = {
-        "job-missing-environment": (f"{ws}/jobs/e2e-spec-1", "2025-01-01-preview",
-                                    {"properties": {"jobType": "Command", "command": "python a.py"}}),
-        "job-unknown-type": (f"{ws}/jobs/e2e-spec-2", "2025-01-01-preview",
-                             {"properties": {"jobType": "Batch", "command": "x", "environmentId": env_id}}),
+        "job-missing-environment": (
+            f"{ws}/jobs/e2e-spec-1",
+            "2025-01-01-preview",
+            {"properties": {"jobType": "Command", "command": "python a.py"}},
+        ),
+        "job-unknown-type": (
+            f"{ws}/jobs/e2e-spec-2",
+            "2025-01-01-preview",
+            {"properties": {"jobType": "Batch", "command": "x", "environmentId": env_id}},
+        ),
         "code-without-properties": (f"{ws}/codes/e2e-spec/versions/1", "2023-04-01", {"name": "1"}),
         "compute-without-max-nodes": (f"{ws}/computes/e2e-spec", "2025-12-01", _compute({"minNodeCount": 0})),
         "compute-name": (f"{ws}/computes/cpu-cluster-1", "2025-12-01", _compute({"maxNodeCount": 1})),
@@ -123,8 +148,11 @@ def _spec_rejected(ml: object, code_dir: str) -> dict:
         entry: dict = {"status_code": response.status_code}
         if response.status_code >= 400:
             exc = HttpResponseError(response=response, error_format=ARMErrorFormat)
-            entry |= {"code": exc.error.code if exc.error else None, "message": str(exc),
-                      "targets": [d.target for d in (exc.error.details if exc.error else [])]}
+            entry |= {
+                "code": exc.error.code if exc.error else None,
+                "message": str(exc),
+                "targets": [d.target for d in (exc.error.details if exc.error else [])],
+            }
         out[key] = entry
     return out
 

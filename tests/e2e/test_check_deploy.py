@@ -45,8 +45,14 @@ def _outputs_file(outputs: dict[str, Any], workspace: str, tmp: Path) -> Path:
 
 def _sdk(local: LocalAzureML, outputs: Path, *args: str) -> dict[str, Any]:
     env = local.subprocess_env() | {"PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-m", "localml.deploy", str(outputs), *args], cwd=ROOT,
-                       env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "localml.deploy", str(outputs), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
     return json.loads(r.stdout)
 
@@ -58,8 +64,14 @@ def _put(local: LocalAzureML, outputs: Path, bodies: dict[str, Any], tmp: Path) 
 
 
 def _check(local: LocalAzureML, outputs: Path, *extra: str) -> tuple[int, str, str]:
-    r = subprocess.run([sys.executable, "-m", "jobs", "check-deploy", "--outputs", str(outputs), *extra],
-                       cwd=ROOT, env=local.subprocess_env(), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "jobs", "check-deploy", "--outputs", str(outputs), *extra],
+        cwd=ROOT,
+        env=local.subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return r.returncode, r.stdout, r.stderr
 
 
@@ -100,8 +112,16 @@ def test_a_stack_deployed_as_declared_matches(local: LocalAzureML, prod, tmp_pat
     for c in report["clusters"]:
         assert c["state"] == "ok" and c["problems"] == [] and c["recovery"] == [], c
         assert {f["field"] for f in c["fields"] if f["ok"]} == {
-            "size", "tier", "ssh", "subnet_id", "node_public_ip", "region", "min_instances",
-            "max_instances", "idle_seconds"}
+            "size",
+            "tier",
+            "ssh",
+            "subnet_id",
+            "node_public_ip",
+            "region",
+            "min_instances",
+            "max_instances",
+            "idle_seconds",
+        }
     fields = {c["cluster"]: {f["field"]: f["live"] for f in c["fields"]} for c in report["clusters"]}
     # The cross-region cluster's region is its computeLocation; the envelope location is the workspace's.
     assert fields["h100-wus3"]["region"] == "westus3"
@@ -123,12 +143,15 @@ def test_a_stack_deployed_as_declared_matches(local: LocalAzureML, prod, tmp_pat
 
 
 def _ws_path(workspace: str) -> str:
-    return ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train/providers/"
-            f"Microsoft.MachineLearningServices/workspaces/{workspace}")
+    return (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train/providers/"
+        f"Microsoft.MachineLearningServices/workspaces/{workspace}"
+    )
 
 
-def test_old_size_after_replacement_and_portal_edit_exit_1_then_recover(local: LocalAzureML, prod,
-                                                                         tmp_path: Path) -> None:
+def test_old_size_after_replacement_and_portal_edit_exit_1_then_recover(
+    local: LocalAzureML, prod, tmp_path: Path
+) -> None:
     outputs, bodies = prod
     path = _outputs_file(outputs, "ws-e2e-drift", tmp_path)
     # h100-wus3 existed on the old size; the replacement deleted it with Detach and created it again with
@@ -176,8 +199,9 @@ def test_old_size_after_replacement_and_portal_edit_exit_1_then_recover(local: L
     assert code == 0 and report["mismatches"] == [], report
 
 
-def test_missing_cluster_exit_1_and_an_undeclared_one_is_a_note(local: LocalAzureML, prod,
-                                                                 tmp_path: Path) -> None:
+def test_missing_cluster_exit_1_and_an_undeclared_one_is_a_note(
+    local: LocalAzureML, prod, tmp_path: Path
+) -> None:
     outputs, bodies = prod
     path = _outputs_file(outputs, "ws-e2e-missing", tmp_path)
     _put(local, path, {n: bodies[n] for n in ("h100-x4", "a100-spot")}, tmp_path)
@@ -219,7 +243,9 @@ def test_subnet_and_node_public_ip_are_compared(local: LocalAzureML, tmp_path: P
     code, report = _check_json(local, path)
     assert code == 1
     assert [(m["field"], m["live"]) for m in report["mismatches"]] == [
-        ("subnet_id", aml["subnet"]["id"]), ("node_public_ip", True)]
+        ("subnet_id", aml["subnet"]["id"]),
+        ("node_public_ip", True),
+    ]
     assert "az ml compute delete --name h100-x2" in report["clusters"][0]["recovery"][1]
 
 
@@ -236,8 +262,9 @@ def test_compute_delete_needs_underlying_resource_action(local: LocalAzureML) ->
     context = ssl.create_default_context(cafile=local.environ["REQUESTS_CA_BUNDLE"])
     url = f"{_ws_path('ws-e2e-delete')}/computes/nothing?api-version=2025-12-01"
     for query, status in (("", 400), ("&underlyingResourceAction=Delete", 204)):
-        conn = http.client.HTTPSConnection("127.0.0.1", local.control_plane.server.port, timeout=10,
-                                           context=context)
+        conn = http.client.HTTPSConnection(
+            "127.0.0.1", local.control_plane.server.port, timeout=10, context=context
+        )
         conn.request("DELETE", url + query, headers={"Authorization": f"Bearer {token}"})
         resp = conn.getresponse()
         body = resp.read()

@@ -24,20 +24,39 @@ from localml.mount import MountOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = "Standard_NC80adis_H100_v5"  # 2 GPUs per node in the catalog: 2 processes per node is one per GPU
-STEPS = 400                          # train.py checkpoints every 100 steps
+STEPS = 400  # train.py checkpoints every 100 steps
 FINGERPRINT = re.compile(r"final parameters sha256: ([0-9a-f]{64})")
 
 pytestmark = pytest.mark.slow
 
 
-def _jobs(local: LocalAzureML, outputs: Path, tmp: Path, *args: str,
-          timeout: float = 240) -> tuple[int, dict]:
+def _jobs(
+    local: LocalAzureML, outputs: Path, tmp: Path, *args: str, timeout: float = 240
+) -> tuple[int, dict]:
     """`python -m jobs submit ARGS` on serverless 2-GPU nodes, 2 processes each: (exit code, summary)."""
-    argv = [sys.executable, "-m", "jobs", "submit", *args, "--outputs", str(outputs), "--serverless",
-            "--size", SIZE, "--processes-per-node", "2", "--logs", str(tmp / "job-logs"),
-            "--poll-seconds", "1", "--allow-socket", "--json"]
-    r = subprocess.run(argv, cwd=ROOT, env=local.subprocess_env(), capture_output=True, text=True,
-                       timeout=timeout)
+    argv = [
+        sys.executable,
+        "-m",
+        "jobs",
+        "submit",
+        *args,
+        "--outputs",
+        str(outputs),
+        "--serverless",
+        "--size",
+        SIZE,
+        "--processes-per-node",
+        "2",
+        "--logs",
+        str(tmp / "job-logs"),
+        "--poll-seconds",
+        "1",
+        "--allow-socket",
+        "--json",
+    ]
+    r = subprocess.run(
+        argv, cwd=ROOT, env=local.subprocess_env(), capture_output=True, text=True, timeout=timeout
+    )
     try:
         return r.returncode, json.loads(r.stdout)
     except ValueError:
@@ -46,8 +65,14 @@ def _jobs(local: LocalAzureML, outputs: Path, tmp: Path, *args: str,
 
 def _sdk(local: LocalAzureML, outputs: Path, *args: str, timeout: float = 300) -> dict:
     env = local.subprocess_env() | {"PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, str(Path(__file__).parent / "sdk_calls.py"), str(outputs), *args],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "sdk_calls.py"), str(outputs), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
     return json.loads(r.stdout)
 
@@ -61,8 +86,9 @@ def _calls(local: LocalAzureML) -> list[tuple[str, str, int]]:
     return [(c.method, c.path, c.status) for c in local.control_plane.server.log]
 
 
-def test_smoke_submit_completes_downloads_and_verifies(local: LocalAzureML, outputs_file: Path,
-                                                       tmp_path: Path) -> None:
+def test_smoke_submit_completes_downloads_and_verifies(
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path
+) -> None:
     code, summary = _jobs(local, outputs_file, tmp_path, "smoke", "--nodes", "2", "--allow-tcp")
     job = summary["jobs"][0]
     assert code == 0 and job["status"] == "Completed", job
@@ -77,12 +103,17 @@ def test_smoke_submit_completes_downloads_and_verifies(local: LocalAzureML, outp
     assert not verify(Path(job["logs"]), 4, size=SIZE).ok
     assert "rank=3 local_rank=1 node_rank=1 world_size=4" in _rank_log(job, 3)
     calls = _calls(local)
-    ws = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/" \
-         "Microsoft.MachineLearningServices/workspaces/ws-llm-dev"
-    for method, path in [("POST", f"{ws}/codes/[^/]+/versions/1/startPendingUpload"),
-                         ("PUT", f"{ws}/codes/[^/]+/versions/1"), ("PUT", f"{ws}/jobs/{job['name']}"),
-                         ("GET", f"/history/v1.0{ws}/runs/{job['name']}/details"),
-                         ("POST", f"{ws}/datastores/workspaceartifactstore/listSecrets")]:
+    ws = (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/"
+        "Microsoft.MachineLearningServices/workspaces/ws-llm-dev"
+    )
+    for method, path in [
+        ("POST", f"{ws}/codes/[^/]+/versions/1/startPendingUpload"),
+        ("PUT", f"{ws}/codes/[^/]+/versions/1"),
+        ("PUT", f"{ws}/jobs/{job['name']}"),
+        ("GET", f"/history/v1.0{ws}/runs/{job['name']}/details"),
+        ("POST", f"{ws}/datastores/workspaceartifactstore/listSecrets"),
+    ]:
         assert any(m == method and re.fullmatch(path, p) and s < 300 for m, p, s in calls), (method, path)
     assert local.host is not None and local.host.tunnels > 0  # the artifact store was read through Azurite
 
@@ -90,8 +121,16 @@ def test_smoke_submit_completes_downloads_and_verifies(local: LocalAzureML, outp
 @pytest.fixture(scope="module")
 def reference(local: LocalAzureML, outputs_file: Path, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The final fingerprint of an uninterrupted train job of STEPS steps (as a one-item list)."""
-    code, ref = _jobs(local, outputs_file, tmp_path_factory.mktemp("reference"), "train", "--run-name",
-                      "e2e-reference", "--steps", str(STEPS))
+    code, ref = _jobs(
+        local,
+        outputs_file,
+        tmp_path_factory.mktemp("reference"),
+        "train",
+        "--run-name",
+        "e2e-reference",
+        "--steps",
+        str(STEPS),
+    )
     ref_job = ref["jobs"][0]
     assert code == 0 and ref_job["status"] == "Completed", ref_job
     expected = FINGERPRINT.findall(_rank_log(ref_job, 0))
@@ -100,14 +139,16 @@ def reference(local: LocalAzureML, outputs_file: Path, tmp_path_factory: pytest.
 
 
 def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(
-        local: LocalAzureML, outputs_file: Path, tmp_path: Path, reference: list[str]) -> None:
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path, reference: list[str]
+) -> None:
     assert local.control_plane is not None
     uploads_before = _uploads(local)
     expected = reference
 
     # Interrupted: cancel through azure-ai-ml as soon as the first checkpoint is complete.
-    code, first = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume",
-                        "--steps", str(STEPS), "--no-wait")
+    code, first = _jobs(
+        local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume", "--steps", str(STEPS), "--no-wait"
+    )
     name = first["jobs"][0]["name"]
     assert code == 0 and name
     ckpt = local.control_plane.store.datastore_path("workspaceblobstore", "ckpt/e2e-resume")
@@ -115,13 +156,14 @@ def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(
     assert cancelled == {"status_at_cancel": "Running", "status": "Canceled"}
     done = local.control_plane.store.job(_ws_id(), name)
     assert done is not None and done.done.wait(60)
-    rank0 = (local.control_plane.store.root / "jobs" / name / "logs" / "user_logs" / "std_log_process_0.txt")
+    rank0 = local.control_plane.store.root / "jobs" / name / "logs" / "user_logs" / "std_log_process_0.txt"
     assert "interrupted by signal" in rank0.read_text()
     assert not FINGERPRINT.search(rank0.read_text())
 
     # Resubmitted with the same run name: resumes from the checkpoint and ends on the same weights.
-    code, second = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume",
-                         "--steps", str(STEPS))
+    code, second = _jobs(
+        local, outputs_file, tmp_path, "train", "--run-name", "e2e-resume", "--steps", str(STEPS)
+    )
     job = second["jobs"][0]
     assert code == 0 and job["status"] == "Completed" and job["name"] != name, job
     log0 = _rank_log(job, 0)
@@ -133,15 +175,25 @@ def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(
 
 
 def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
-        local: LocalAzureML, outputs_file: Path, tmp_path: Path, reference: list[str]) -> None:
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path, reference: list[str]
+) -> None:
     """The node dies while its mount uploads step 200 (a VM loss: ranks and mount SIGKILLed together); the
     resubmitted job resumes from step 100 on fresh mounts and ends on the uninterrupted run's weights."""
     assert local.control_plane is not None
     runner = local.control_plane.runner
     runner.mount_options = MountOptions(upload_rate=300_000)  # ~1.6 MB checkpoints: ~5 s per upload
     try:
-        code, first = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-node-loss",
-                            "--steps", str(STEPS), "--no-wait")
+        code, first = _jobs(
+            local,
+            outputs_file,
+            tmp_path,
+            "train",
+            "--run-name",
+            "e2e-node-loss",
+            "--steps",
+            str(STEPS),
+            "--no-wait",
+        )
         name = first["jobs"][0]["name"]
         assert code == 0 and name
         deadline = time.monotonic() + 240
@@ -162,8 +214,9 @@ def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
     names = sorted(p.name for p in store.iterdir() if not p.name.startswith("."))
     assert names == ["step_00000100.pt", "step_00000100.pt.sha256"], names  # step 200 never committed
 
-    code, second = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-node-loss",
-                         "--steps", str(STEPS))
+    code, second = _jobs(
+        local, outputs_file, tmp_path, "train", "--run-name", "e2e-node-loss", "--steps", str(STEPS)
+    )
     job2 = second["jobs"][0]
     assert code == 0 and job2["status"] == "Completed", job2
     log0 = _rank_log(job2, 0)
@@ -172,13 +225,25 @@ def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
 
 
 def test_two_node_train_reads_the_checkpoint_through_each_nodes_own_mount(
-        local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path
+) -> None:
     """Every node mounts the output itself; a resumed 2-node job loads rank 0's choice on both nodes."""
     assert local.control_plane is not None
     runs = []
     for i in range(2):
-        code, summary = _jobs(local, outputs_file, tmp_path / str(i), "train", "--run-name", "e2e-two-nodes",
-                              "--steps", "200", "--nodes", "2", "--allow-tcp")
+        code, summary = _jobs(
+            local,
+            outputs_file,
+            tmp_path / str(i),
+            "train",
+            "--run-name",
+            "e2e-two-nodes",
+            "--steps",
+            "200",
+            "--nodes",
+            "2",
+            "--allow-tcp",
+        )
         job = summary["jobs"][0]
         assert code == 0 and job["status"] == "Completed", job
         runs.append(job)
@@ -197,8 +262,18 @@ def test_failing_command_gives_exit_code_1(local: LocalAzureML, outputs_file: Pa
     assert local.control_plane is not None
     empty = local.control_plane.store.datastore_path("workspaceblobstore", "e2e-empty-data")
     empty.mkdir(parents=True, exist_ok=True)
-    code, summary = _jobs(local, outputs_file, tmp_path, "train", "--run-name", "e2e-fail", "--steps", "5",
-                          "--data", "azureml://datastores/workspaceblobstore/paths/e2e-empty-data/")
+    code, summary = _jobs(
+        local,
+        outputs_file,
+        tmp_path,
+        "train",
+        "--run-name",
+        "e2e-fail",
+        "--steps",
+        "5",
+        "--data",
+        "azureml://datastores/workspaceblobstore/paths/e2e-empty-data/",
+    )
     job = summary["jobs"][0]
     assert code == 1 and job["status"] == "Failed", job
     assert "no *.bin token shards there" in _rank_log(job, 0)
@@ -210,8 +285,9 @@ def test_unimplemented_call_is_a_501_naming_the_path(local: LocalAzureML, output
     assert result["type"] == "HttpResponseError" and result["status_code"] == 501
     assert "localml does not implement GET /subscriptions/" in result["message"]
     assert "/environments/localml-e2e-env/versions/1" in result["message"]
-    assert any(s == 501 and p.endswith("/environments/localml-e2e-env/versions/1")
-               for _, p, s in _calls(local))
+    assert any(
+        s == 501 and p.endswith("/environments/localml-e2e-env/versions/1") for _, p, s in _calls(local)
+    )
 
 
 def _uploads(local: LocalAzureML) -> int:
@@ -219,12 +295,15 @@ def _uploads(local: LocalAzureML) -> int:
 
 
 def _ws_id() -> str:
-    return ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/"
-            "Microsoft.MachineLearningServices/workspaces/ws-llm-dev")
+    return (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-dev/providers/"
+        "Microsoft.MachineLearningServices/workspaces/ws-llm-dev"
+    )
 
 
-def test_a_job_localml_cannot_run_is_refused_at_submission(local: LocalAzureML, outputs_file: Path,
-                                                           tmp_path: Path) -> None:
+def test_a_job_localml_cannot_run_is_refused_at_submission(
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path
+) -> None:
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "noop.py").write_text("pass\n")
     result = _sdk(local, outputs_file, "mpi", str(tmp_path / "code"))
@@ -232,8 +311,9 @@ def test_a_job_localml_cannot_run_is_refused_at_submission(local: LocalAzureML, 
     assert "localml runs PyTorch distribution only, not 'Mpi'" in result["message"]
 
 
-def test_bodies_the_spec_rejects_get_azures_400(local: LocalAzureML, outputs_file: Path,
-                                                 tmp_path: Path) -> None:
+def test_bodies_the_spec_rejects_get_azures_400(
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path
+) -> None:
     """localml checks each job, code version and compute body against the Azure REST spec of the
     api-version the client sent (localml/validation.py) and answers as ARM does: 400, `UserError`, one detail
     per failure with the property as target, parsed by azure-core like any ARM error."""
@@ -290,8 +370,9 @@ def test_host_services_refuse_what_they_do_not_serve(local: LocalAzureML) -> Non
     assert local.control_plane is not None
     context = ssl.create_default_context(cafile=local.environ["REQUESTS_CA_BUNDLE"])
     for token, status in (("forged", 401), (body["access_token"], 200)):
-        conn = http.client.HTTPSConnection("127.0.0.1", local.control_plane.server.port, timeout=10,
-                                           context=context)
+        conn = http.client.HTTPSConnection(
+            "127.0.0.1", local.control_plane.server.port, timeout=10, context=context
+        )
         conn.request("GET", _ws_id(), headers={"Authorization": f"Bearer {token}"})
         assert conn.getresponse().status == status
         conn.close()
@@ -313,8 +394,13 @@ def test_readme_lists_every_implemented_call() -> None:
 def test_make_smoke_deploys_checks_and_runs_the_smoke_job(tmp_path: Path) -> None:
     """`make smoke` (`python -m localml smoke`): the dev stack's clusters deployed as `pulumi up` would, the
     post-deploy check (`jobs check-deploy`) and the smoke job, all through the real SDKs."""
-    r = subprocess.run([sys.executable, "-m", "localml", "smoke", "--json"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "localml", "smoke", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     summary = json.loads(r.stdout)
     assert summary["ok"] is True and summary["job"]["status"] == "Completed"

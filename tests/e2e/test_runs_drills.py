@@ -26,9 +26,32 @@ pytestmark = pytest.mark.slow
 
 
 def _run_argv(outputs: Path, logs: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "jobs", "run", *args, "--outputs", str(outputs), "--serverless", "--size",
-            SIZE, "--nodes", "2", "--processes-per-node", "1", "--allow-tcp", "--allow-socket",
-            "--logs", str(logs), "--poll-seconds", "0.5", "--backoff-seconds", "0.5", "--no-stream", "--json"]
+    return [
+        sys.executable,
+        "-m",
+        "jobs",
+        "run",
+        *args,
+        "--outputs",
+        str(outputs),
+        "--serverless",
+        "--size",
+        SIZE,
+        "--nodes",
+        "2",
+        "--processes-per-node",
+        "1",
+        "--allow-tcp",
+        "--allow-socket",
+        "--logs",
+        str(logs),
+        "--poll-seconds",
+        "0.5",
+        "--backoff-seconds",
+        "0.5",
+        "--no-stream",
+        "--json",
+    ]
 
 
 def _finish(p: subprocess.Popen[str], timeout: float) -> tuple[int, dict, str]:
@@ -45,8 +68,11 @@ def _rank0(attempt: dict) -> str:
 
 def _jobs_of(local: LocalAzureML, run: str) -> list[Job]:
     assert local.control_plane is not None
-    return [j for j in list(local.control_plane.store.jobs.values())
-            if (j.properties.get("tags") or {}).get("azml-gpu.run-name") == run]
+    return [
+        j
+        for j in list(local.control_plane.store.jobs.values())
+        if (j.properties.get("tags") or {}).get("azml-gpu.run-name") == run
+    ]
 
 
 def _next_job(local: LocalAzureML, run: str, seen: set[str], deadline: float) -> Job:
@@ -60,14 +86,19 @@ def _next_job(local: LocalAzureML, run: str, seen: set[str], deadline: float) ->
 
 
 def test_preempted_twice_and_a_node_lost_completes_with_the_uninterrupted_weights(
-        local: LocalAzureML, outputs_file: Path, tmp_path: Path) -> None:
+    local: LocalAzureML, outputs_file: Path, tmp_path: Path
+) -> None:
     assert local.control_plane is not None
     runner = local.control_plane.runner
 
-    ref = subprocess.Popen(_run_argv(outputs_file, tmp_path / "ref", "train", "--run-name", "drill-ref",
-                                     "--steps", str(STEPS)),
-                           cwd=ROOT, env=local.subprocess_env(), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    ref = subprocess.Popen(
+        _run_argv(outputs_file, tmp_path / "ref", "train", "--run-name", "drill-ref", "--steps", str(STEPS)),
+        cwd=ROOT,
+        env=local.subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     code, reference, err = _finish(ref, 600)
     assert code == 0, err[-3000:]
     ref_ledger = reference["ledgers"][0]
@@ -77,10 +108,24 @@ def test_preempted_twice_and_a_node_lost_completes_with_the_uninterrupted_weight
 
     run = "drill-run"
     ckpt = local.control_plane.store.datastore_path("workspaceblobstore", f"ckpt/{run}")
-    proc = subprocess.Popen(_run_argv(outputs_file, tmp_path / "logs", "train", "--run-name", run,
-                                      "--steps", str(STEPS), "--max-restarts", "5"),
-                            cwd=ROOT, env=local.subprocess_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _run_argv(
+            outputs_file,
+            tmp_path / "logs",
+            "train",
+            "--run-name",
+            run,
+            "--steps",
+            str(STEPS),
+            "--max-restarts",
+            "5",
+        ),
+        cwd=ROOT,
+        env=local.subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     drilled: list[str] = []
     problems: list[BaseException] = []
 
@@ -94,8 +139,9 @@ def test_preempted_twice_and_a_node_lost_completes_with_the_uninterrupted_weight
                 while not any((ckpt / f"step_{s:08d}.pt.sha256").exists() for s in range(step, STEPS, 100)):
                     assert time.monotonic() < deadline and not job.done.is_set(), f"no checkpoint {step}"
                     time.sleep(0.02)
-                killed = (drills.preempt(runner, job) if action == "preempt"
-                          else drills.fail_node(runner, job, 1))
+                killed = (
+                    drills.preempt(runner, job) if action == "preempt" else drills.fail_node(runner, job, 1)
+                )
                 assert killed >= 1
                 drilled.append(job.name)
         except BaseException as exc:  # surfaced by the main thread
@@ -127,11 +173,24 @@ def test_user_code_failure_is_not_retried(local: LocalAzureML, outputs_file: Pat
     assert local.control_plane is not None
     empty = local.control_plane.store.datastore_path("workspaceblobstore", "drill-empty-data")
     empty.mkdir(parents=True, exist_ok=True)
-    p = subprocess.Popen(_run_argv(outputs_file, tmp_path, "train", "--run-name", "drill-user",
-                                   "--steps", "5",
-                                   "--data", "azureml://datastores/workspaceblobstore/paths/drill-empty-data/"),
-                         cwd=ROOT, env=local.subprocess_env(), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        _run_argv(
+            outputs_file,
+            tmp_path,
+            "train",
+            "--run-name",
+            "drill-user",
+            "--steps",
+            "5",
+            "--data",
+            "azureml://datastores/workspaceblobstore/paths/drill-empty-data/",
+        ),
+        cwd=ROOT,
+        env=local.subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     code, summary, err = _finish(p, 300)
     ledger = summary["ledgers"][0]
     assert code == 1, err[-3000:]

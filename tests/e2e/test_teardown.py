@@ -56,8 +56,14 @@ def _stack(dev: dict[str, Any], tmp: Path, tag: str, file: str = "", **key_vault
 
 def _arm(local: LocalAzureML, outputs: Path, *args: str) -> dict[str, Any]:
     env = local.subprocess_env() | {"PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, str(HERE / "arm_calls.py"), str(outputs), *args], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(HERE / "arm_calls.py"), str(outputs), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
     return json.loads(r.stdout)
 
@@ -100,8 +106,11 @@ def test_teardown_frees_both_names_and_they_can_be_created_again(local: LocalAzu
     deletes = [c for c in calls if c.method == "DELETE" and c.path == ws_path]
     assert [(c.status, c.query.get("forceToPurge")) for c in deletes] == [(202, "true")]
     assert [c.status for c in calls if "/operationResults/" in c.path] == [202, 200, 202, 200]
-    kv = [(c.method, c.status, c.query["api-version"]) for c in calls
-          if "Microsoft.KeyVault" in c.path and "/operationResults/" not in c.path]
+    kv = [
+        (c.method, c.status, c.query["api-version"])
+        for c in calls
+        if "Microsoft.KeyVault" in c.path and "/operationResults/" not in c.path
+    ]
     assert kv == [("GET", 200, "2024-11-01"), ("DELETE", 200, "2024-11-01"), ("POST", 202, "2024-11-01")]
     assert "teardown: deleting workspace ws-e2e-free permanently (forceToPurge=true)" in err
     assert "teardown: purging key vault kv-e2e-free in eastus; waiting for Azure" in err
@@ -139,11 +148,13 @@ def test_without_teardown_the_names_stay_taken(local: LocalAzureML, dev, tmp_pat
     ws = _put(local, outputs, "workspace", dev["workspace"], tmp_path)
     assert ws["status"] == 400 and ws["body"]["error"] == {
         "code": "BadRequest",
-        "message": "Soft-deleted workspace exists. Please purge or recover it. https://aka.ms/wsoftdelete"}
+        "message": "Soft-deleted workspace exists. Please purge or recover it. https://aka.ms/wsoftdelete",
+    }
     kv = _put(local, outputs, "vault", dev["vault"], tmp_path)
     assert kv["status"] == 409 and kv["body"]["error"]["code"] == "ConflictError"
     assert kv["body"]["error"]["message"].startswith(
-        "A vault with the same name already exists in deleted state. You need to either recover or purge")
+        "A vault with the same name already exists in deleted state. You need to either recover or purge"
+    )
 
     code, out, err = _teardown(local, outputs, "--yes", "--json")
     assert code == 0, out + err[-4000:]
@@ -175,8 +186,9 @@ def test_refusals_delete_nothing(local: LocalAzureML, dev, tmp_path: Path):
     assert _arm(local, outputs, "get-vault")["status"] == 200
 
 
-def test_a_vault_whose_purge_protection_is_on_in_azure_is_refused_before_any_delete(local: LocalAzureML, dev,
-                                                                                    tmp_path: Path):
+def test_a_vault_whose_purge_protection_is_on_in_azure_is_refused_before_any_delete(
+    local: LocalAzureML, dev, tmp_path: Path
+):
     """The config turned purge protection off, but the vault had it on: Azure keeps it on (it cannot be turned
     off), so the vault cannot be purged. teardown reads the live vault first and deletes nothing."""
     outputs = _stack(dev, tmp_path, "was-protected")

@@ -76,8 +76,15 @@ def test_rename_is_a_copy_then_a_delete_that_a_node_loss_interrupts(mounts, tmp_
     a = mounts("a", rename_pause=30)
     store = tmp_path / "store"
     (a.mountpoint / "src.bin").write_bytes(b"z" * 50_000)
-    renamer = track(subprocess.Popen([PY, "-c", f"import os; os.rename({str(a.mountpoint / 'src.bin')!r}, "
-                                                f"{str(a.mountpoint / 'dst.bin')!r})"]))
+    renamer = track(
+        subprocess.Popen(
+            [
+                PY,
+                "-c",
+                f"import os; os.rename({str(a.mountpoint / 'src.bin')!r}, {str(a.mountpoint / 'dst.bin')!r})",
+            ]
+        )
+    )
     wait_for(lambda: a.state().get("renaming", {}).get("/src.bin") == "copied", 30, "the copy of the rename")
     a.lose()  # the node goes between the copy and the delete (block_blob.go RenameFile)
     renamer.wait(timeout=30)
@@ -108,9 +115,11 @@ def test_another_node_sees_a_stale_listing_and_stale_absence(mounts):
 
 def _writer(path, mb: int) -> subprocess.Popen:
     """A process that checkpoints `mb` MB of tensors to `path` with checkpointing.save_checkpoint."""
-    code = (f"import sys, torch; sys.path.insert(0, {str(SRC)!r}); import checkpointing as ck; "
-            f"from pathlib import Path; ck.save_checkpoint({{'w': torch.ones({mb} * 262144), 'step': 7}}, "
-            f"Path({str(path)!r}))")
+    code = (
+        f"import sys, torch; sys.path.insert(0, {str(SRC)!r}); import checkpointing as ck; "
+        f"from pathlib import Path; ck.save_checkpoint({{'w': torch.ones({mb} * 262144), 'step': 7}}, "
+        f"Path({str(path)!r}))"
+    )
     return track(subprocess.Popen([PY, "-c", code], env=base_env()))
 
 
@@ -120,25 +129,37 @@ def test_a_writer_killed_mid_write_leaves_a_partial_file_without_marker(mounts, 
     ck.save_checkpoint({"step": 3, "w": torch.zeros(10)}, a.mountpoint / ck.checkpoint_name(3))
     target = a.mountpoint / ck.checkpoint_name(7)
     proc = _writer(target, mb=400)
-    wait_for(lambda: "/step_00000007.pt" in a.state().get("writing", []) and
-             (a.workdir / "cache" / target.name).exists() and
-             (a.workdir / "cache" / target.name).stat().st_size > 10_000_000, 60, "the write under way")
+    wait_for(
+        lambda: (
+            "/step_00000007.pt" in a.state().get("writing", [])
+            and (a.workdir / "cache" / target.name).exists()
+            and (a.workdir / "cache" / target.name).stat().st_size > 10_000_000
+        ),
+        60,
+        "the write under way",
+    )
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    wait_for(lambda: (tmp_path / "store" / target.name).exists() and not a.state().get("uploading"), 60,
-             "the partial upload")
+    wait_for(
+        lambda: (tmp_path / "store" / target.name).exists() and not a.state().get("uploading"),
+        60,
+        "the partial upload",
+    )
     store = tmp_path / "store"
     assert 0 < (store / target.name).stat().st_size < 400 * 2**20
     assert not (store / f"{target.name}.sha256").exists()
     warnings: list[str] = []
     state, path = ck.resume_state(a.mountpoint, log=warnings.append)
     assert path.name == ck.checkpoint_name(3) and state["step"] == 3
-    assert warnings == [f"warning: skipping damaged checkpoint {target}: no .sha256 completion marker "
-                        "(its write was interrupted)"]
+    assert warnings == [
+        f"warning: skipping damaged checkpoint {target}: no .sha256 completion marker "
+        "(its write was interrupted)"
+    ]
 
 
-def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads_the_timeout(mounts,
-                                                                                            tmp_path):
+def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads_the_timeout(
+    mounts, tmp_path
+):
     store = tmp_path / "store"
     # Node lost during the upload inside close(): the blob never commits.
     a = mounts("a", upload_rate=20e6)
@@ -156,8 +177,9 @@ def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads
         target = m.mountpoint / f"raw{int(timeout)}.bin"
         code = f"with open({str(target)!r}, 'wb') as f: f.write(b'x' * 40_000_000)"  # close() reports errors
         proc = track(subprocess.Popen([PY, "-c", code], stderr=subprocess.PIPE))
-        wait_for(lambda m=m, t=target: m.state().get("uploading", {}).get(f"/{t.name}", 0) > 0, 60,
-                 "the upload")
+        wait_for(
+            lambda m=m, t=target: m.state().get("uploading", {}).get(f"/{t.name}", 0) > 0, 60, "the upload"
+        )
         assert m.unmount(timeout_s=timeout) is finished
         assert (proc.wait(timeout=30) == 0) is finished
         assert (store / target.name).exists() is finished
@@ -176,8 +198,12 @@ def test_checkpoints_never_rename_or_fsync_and_survive_a_mount_where_rename_fail
     saver.close()
     counts = a.state()["counts"]
     assert counts["rename"] == 0 and counts["fsync"] == 0 and counts["fsyncdir"] == 0
-    assert _ls(tmp_path / "store") == ["step_00000002.pt", "step_00000002.pt.sha256", "step_00000003.pt",
-                                        "step_00000003.pt.sha256"]
+    assert _ls(tmp_path / "store") == [
+        "step_00000002.pt",
+        "step_00000002.pt.sha256",
+        "step_00000003.pt",
+        "step_00000003.pt.sha256",
+    ]
     assert ck.resume_state(a.mountpoint)[0]["step"] == 3
 
 
@@ -200,24 +226,58 @@ def test_resume_on_a_node_with_a_stale_listing_finds_the_newest_by_name(mounts):
 def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mounts, tmp_path):
     """One process, synthetic data: a run killed during a checkpoint upload (node lost), resumed on a new
     node's mount, ends on the uninterrupted run's fingerprint."""
-    args = ["--steps", "12", "--ckpt-every", "4", "--log-every", "1", "--n-embd", "128",
-            "--vocab-size", "2048", "--block-size", "32"]
-    ref = subprocess.run([PY, str(SRC / "train.py"), *args], env=base_env(), capture_output=True, text=True,
-                         timeout=300, cwd=REPO)
+    args = [
+        "--steps",
+        "12",
+        "--ckpt-every",
+        "4",
+        "--log-every",
+        "1",
+        "--n-embd",
+        "128",
+        "--vocab-size",
+        "2048",
+        "--block-size",
+        "32",
+    ]
+    ref = subprocess.run(
+        [PY, str(SRC / "train.py"), *args],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert ref.returncode == 0, ref.stderr
     node1 = mounts("node1", upload_rate=5e6)
-    run = track(subprocess.Popen([PY, str(SRC / "train.py"), *args, "--ckpt", str(node1.mountpoint)],
-                                 env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO))
-    wait_for(lambda: node1.state().get("uploading", {}).get("/step_00000008.pt", 0) > 0, 240,
-             "the upload of step 8")
+    run = track(
+        subprocess.Popen(
+            [PY, str(SRC / "train.py"), *args, "--ckpt", str(node1.mountpoint)],
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+    )
+    wait_for(
+        lambda: node1.state().get("uploading", {}).get("/step_00000008.pt", 0) > 0,
+        240,
+        "the upload of step 8",
+    )
     node1.lose()
     run.kill()
     run.wait(timeout=30)
     store = tmp_path / "store"
     assert "step_00000004.pt.sha256" in _ls(store) and "step_00000008.pt" not in _ls(store)
     node2 = mounts("node2")
-    out = subprocess.run([PY, str(SRC / "train.py"), *args, "--ckpt", str(node2.mountpoint)], env=base_env(),
-                         capture_output=True, text=True, timeout=300, cwd=REPO)
+    out = subprocess.run(
+        [PY, str(SRC / "train.py"), *args, "--ckpt", str(node2.mountpoint)],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"resumed from {node2.mountpoint / 'step_00000004.pt'} at step 4" in out.stdout
     assert out.stdout.splitlines()[-1] == ref.stdout.splitlines()[-1]

@@ -149,10 +149,19 @@ def test_retention_counts_complete_checkpoints_only_and_spares_newer_leftovers(t
     (tmp_path / ck.checkpoint_name(40)).write_bytes(b"half")
     deleted = ck.prune(tmp_path, keep=2, newest=30)
     assert sorted(p.name for p in deleted) == [
-        "step_00000005.pt.sha256", "step_00000010.pt", "step_00000010.pt.sha256", "step_00000015.pt",
-        "step_00000025.pt"]
-    assert _names(tmp_path) == ["step_00000020.pt", "step_00000020.pt.sha256", "step_00000030.pt",
-                                "step_00000030.pt.sha256", "step_00000040.pt"]
+        "step_00000005.pt.sha256",
+        "step_00000010.pt",
+        "step_00000010.pt.sha256",
+        "step_00000015.pt",
+        "step_00000025.pt",
+    ]
+    assert _names(tmp_path) == [
+        "step_00000020.pt",
+        "step_00000020.pt.sha256",
+        "step_00000030.pt",
+        "step_00000030.pt.sha256",
+        "step_00000040.pt",
+    ]
 
 
 def test_retention_never_deletes_the_last_good_checkpoint(tmp_path):
@@ -163,8 +172,12 @@ def test_retention_never_deletes_the_last_good_checkpoint(tmp_path):
     for step in (11, 12):
         (tmp_path / ck.checkpoint_name(step)).write_bytes(b"half")
     ck.prune(tmp_path, keep=1, newest=10)
-    assert _names(tmp_path) == ["step_00000010.pt", "step_00000010.pt.sha256", "step_00000011.pt",
-                                "step_00000012.pt"]
+    assert _names(tmp_path) == [
+        "step_00000010.pt",
+        "step_00000010.pt.sha256",
+        "step_00000011.pt",
+        "step_00000012.pt",
+    ]
     assert ck.latest_complete(tmp_path, log=lambda m: None).name == "step_00000010.pt"
 
 
@@ -223,7 +236,11 @@ def test_manager_restores_weights_optimizer_rng_and_step_and_keeps_the_newest_k(
     m.close()
     expected_rng = torch.rand(3)  # what the RNG draws next after step 6's checkpoint
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "step_00000004.pt", "step_00000004.pt.sha256", "step_00000006.pt", "step_00000006.pt.sha256"]
+        "step_00000004.pt",
+        "step_00000004.pt.sha256",
+        "step_00000006.pt",
+        "step_00000006.pt.sha256",
+    ]
     torch.manual_seed(99)
     logs: list[str] = []
     again, opt2 = tiny()
@@ -231,8 +248,10 @@ def test_manager_restores_weights_optimizer_rng_and_step_and_keeps_the_newest_k(
     assert m2.latest()["config"] == {"n_layer": 1} and m2.path == tmp_path / "step_00000006.pt"
     assert m2.restore(again, opt2, config={"n_layer": 1}) == 6
     assert torch.equal(torch.rand(3), expected_rng)
-    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values(),
-                                                 strict=True))
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True)
+    )
     assert opt2.state_dict()["state"][0]["step"] == 6
     assert logs == [
         f"warning: {tmp_path / 'step_00000006.pt'} belongs to a run of --steps 6, this one has --steps 8: "

@@ -14,8 +14,16 @@ STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
 
 
 def _local(*argv: str, timeout: float = 300) -> tuple[int, str, str]:
-    p = track(subprocess.Popen([PY, "-m", "jobs", "local", "train", *argv], cwd=REPO, env=base_env(),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    p = track(
+        subprocess.Popen(
+            [PY, "-m", "jobs", "local", "train", *argv],
+            cwd=REPO,
+            env=base_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    )
     out, err = p.communicate(timeout=timeout)
     return p.returncode, out, err
 
@@ -23,8 +31,19 @@ def _local(*argv: str, timeout: float = 300) -> tuple[int, str, str]:
 def test_sigterm_drill_at_a_step_stops_both_ranks_there_and_resume_matches(tmp_path):
     ckpt = tmp_path / "ckpt"
     args = [*TRAIN_ARGS, "--ckpt", str(ckpt), "--ckpt-every", "1000"]  # only the SIGTERM checkpoint
-    code, out, err = _local("--procs-per-node", "2", "--logs", str(tmp_path / "a"), "--sigterm-at", "10",
-                            "--sigterm-rank", "1", "--json", "--", *args)
+    code, out, err = _local(
+        "--procs-per-node",
+        "2",
+        "--logs",
+        str(tmp_path / "a"),
+        "--sigterm-at",
+        "10",
+        "--sigterm-rank",
+        "1",
+        "--json",
+        "--",
+        *args,
+    )
     assert code == 143, err[-3000:]
     result = json.loads(out)
     assert result["drill"]["rank"] == 1 and result["drill"]["target_step"] == 10
@@ -37,8 +56,16 @@ def test_sigterm_drill_at_a_step_stops_both_ranks_there_and_resume_matches(tmp_p
 
     code, out, err = _local("--procs-per-node", "2", "--logs", str(tmp_path / "b"), "--", *args)
     assert code == 0 and f"at step {stopped}" in out, err[-3000:]
-    code, ref, err = _local("--procs-per-node", "2", "--logs", str(tmp_path / "ref"), "--",
-                            *TRAIN_ARGS, "--ckpt", str(tmp_path / "ref-ckpt"))
+    code, ref, err = _local(
+        "--procs-per-node",
+        "2",
+        "--logs",
+        str(tmp_path / "ref"),
+        "--",
+        *TRAIN_ARGS,
+        "--ckpt",
+        str(tmp_path / "ref-ckpt"),
+    )
     assert code == 0, err[-3000:]
     assert fingerprint(out) == fingerprint(ref)
 
@@ -46,16 +73,29 @@ def test_sigterm_drill_at_a_step_stops_both_ranks_there_and_resume_matches(tmp_p
 def test_random_step_is_seeded_and_inside_the_run(tmp_path):
     targets = []
     for run in ("r1", "r2"):
-        code, out, err = _local("--procs-per-node", "2", "--logs", str(tmp_path / run), "--sigterm-at",
-                                "random", "--seed", "7", "--json", "--", *TRAIN_ARGS)
+        code, out, err = _local(
+            "--procs-per-node",
+            "2",
+            "--logs",
+            str(tmp_path / run),
+            "--sigterm-at",
+            "random",
+            "--seed",
+            "7",
+            "--json",
+            "--",
+            *TRAIN_ARGS,
+        )
         assert code == 143, err[-3000:]
         targets.append(json.loads(out)["drill"]["target_step"])
     assert targets[0] == targets[1] and 1 <= targets[0] < STEPS
 
 
 def test_bad_drill_flags_are_exit_2(tmp_path):
-    for flags, named in ((["--sigterm-at", "0"], "--sigterm-at 0"),
-                         (["--sigterm-at", "soon"], "--sigterm-at soon"),
-                         (["--sigterm-at", "3", "--sigterm-rank", "2"], "--sigterm-rank 2")):
+    for flags, named in (
+        (["--sigterm-at", "0"], "--sigterm-at 0"),
+        (["--sigterm-at", "soon"], "--sigterm-at soon"),
+        (["--sigterm-at", "3", "--sigterm-rank", "2"], "--sigterm-rank 2"),
+    ):
         code, _, err = _local("--procs-per-node", "2", *flags, "--", *TRAIN_ARGS, timeout=60)
         assert code == 2 and named in err and "Traceback" not in err, err

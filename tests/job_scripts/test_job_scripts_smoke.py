@@ -141,8 +141,24 @@ def test_the_gpu_message_size_leaves_a_cpu_sweep_small(tmp_path):
     """The job builder passes the size's health-level message size (16G on ND H100 v5) as --gpu-max-bytes;
     on CPU (gloo) the sweep still stops at 4M."""
     p = local(
-        ["smoke", "--nodes", "1", "--procs-per-node", "2", "--logs", str(tmp_path), "--",
-         "--gpu-max-bytes", "16G", "--min-bytes", "1M", "--iters", "1", "--warmup", "0"],
+        [
+            "smoke",
+            "--nodes",
+            "1",
+            "--procs-per-node",
+            "2",
+            "--logs",
+            str(tmp_path),
+            "--",
+            "--gpu-max-bytes",
+            "16G",
+            "--min-bytes",
+            "1M",
+            "--iters",
+            "1",
+            "--warmup",
+            "0",
+        ],
         tmp_path,
     )
     assert p.returncode == 0, p.stdout + p.stderr

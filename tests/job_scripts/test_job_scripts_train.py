@@ -93,8 +93,14 @@ def test_resume_takes_the_model_config_from_the_checkpoint(reference, tmp_path):
     for name in ("step_00000036.pt", "step_00000036.pt.sha256"):
         (ckpt / name).unlink()
     saved = ck.load(ckpt / "step_00000033.pt")
-    assert saved["config"] == {"vocab_size": 2048, "block_size": 32, "n_layer": 2, "n_head": 2, "n_embd": 128,
-                               "dropout": 0.1}
+    assert saved["config"] == {
+        "vocab_size": 2048,
+        "block_size": 32,
+        "n_layer": 2,
+        "n_head": 2,
+        "n_embd": 128,
+        "dropout": 0.1,
+    }
     assert sorted(saved) == ["config", "model", "optimizer", "rng", "step", "total_steps"]
     run = LocalRun([*without_model_flags(TRAIN_ARGS), "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
     rc, out, err = run.finish()
@@ -124,7 +130,10 @@ def test_resume_refuses_a_model_flag_that_does_not_match_the_checkpoint(referenc
     before = sorted(p.name for p in ckpt.iterdir())
     p = subprocess.run(
         [PY, str(SRC / "train.py"), *without_model_flags(TRAIN_ARGS), "--ckpt", str(ckpt), *flags],
-        env=base_env(), capture_output=True, text=True, timeout=120,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert p.stderr.startswith(f"train.py: error: {flags[0]} {flags[1]} does not match the checkpoint {ckpt}")
@@ -186,8 +195,12 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         """Processes killed inside torch.save: the kernel closes the file, the mount uploads the part."""
         mount = node(name)
         run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
-        wait_for(lambda: run.proc.poll() is not None or bool(mount.state().get("writing")), 120,
-                 "a checkpoint write", poll=0.001)
+        wait_for(
+            lambda: run.proc.poll() is not None or bool(mount.state().get("writing")),
+            120,
+            "a checkpoint write",
+            poll=0.001,
+        )
         writing = mount.state().get("writing", [])
         assert run.kill9() == -signal.SIGKILL
         mount.unmount()
@@ -202,8 +215,12 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         before = last_complete(store)
         mount = node(name, upload_rate=20e6)
         run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
-        wait_for(lambda: last_complete(store) > before and bool(mount.state().get("uploading")), 120,
-                 "an upload after a new complete checkpoint", poll=0.001)
+        wait_for(
+            lambda: last_complete(store) > before and bool(mount.state().get("uploading")),
+            120,
+            "an upload after a new complete checkpoint",
+            poll=0.001,
+        )
         uploading = list(mount.state().get("uploading", {}))
         mount.lose()
         assert run.kill9() == -signal.SIGKILL

@@ -85,14 +85,23 @@ def test_the_spec_example_matches_the_stack_it_describes(monkeypatch, capsys, tm
         ({"remoteLoginPortPublicAccess": "Disabled"}, "ssh", "enabled", "disabled"),
         ({"subnet": None}, "subnet_id", "test-subnet-resource-id", None),
         ({"enableNodePublicIp": False}, "node_public_ip", True, False),
-        ({"scaleSettings": {"maxNodeCount": 1, "minNodeCount": 1, "nodeIdleTimeBeforeScaleDown": "PT5M"}},
-         "min_instances", 0, 1),
-        ({"scaleSettings": {"maxNodeCount": 1, "minNodeCount": 0, "nodeIdleTimeBeforeScaleDown": "PT30M"}},
-         "idle_seconds", 300, 1800),
+        (
+            {"scaleSettings": {"maxNodeCount": 1, "minNodeCount": 1, "nodeIdleTimeBeforeScaleDown": "PT5M"}},
+            "min_instances",
+            0,
+            1,
+        ),
+        (
+            {"scaleSettings": {"maxNodeCount": 1, "minNodeCount": 0, "nodeIdleTimeBeforeScaleDown": "PT30M"}},
+            "idle_seconds",
+            300,
+            1800,
+        ),
     ],
 )
-def test_each_field_that_differs_is_named_with_its_recovery(monkeypatch, capsys, tmp_path, change, field,
-                                                             stack, live):
+def test_each_field_that_differs_is_named_with_its_recovery(
+    monkeypatch, capsys, tmp_path, change, field, stack, live
+):
     body = copy.deepcopy(EXAMPLE)
     body["properties"]["properties"].update(change)
     argv = ["--outputs", str(_outputs(tmp_path / "o.json")), "--json"]
@@ -132,11 +141,22 @@ def test_a_delete_still_running_is_not_ready(monkeypatch, capsys, tmp_path):
 
 def test_undeclared_clusters_are_a_note_and_other_compute_types_are_ignored(monkeypatch, capsys, tmp_path):
     old = copy.deepcopy(EXAMPLE) | {"name": "old-exp"}
-    instance = {"name": "ci-alice", "type": EXAMPLE["type"], "location": "eastus2",
-                "properties": {"computeType": "ComputeInstance", "provisioningState": "Succeeded",
-                               "properties": {"vmSize": "STANDARD_DS3_V2"}}}
-    code, out, _, _ = _run(monkeypatch, capsys, _route(EXAMPLE, [old, instance]),
-                           ["--outputs", str(_outputs(tmp_path / "o.json"))])
+    instance = {
+        "name": "ci-alice",
+        "type": EXAMPLE["type"],
+        "location": "eastus2",
+        "properties": {
+            "computeType": "ComputeInstance",
+            "provisioningState": "Succeeded",
+            "properties": {"vmSize": "STANDARD_DS3_V2"},
+        },
+    }
+    code, out, _, _ = _run(
+        monkeypatch,
+        capsys,
+        _route(EXAMPLE, [old, instance]),
+        ["--outputs", str(_outputs(tmp_path / "o.json"))],
+    )
     assert code == 0
     assert "note: old-exp (STANDARD_NC6, 1 max nodes) is live in workspace ws-llm but not in the stack" in out
     assert "ci-alice" not in out
@@ -145,8 +165,11 @@ def test_undeclared_clusters_are_a_note_and_other_compute_types_are_ignored(monk
 def test_outputs_from_an_older_program_are_refused_before_any_query(monkeypatch, capsys, tmp_path):
     path = tmp_path / "old.json"
     cluster = {k: v for k, v in EXAMPLE_CLUSTER.items() if k not in ("subnet_id", "node_public_ip")}
-    path.write_text(json.dumps(json.loads(_outputs(tmp_path / "o.json").read_text())
-                               | {"clusters": {"compute123": cluster}}))
+    path.write_text(
+        json.dumps(
+            json.loads(_outputs(tmp_path / "o.json").read_text()) | {"clusters": {"compute123": cluster}}
+        )
+    )
     code, out, err, transport = _run(monkeypatch, capsys, _route(EXAMPLE), ["--outputs", str(path), "--json"])
     assert code == 2 and transport.requests == []
     body = json.loads(out)
@@ -174,9 +197,21 @@ def _cluster(**changes: Any) -> ClusterOutput:
 
 
 def _live(**changes: Any) -> drift.LiveCluster:
-    base = dict(name="compute123", type="amlcompute", provisioning_state="Succeeded", size="Standard_NC6",
-                tier="dedicated", ssh="enabled", admin_user=None, subnet_id="TEST-SUBNET-RESOURCE-ID",
-                node_public_ip=True, region="East US 2", min_instances=0, max_instances=1, idle_seconds=300)
+    base = dict(
+        name="compute123",
+        type="amlcompute",
+        provisioning_state="Succeeded",
+        size="Standard_NC6",
+        tier="dedicated",
+        ssh="enabled",
+        admin_user=None,
+        subnet_id="TEST-SUBNET-RESOURCE-ID",
+        node_public_ip=True,
+        region="East US 2",
+        min_instances=0,
+        max_instances=1,
+        idle_seconds=300,
+    )
     return drift.LiveCluster(**(base | changes))
 
 
@@ -194,15 +229,23 @@ def test_a_compute_of_another_type_under_the_name_is_reported():
 def test_missing_cluster_recovery_refreshes_before_up():
     result = drift.compare(_cluster(), None, WHERE)
     assert result.state == "missing"
-    assert result.recovery == ["1. pulumi refresh --stack prod --yes   (the state forgets it)",
-                               "2. pulumi up --stack prod   (creates it)",
-                               "3. python -m jobs check-deploy --stack prod"]
+    assert result.recovery == [
+        "1. pulumi refresh --stack prod --yes   (the state forgets it)",
+        "2. pulumi up --stack prod   (creates it)",
+        "3. python -m jobs check-deploy --stack prod",
+    ]
 
 
 def test_report_json_shape():
-    outputs = StackOutputs.model_validate({"subscription_id": "s", "resource_group": "rg-train",
-                                           "workspace_name": "ws-llm", "workspace_region": "eastus2",
-                                           "clusters": {"compute123": EXAMPLE_CLUSTER}})
+    outputs = StackOutputs.model_validate(
+        {
+            "subscription_id": "s",
+            "resource_group": "rg-train",
+            "workspace_name": "ws-llm",
+            "workspace_region": "eastus2",
+            "clusters": {"compute123": EXAMPLE_CLUSTER},
+        }
+    )
     report = drift.check(outputs, lambda name: None, lambda: [], WHERE)
     body = drift.to_json(report)
     assert set(body) == {"ok", "exit_code", "clusters", "mismatches", "extra_clusters"}

@@ -101,4 +101,3 @@ def test_smoke_rank_line_patterns():
     assert logpatterns.NODE_RANK.search(line).group(1) == "1"
     assert logpatterns.HOST.search(line).group(1) == "node-1"
     assert logpatterns.PEAK_BUSBW.search("smoke peak busbw: 12.75 GB/s").group(1) == "12.75"
-

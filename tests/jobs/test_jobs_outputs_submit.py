@@ -156,8 +156,10 @@ class JobService:
         return 404, {"error": {"code": "NotFound", "message": f"no such resource: {method} {path}"}}
 
     def job_gets(self) -> int:
-        return sum(r.method == "GET" and re.search(r"/jobs/[^/?]+(\?|$)", r.url) is not None
-                   for r in self.transport.requests)
+        return sum(
+            r.method == "GET" and re.search(r"/jobs/[^/?]+(\?|$)", r.url) is not None
+            for r in self.transport.requests
+        )
 
 
 def run_submit(service: JobService, monkeypatch, tmp_path: Path, *extra: str) -> int:

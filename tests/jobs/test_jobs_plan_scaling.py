@@ -158,8 +158,19 @@ def test_expensive_checkpoints_are_noted_not_silent():
 
 
 def test_text_node_hours_times_price_reads_as_the_cost(capsys):
-    argv = ["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16",
-            "--size", "Standard_ND96isr_H100_v5", "--price-per-node-hour", "98.32"]
+    argv = [
+        "plan",
+        "--tokens",
+        "2.0e9",
+        "--tokens-per-gpu-s",
+        "8200",
+        "--gpus",
+        "16",
+        "--size",
+        "Standard_ND96isr_H100_v5",
+        "--price-per-node-hour",
+        "98.32",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     node_hours = float(out.split(" node-hours")[0].rsplit(" ", 1)[-1])

@@ -215,8 +215,25 @@ def test_missing_outputs_file_is_a_usage_error(tmp_path, capsys):
 
 def test_script_arguments_after_the_double_dash_reach_the_command(tmp_path):
     target = tmp_path / "train.yml"
-    argv = ["render", "train", "--cluster", "h100-x4", "--run-name", "big", "--steps", "500",
-            "--outputs", FIXTURE, "--out", str(target), "--", "--n-layer", "20", "--n-embd", "2048"]
+    argv = [
+        "render",
+        "train",
+        "--cluster",
+        "h100-x4",
+        "--run-name",
+        "big",
+        "--steps",
+        "500",
+        "--outputs",
+        FIXTURE,
+        "--out",
+        str(target),
+        "--",
+        "--n-layer",
+        "20",
+        "--n-embd",
+        "2048",
+    ]
     assert main(argv) == 0
     body = rest_body(target)
     assert body["command"] == (

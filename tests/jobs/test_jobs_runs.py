@@ -21,33 +21,55 @@ FIXTURES = Path(__file__).parent / "fixtures"
 OUTPUTS = str(FIXTURES / "outputs-prod.json")
 USAGES = json.loads((FIXTURES / "usages-eastus.json").read_text())
 COMPUTE = json.loads((FIXTURES / "compute-get-amlcompute.json").read_text())
-PREEMPTED = ("UserError: AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check "
-             "if the run has failed or restarted. Reason: Received pre-emption warning signal")
-LOST = ("rank 0: error: lost a peer: a collective failed "
-        "([../third_party/gloo/gloo/transport/tcp/pair.cc:537] Connection closed by peer [127.0.0.1]:4321); "
-        "another rank died or hung")
-SIGTERMED = ("rank 1: interrupted by signal 15 after step 120/400 (checkpoint step 120 written to /ckpt); "
-             "exiting 143: the run did NOT complete, resubmit to resume")
-TRACEBACK = ('Traceback (most recent call last):\n  File "train.py", line 3\n'
-             "ZeroDivisionError: division by zero")
+PREEMPTED = (
+    "UserError: AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check "
+    "if the run has failed or restarted. Reason: Received pre-emption warning signal"
+)
+LOST = (
+    "rank 0: error: lost a peer: a collective failed "
+    "([../third_party/gloo/gloo/transport/tcp/pair.cc:537] Connection closed by peer [127.0.0.1]:4321); "
+    "another rank died or hung"
+)
+SIGTERMED = (
+    "rank 1: interrupted by signal 15 after step 120/400 (checkpoint step 120 written to /ckpt); "
+    "exiting 143: the run did NOT complete, resubmit to resume"
+)
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "train.py", line 3\nZeroDivisionError: division by zero'
+)
 
 
-@pytest.mark.parametrize(("status", "error", "logs", "cause", "retry"), [
-    ("Completed", None, {}, "completed", False),
-    ("Canceled", None, {0: SIGTERMED}, "canceled", False),
-    ("Failed", PREEMPTED, {}, "preempted", True),
-    ("Failed", PREEMPTED, {0: TRACEBACK}, "preempted", True),  # the service's reason outranks the logs
-    ("NotResponding", None, {}, "not-responding", True),
-    ("Failed", "UserError: command exited with code 1", {0: "[Rank 0] Watchdog caught collective operation "
-                                                            "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE)"},
-     "nccl-timeout", True),
-    ("Failed", None, {0: LOST, 1: ""}, "node-lost", True),
-    ("Failed", None, {0: LOST, 1: SIGTERMED}, "node-lost", True),  # the launcher SIGTERMed the survivor
-    ("Failed", None, {0: TRACEBACK, 1: SIGTERMED}, "user-error", False),
-    ("Failed", None, {0: SIGTERMED, 1: SIGTERMED}, "interrupted", True),
-    ("Failed", "UserError: command exited with code 2", {0: "train.py: error: --data x: no *.bin token "
-                                                            "shards there"}, "user-error", False),
-])
+@pytest.mark.parametrize(
+    ("status", "error", "logs", "cause", "retry"),
+    [
+        ("Completed", None, {}, "completed", False),
+        ("Canceled", None, {0: SIGTERMED}, "canceled", False),
+        ("Failed", PREEMPTED, {}, "preempted", True),
+        ("Failed", PREEMPTED, {0: TRACEBACK}, "preempted", True),  # the service's reason outranks the logs
+        ("NotResponding", None, {}, "not-responding", True),
+        (
+            "Failed",
+            "UserError: command exited with code 1",
+            {
+                0: "[Rank 0] Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE)"
+            },
+            "nccl-timeout",
+            True,
+        ),
+        ("Failed", None, {0: LOST, 1: ""}, "node-lost", True),
+        ("Failed", None, {0: LOST, 1: SIGTERMED}, "node-lost", True),  # the launcher SIGTERMed the survivor
+        ("Failed", None, {0: TRACEBACK, 1: SIGTERMED}, "user-error", False),
+        ("Failed", None, {0: SIGTERMED, 1: SIGTERMED}, "interrupted", True),
+        (
+            "Failed",
+            "UserError: command exited with code 2",
+            {0: "train.py: error: --data x: no *.bin token shards there"},
+            "user-error",
+            False,
+        ),
+    ],
+)
 def test_classify(status, error, logs, cause, retry):
     got = classify(status, error, logs)
     assert (got.name, got.retry) == (cause, retry), got
@@ -63,7 +85,8 @@ def test_progress_reads_train_py_records():
 
     lines = [StepMetrics(step, 400, 5.0, ms, 1.0, None, 2, 1e-3) for step, ms in ((110, 10.0), (120, 20.0))]
     log = "resumed from /ckpt/step_00000100.pt at step 100\n" + "".join(
-        f"{m.text()}\n{m.to_line()}\n" for m in lines)
+        f"{m.text()}\n{m.to_line()}\n" for m in lines
+    )
     p = progress(log)
     assert (p.start_step, p.last_step, p.total_steps, p.ms_per_step) == (100, 120, 400, 15.0)
     assert progress("no steps here").last_step is None
@@ -72,10 +95,33 @@ def test_progress_reads_train_py_records():
 def test_ledger_counts_kept_redone_and_lost_time():
     ledger = Ledger("r", "train", 5, None)
     ledger.attempts = [
-        Attempt(1, "j1", "Failed", "preempted", "", True, 1, elapsed_s=30.0, start_step=0, last_step=150,
-                ms_per_step=100.0, backoff_s=2.0),
-        Attempt(2, "j2", "Completed", "completed", "", False, 0, elapsed_s=40.0, start_step=100,
-                last_step=400, ms_per_step=100.0),
+        Attempt(
+            1,
+            "j1",
+            "Failed",
+            "preempted",
+            "",
+            True,
+            1,
+            elapsed_s=30.0,
+            start_step=0,
+            last_step=150,
+            ms_per_step=100.0,
+            backoff_s=2.0,
+        ),
+        Attempt(
+            2,
+            "j2",
+            "Completed",
+            "completed",
+            "",
+            False,
+            0,
+            elapsed_s=40.0,
+            start_step=100,
+            last_step=400,
+            ms_per_step=100.0,
+        ),
     ]
     data = ledger.to_json()
     first, last = data["attempts"]
@@ -108,7 +154,8 @@ def test_quota_check_counts_the_jobs_nodes_against_family_and_regional_pools():
     assert fits.checked and fits.fits
     assert {p["pool"]: (p["need"], p["used"], p["limit"]) for p in fits.pools} == {
         next(p["pool"] for p in fits.pools if p["limit"] == 192): (192, 0, 192),
-        next(p["pool"] for p in fits.pools if p["limit"] == 500): (192, 14, 500)}
+        next(p["pool"] for p in fits.pools if p["limit"] == 500): (192, 14, 500),
+    }
     short = precheck.check_quota(ml, smoke(target, nodes=3), "eastus", "dedicated", "h100-x4")
     assert not short.fits and "needs 288 vCPUs, 0 of 192 are in use" in short.message()
     assert precheck.allocation(ml, "h100-x4") == "cluster h100-x4: allocation Resizing; nodes 0/1"
@@ -119,8 +166,19 @@ def test_run_refuses_a_job_that_cannot_fit_with_exit_3_before_creating_it(monkey
 
     transport = RoutedTransport(_route)
     monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
-    argv = ["run", "smoke", "--outputs", OUTPUTS, "--cluster", "h100-x4", "--nodes", "3", "--logs",
-            str(tmp_path), "--json"]
+    argv = [
+        "run",
+        "smoke",
+        "--outputs",
+        OUTPUTS,
+        "--cluster",
+        "h100-x4",
+        "--nodes",
+        "3",
+        "--logs",
+        str(tmp_path),
+        "--json",
+    ]
     assert main(argv) == 3
     out = capsys.readouterr()
     body = json.loads(out.out)
@@ -130,10 +188,15 @@ def test_run_refuses_a_job_that_cannot_fit_with_exit_3_before_creating_it(monkey
     assert not [r for r in transport.requests if r.method == "PUT"]  # nothing was created
 
 
-@pytest.mark.parametrize(("flags", "named"), [
-    (["--max-restarts", "-1"], "--max-restarts -1"), (["--max-hours", "0"], "--max-hours 0"),
-    (["--backoff-seconds", "nan"], "--backoff-seconds nan"), (["--poll-seconds", "0"], "--poll-seconds 0"),
-])
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--max-restarts", "-1"], "--max-restarts -1"),
+        (["--max-hours", "0"], "--max-hours 0"),
+        (["--backoff-seconds", "nan"], "--backoff-seconds nan"),
+        (["--poll-seconds", "0"], "--poll-seconds 0"),
+    ],
+)
 def test_bad_run_flags_are_exit_2(capsys, tmp_path, flags, named):
     argv = ["run", "smoke", "--outputs", OUTPUTS, "--cluster", "h100-x4", "--logs", str(tmp_path), *flags]
     assert main(argv) == 2

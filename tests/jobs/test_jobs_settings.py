@@ -38,9 +38,22 @@ def test_h100_v5_job_gets_the_azure_hpc_image_nccl_settings_timeout_and_shm(tmp_
 
 
 def test_overrides_replace_remove_and_add(tmp_path):
-    data, _ = _render(tmp_path, "smoke", "--cluster", "h100-x4", "--set", "timeout=600", "--set",
-                      "shm_size=64g", "--set", "env.NCCL_TOPO_FILE=", "--set", "env.NCCL_DEBUG=WARN",
-                      "--set", "env.NCCL_IB_TIMEOUT=22")
+    data, _ = _render(
+        tmp_path,
+        "smoke",
+        "--cluster",
+        "h100-x4",
+        "--set",
+        "timeout=600",
+        "--set",
+        "shm_size=64g",
+        "--set",
+        "env.NCCL_TOPO_FILE=",
+        "--set",
+        "env.NCCL_DEBUG=WARN",
+        "--set",
+        "env.NCCL_IB_TIMEOUT=22",
+    )
     env = data["environment_variables"]
     assert "NCCL_TOPO_FILE" not in env and env["NCCL_DEBUG"] == "WARN" and env["NCCL_IB_TIMEOUT"] == "22"
     assert data["limits"]["timeout"] == 600 and data["resources"]["shm_size"] == "64g"
@@ -52,11 +65,31 @@ def test_size_without_published_settings_gets_only_the_generic_ones():
     assert s.timeout_s == DEFAULT_TIMEOUT_S["smoke"]
 
 
-@pytest.mark.parametrize("item, named", [("shm_size=lots", "shm_size"), ("timeout=1h", "timeout"),
-                                         ("gpu=8", "gpu"), ("env.1X=2", "env.1X"), ("noequals", "noequals")])
+@pytest.mark.parametrize(
+    "item, named",
+    [
+        ("shm_size=lots", "shm_size"),
+        ("timeout=1h", "timeout"),
+        ("gpu=8", "gpu"),
+        ("env.1X=2", "env.1X"),
+        ("noequals", "noequals"),
+    ],
+)
 def test_bad_set_is_exit_2_naming_it(tmp_path, capsys, item, named):
-    code = main(["render", "smoke", "--cluster", "h100-x4", "--outputs", FIXTURE, "--out",
-                 str(tmp_path / "x.yml"), "--set", item])
+    code = main(
+        [
+            "render",
+            "smoke",
+            "--cluster",
+            "h100-x4",
+            "--outputs",
+            FIXTURE,
+            "--out",
+            str(tmp_path / "x.yml"),
+            "--set",
+            item,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and f"--set {named}" in err.replace("'", ""), err
     assert not (tmp_path / "x.yml").exists()

@@ -102,17 +102,41 @@ def test_scaling_jobs_downloads_both_runs_and_scores_them(local_azure_ml, tmp_pa
     `jobs.download(all=True)` and reads them: the same pair, the same world sizes."""
     tiny = ("--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "32", "--vocab-size", "256")
     code, summary, err = submit(
-        local_azure_ml, tmp_path, "scaling", "--cluster", "a100-lp", "--allow-tcp", "--allow-socket",
-        "--steps", "6", "--log-every", "2", "--batch-size", "2", script_args=tiny,
+        local_azure_ml,
+        tmp_path,
+        "scaling",
+        "--cluster",
+        "a100-lp",
+        "--allow-tcp",
+        "--allow-socket",
+        "--steps",
+        "6",
+        "--log-every",
+        "2",
+        "--batch-size",
+        "2",
+        script_args=tiny,
     )
     assert [j["status"] for j in summary["jobs"]] == ["Completed", "Completed"], err[-3000:]
     assert code in (0, 1) and "efficiency" in summary["scaling"]  # 1: below 0.75, which 2 CPUs may give
     names = [j["name"] for j in summary["jobs"]]
     dl = tmp_path / "again"
-    cmd = [sys.executable, "-m", "jobs", "scaling", "--jobs", *names, "--outputs", str(FIXTURE),
-           "--logs", str(dl), "--json"]
-    p = subprocess.run(cmd, env=local_azure_ml.subprocess_env(), cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    cmd = [
+        sys.executable,
+        "-m",
+        "jobs",
+        "scaling",
+        "--jobs",
+        *names,
+        "--outputs",
+        str(FIXTURE),
+        "--logs",
+        str(dl),
+        "--json",
+    ]
+    p = subprocess.run(
+        cmd, env=local_azure_ml.subprocess_env(), cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode in (0, 1), p.stderr[-3000:]
     result = json.loads(p.stdout)
     assert (result["one_node"]["world_size"], result["two_nodes"]["world_size"]) == (1, 2)

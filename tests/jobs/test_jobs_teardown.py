@@ -52,8 +52,13 @@ def _outputs(path: Path, key_vault: dict[str, Any] | None = None, drop: bool = F
 class Azure:
     """The answers of one scenario, by (method, path); LROs answer 202 once on their Location, then 200."""
 
-    def __init__(self, vault: dict | None = VAULT, deleted: dict | None = None, workspace: bool = True,
-                 purge: tuple[int, Any] | None = None) -> None:
+    def __init__(
+        self,
+        vault: dict | None = VAULT,
+        deleted: dict | None = None,
+        workspace: bool = True,
+        purge: tuple[int, Any] | None = None,
+    ) -> None:
         self.vault, self.deleted, self.workspace, self.purge = vault, deleted, workspace, purge
         self.polled: dict[str, int] = {}
 
@@ -85,8 +90,9 @@ def _run(monkeypatch, capsys, azure: Azure | None, argv: list[str]) -> tuple[int
 
     transport = RoutedTransport(azure.route if azure else nothing)
     monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
-    monkeypatch.setattr(jobs.azure_client, "arm_client",
-                        lambda ml: REAL_ARM_CLIENT(ml, transport=transport, retry_total=0))
+    monkeypatch.setattr(
+        jobs.azure_client, "arm_client", lambda ml: REAL_ARM_CLIENT(ml, transport=transport, retry_total=0)
+    )
     code = main(["teardown", *argv])
     captured = capsys.readouterr()
     return code, captured.out, captured.err, transport
@@ -127,7 +133,9 @@ def test_deletes_the_workspace_permanently_then_deletes_and_purges_the_vault(mon
     assert "teardown: deleting workspace ws-llm permanently (forceToPurge=true)" in err
     assert "teardown: purging key vault sample-vault in westus" in err
     assert [s.split(":")[0] for s in report["next_steps"]] == [
-        "pulumi destroy --stack <stack> --refresh --yes", "pulumi up --stack <stack>"]
+        "pulumi destroy --stack <stack> --refresh --yes",
+        "pulumi up --stack <stack>",
+    ]
 
 
 def test_plain_text_names_what_was_freed_and_the_next_commands(monkeypatch, capsys, tmp_path):
@@ -145,11 +153,23 @@ def test_refusals_touch_nothing(monkeypatch, capsys, tmp_path, json_flag):
     extra = ["--json"] if json_flag else []
     cases = [
         (["--outputs", str(_outputs(tmp_path / "a.json"))], "pass --yes to do it"),
-        (["--outputs", str(_outputs(tmp_path / "b.json", {"name": "kv-prod", "purge_protection": True,
-                                                           "soft_delete_days": 90})), "--yes"],
-         "key vault kv-prod has purge protection, so its name stays taken for 90 days"),
-        (["--outputs", str(_outputs(tmp_path / "c.json", drop=True)), "--yes"],
-         "the outputs carry no key_vault (exported by an older version of the stack program); run `pulumi"),
+        (
+            [
+                "--outputs",
+                str(
+                    _outputs(
+                        tmp_path / "b.json",
+                        {"name": "kv-prod", "purge_protection": True, "soft_delete_days": 90},
+                    )
+                ),
+                "--yes",
+            ],
+            "key vault kv-prod has purge protection, so its name stays taken for 90 days",
+        ),
+        (
+            ["--outputs", str(_outputs(tmp_path / "c.json", drop=True)), "--yes"],
+            "the outputs carry no key_vault (exported by an older version of the stack program); run `pulumi",
+        ),
         (["--yes"], "no stack outputs: pass --stack NAME"),
     ]
     for argv, message in cases:

@@ -255,8 +255,11 @@ def test_cli_exit_2_when_no_rank_logs_below_logdir(tmp_path, capsys):
 def nccl_single_node(host: str, rank: int, peer: int) -> list[str]:
     """One node: no NET channel lines (NVLink/PCIe), NCCL decides Socket for a network it does not use."""
     p = f"{host}:{1000 + rank}:{2000 + rank} [{rank % 8}] NCCL INFO"
-    return [f"{p} NET/IB : No device found.", f"{p} Using network Socket",
-            f"{p} Channel 00/0 : {rank}[{rank % 8}] -> {peer}[{peer % 8}] via P2P/CUMEM/read"]
+    return [
+        f"{p} NET/IB : No device found.",
+        f"{p} Using network Socket",
+        f"{p} Channel 00/0 : {rank}[{rank % 8}] -> {peer}[{peer % 8}] via P2P/CUMEM/read",
+    ]
 
 
 def test_socket_on_a_single_node_is_a_note_not_a_problem(tmp_path):
@@ -393,8 +396,10 @@ def test_ranks_whose_rings_stay_inside_their_node_are_not_evidence_against_infin
     r = verify(NCCL_FIXTURES / "intra-node-ranks", 8)
     assert r.ok, r.problems
     assert r.transport == "IB" and r.transport_by_rank[1] == nccl.NONE_SEEN
-    assert "transport judged from the 2 rank(s) with inter-node connections; the other 6 keep their rings " \
-           "and trees inside their node" in r.notes
+    assert (
+        "transport judged from the 2 rank(s) with inter-node connections; the other 6 keep their rings "
+        "and trees inside their node" in r.notes
+    )
 
 
 def test_logs_without_a_using_network_line_are_judged_from_devices_and_edges():

@@ -24,7 +24,7 @@ def _load(name: str) -> dict[str, Any]:
 
 
 # Every stack file in the repository is deployed by the pipeline.
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
 
 
 def _clusters(stack: str) -> set[str]:
@@ -39,7 +39,12 @@ def test_main_and_dispatch_deploy_dev_then_prod_after_the_gate() -> None:
     assert flow["concurrency"]["cancel-in-progress"] is False  # never cancel a pulumi up half way
     jobs = flow["jobs"]
     runs = [s.get("run") for s in jobs["gate"]["steps"] if "run" in s]
-    assert runs == ["make test", "make preview STACK=dev", "make preview STACK=prod", "make preview STACK=prod-westus3"]
+    assert runs == [
+        "make test",
+        "make preview STACK=dev",
+        "make preview STACK=prod",
+        "make preview STACK=prod-westus3",
+    ]
     assert "secrets." not in yaml.safe_dump(jobs["gate"])
     # Promotion: dev needs the gate, prod needs dev, so a failure in dev skips prod.
     assert jobs["dev"]["needs"] == "gate" and jobs["prod"]["needs"] == jobs["prod-westus3"]["needs"] == "dev"
@@ -80,8 +85,12 @@ def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> No
     check = next(r for r in runs if "jobs check-deploy" in r)
     smoke = next(r for r in runs if "jobs run smoke" in r)
     # order: up, then check-deploy, then smoke, then the artifact
-    order = ["pulumi/actions", "Check the deployed clusters against the stack",
-             "Smoke job (resubmitted after infrastructure failures)", "actions/upload-artifact"]
+    order = [
+        "pulumi/actions",
+        "Check the deployed clusters against the stack",
+        "Smoke job (resubmitted after infrastructure failures)",
+        "actions/upload-artifact",
+    ]
     assert [names.index(n) for n in order] == sorted(names.index(n) for n in order)
     assert "> verdict/check-deploy.json" in check and "> verdict/smoke.json" in smoke
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))

@@ -55,7 +55,7 @@ def test_pull_requests_run_tests_and_the_offline_gate_without_credentials() -> N
     assert "pull_request" in triggers
     test = workflow["jobs"]["test"]
     runs = [step.get("run") for step in test["steps"] if "run" in step]
-    assert runs == ["make test"] + [f"make preview STACK={stack}" for stack in STACKS]
+    assert runs == ["make lint", "make test"] + [f"make preview STACK={stack}" for stack in STACKS]
     assert "secrets." not in yaml.safe_dump(test)
     assert workflow["permissions"] == {"contents": "read"}
 

@@ -47,5 +47,3 @@ _GOOD: dict[str, Any] = {
 def good_raw() -> dict[str, Any]:
     """A fresh, valid raw namespace (keys without the `azml-gpu:` prefix); each test changes one thing."""
     return copy.deepcopy(_GOOD)
-
-

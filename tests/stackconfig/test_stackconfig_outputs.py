@@ -69,7 +69,9 @@ def test_key_vault_facts_come_from_the_config_and_the_derived_name() -> None:
     prod = stack_outputs(load_stack_file(REPO / "Pulumi.prod.yaml"), SUB, "kv-ws-llm-123abc")
     dev = stack_outputs(load_stack_file(REPO / "Pulumi.dev.yaml"), SUB, "kv-ws-llm-dev-456def")
     assert prod.model_dump(mode="json")["key_vault"] == {
-        "name": "kv-ws-llm-123abc", "purge_protection": True, "soft_delete_days": 90,
+        "name": "kv-ws-llm-123abc",
+        "purge_protection": True,
+        "soft_delete_days": 90,
     }
     expected = KeyVaultOutput(name="kv-ws-llm-dev-456def", purge_protection=False, soft_delete_days=7)
     assert dev.key_vault == expected
