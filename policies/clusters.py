@@ -17,7 +17,7 @@ remoteLoginPortPublicAccess, enableNodePublicIp, subnet: {id}}}`. The SDK fills 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -178,3 +178,14 @@ def cluster_of(resource: Any) -> Cluster | None:
     """The cluster view of a policy's resource (`.resource_type`, `.props`, `.name`, `.urn`: pulumi-policy's
     ResourceValidationArgs or PolicyResource), None for anything that is not an AmlCompute cluster."""
     return aml_cluster(resource.resource_type, resource.props, resource.name, resource.urn)
+
+
+def judge_cluster(resource: Any, needs: tuple[str, ...], judge: Callable[[Cluster], list[str]]) -> list[str]:
+    """A cluster policy's verdict on one resource: nothing for a resource that is not an AmlCompute cluster,
+    why it cannot decide while a field in `needs` is unknown (never a silent pass), else `judge(cluster)`."""
+    cluster = cluster_of(resource)
+    if cluster is None:
+        return []
+    if why := cluster.undecided(*needs):
+        return [why]
+    return judge(cluster)

@@ -14,7 +14,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from policies._policy import RESOURCE, AnalyzedResource
-from policies.clusters import cluster_of, parse_seconds
+from policies.clusters import judge_cluster, parse_seconds
 
 NAME = "idle-timer-parseable"
 DESCRIPTION = "AmlCompute idle timers must be ISO-8601 durations of fixed length."
@@ -24,12 +24,7 @@ CONFIG: dict[str, Any] = {}
 
 
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
-    cluster = cluster_of(resource)
-    if cluster is None:
-        return []
-    if why := cluster.undecided("idle"):
-        return [why]
-    return _messages(cluster.idle)
+    return judge_cluster(resource, ("idle",), lambda cluster: _messages(cluster.idle))
 
 
 def _messages(value: Any) -> list[str]:

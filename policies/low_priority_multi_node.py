@@ -13,7 +13,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from policies._policy import RESOURCE, AnalyzedResource
-from policies.clusters import Cluster, cluster_of
+from policies.clusters import Cluster, judge_cluster
 
 NAME = "low-priority-multi-node"
 DESCRIPTION = "Low-priority AmlCompute clusters should not be used for multi-node jobs."
@@ -23,12 +23,7 @@ CONFIG: dict[str, Any] = {}
 
 
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
-    cluster = cluster_of(resource)
-    if cluster is None:
-        return []
-    if why := cluster.undecided("priority", "max_nodes"):
-        return [why]
-    return _messages(cluster)
+    return judge_cluster(resource, ("priority", "max_nodes"), _messages)
 
 
 def _messages(cluster: Cluster) -> list[str]:

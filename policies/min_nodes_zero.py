@@ -12,7 +12,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from policies._policy import RESOURCE, AnalyzedResource
-from policies.clusters import Cluster, cluster_of
+from policies.clusters import Cluster, judge_cluster
 
 NAME = "min-nodes-zero"
 DESCRIPTION = "AmlCompute clusters should scale to zero nodes when idle (min_instances 0)."
@@ -28,12 +28,9 @@ CONFIG: dict[str, Any] = {
 
 
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
-    cluster = cluster_of(resource)
-    if cluster is None:
-        return []
-    if why := cluster.undecided("min_nodes", "size"):
-        return [why]
-    return _messages(cluster, list(config.get("allow", [])))
+    return judge_cluster(
+        resource, ("min_nodes", "size"), lambda cluster: _messages(cluster, list(config.get("allow", [])))
+    )
 
 
 def _messages(cluster: Cluster, allow: list[str]) -> list[str]:

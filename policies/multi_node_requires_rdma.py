@@ -14,7 +14,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from policies._policy import RESOURCE, AnalyzedResource
-from policies.clusters import cluster_of
+from policies.clusters import judge_cluster
 from vmsizes import UnknownSize, describe
 
 NAME = "multi-node-requires-rdma"
@@ -25,12 +25,9 @@ CONFIG: dict[str, Any] = {}
 
 
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
-    cluster = cluster_of(resource)
-    if cluster is None:
-        return []
-    if why := cluster.undecided("size", "max_nodes"):
-        return [why]
-    return _messages(cluster.size, cluster.max_nodes)
+    return judge_cluster(
+        resource, ("size", "max_nodes"), lambda cluster: _messages(cluster.size, cluster.max_nodes)
+    )
 
 
 def _messages(size: str | None, max_nodes: int | None) -> list[str]:

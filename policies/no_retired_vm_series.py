@@ -17,7 +17,7 @@ from pulumi_policy import EnforcementLevel
 
 from policies._common import EVALUATION_DATE_SCHEMA, evaluation_date
 from policies._policy import RESOURCE, AnalyzedResource
-from policies.clusters import cluster_of
+from policies.clusters import judge_cluster
 from vmsizes import UnknownSize, describe, retired, retirement_date
 
 NAME = "no-retired-vm-series"
@@ -28,12 +28,11 @@ CONFIG: dict[str, Any] = {"evaluation_date": EVALUATION_DATE_SCHEMA}
 
 
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
-    cluster = cluster_of(resource)
-    if cluster is None:
-        return []
-    if why := cluster.undecided("size", "region"):
-        return [why]
-    return _messages(cluster.size, cluster.region, evaluation_date(config))
+    return judge_cluster(
+        resource,
+        ("size", "region"),
+        lambda cluster: _messages(cluster.size, cluster.region, evaluation_date(config)),
+    )
 
 
 def _messages(size: str | None, region: str | None, on: date) -> list[str]:

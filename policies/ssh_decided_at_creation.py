@@ -22,7 +22,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from policies._policy import RESOURCE, AnalyzedResource
-from policies.clusters import Cluster, cluster_of
+from policies.clusters import Cluster, judge_cluster
 from stackconfig.sshkeys import public_key_problem
 
 NAME = "ssh-decided-at-creation"
@@ -36,12 +36,9 @@ CONFIG: dict[str, Any] = {}
 
 
 def validate(resource: AnalyzedResource, config: Mapping[str, Any]) -> list[str]:
-    cluster = cluster_of(resource)
-    if cluster is None:
-        return []
-    if why := cluster.undecided("remote_login", "ssh_public_key", "admin_password", "disable_local_auth"):
-        return [why]
-    return _messages(cluster)
+    return judge_cluster(
+        resource, ("remote_login", "ssh_public_key", "admin_password", "disable_local_auth"), _messages
+    )
 
 
 def _messages(cluster: Cluster) -> list[str]:

@@ -249,7 +249,7 @@ def test_cli_exit_2_when_no_rank_logs_below_logdir(tmp_path, capsys):
     assert json.loads(captured.out)["ok"] is False
 
 
-# ----------------------------------------------------------------------------- boundaries (tests/mutants.py)
+# -------------------------------------------- boundaries (bench/mutate.py --only jobs/logchecks.py)
 
 
 def nccl_single_node(host: str, rank: int, peer: int) -> list[str]:

@@ -1,5 +1,5 @@
-"""Mutation check of the policy pack: does every comparison and default in the policies, and in the catalog's
-quota arithmetic they use, have a test that fails when it changes?
+"""Mutation check: does every comparison and default in the policies, the catalog's quota arithmetic they
+use, and the jobs' log verdicts (verify's checks, scaling's efficiency) have a test that fails on a change?
 
 Method (docs/policies.md, "Mutation check"): a small AST mutator, one mutant at a time, in a scratch copy of
 the repository's tracked files (the working tree is never touched):
@@ -13,7 +13,7 @@ For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_vm
 vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
-    .venv/bin/python bench/mutate_policies.py [--json] [--only policies/min_nodes_zero.py ...]
+    .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/logchecks.py ...]
 
 Exit 1 when a mutant survives that is not listed as equivalent.
 """
@@ -44,7 +44,10 @@ TESTS = {
         "tests/policies",
         "tests/vmsizes/test_vmsizes_quota.py",
         "tests/vmsizes/test_vmsizes_quota_find.py",
-    ]
+    ],
+    # verify's checks and scaling's efficiency (jobs/commands/verify.py, scaling.py): run with --only.
+    "jobs/logchecks.py": ["tests/jobs/test_jobs_verify.py"],
+    "jobs/efficiency.py": ["tests/jobs/test_jobs_plan_scaling.py"],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
@@ -215,7 +218,9 @@ def scratch_copy() -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--only", nargs="*", help="files to mutate (default: policies/*.py, vmsizes/quota.py)"
+        "--only",
+        nargs="*",
+        help="files to mutate (default: policies/*.py, vmsizes/quota.py; jobs/logchecks.py etc. by name)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
