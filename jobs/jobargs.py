@@ -160,3 +160,21 @@ def _build(args: argparse.Namespace) -> list[BuiltJob]:
             "--run-name: scaling jobs use job-scoped checkpoints so they never resume; drop --run-name"
         )
     return builders.scaling(target, **train_args)
+
+
+def add_follow_args(p: argparse.ArgumentParser, *, logs_help: str, json_help: str) -> None:
+    """The flags of a command that follows a job to its end and verifies its logs (submit, run)."""
+    p.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="stream rank 0's log while it runs (to stderr)",
+    )
+    p.add_argument("--logs", metavar="DIR", default="job-logs", help=logs_help)
+    p.add_argument(
+        "--allow-socket",
+        action="store_true",
+        help="verify: accept a socket transport or no NCCL lines (a CPU/gloo job) without failing",
+    )
+    p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
+    p.add_argument("--json", action="store_true", help=json_help)

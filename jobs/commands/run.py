@@ -22,7 +22,7 @@ EXIT_QUOTA = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from jobs.jobargs import add_job_args
+    from jobs.jobargs import add_follow_args, add_job_args
 
     p = subparsers.add_parser(
         "run",
@@ -55,25 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="skip reading quota before the first job (the check needs compute usage read rights)",
     )
-    p.add_argument(
-        "--stream",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="stream rank 0's log while it runs (to stderr)",
+    add_follow_args(
+        p,
+        logs_help="logs of each job in DIR/<job name>, the ledger in DIR (default ./job-logs)",
+        json_help="print the ledger as JSON on stdout",
     )
-    p.add_argument(
-        "--logs",
-        metavar="DIR",
-        default="job-logs",
-        help="logs of each job in DIR/<job name>, the ledger in DIR (default ./job-logs)",
-    )
-    p.add_argument(
-        "--allow-socket",
-        action="store_true",
-        help="verify: accept a socket transport or no NCCL lines (a CPU/gloo job)",
-    )
-    p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
-    p.add_argument("--json", action="store_true", help="print the ledger as JSON on stdout")
     p.set_defaults(func=run)
 
 

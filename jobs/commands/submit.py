@@ -15,7 +15,7 @@ from jobs.errors import UsageError, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from jobs.jobargs import add_job_args
+    from jobs.jobargs import add_follow_args, add_job_args
 
     p = subparsers.add_parser(
         "submit",
@@ -30,25 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=True,
         help="follow the job to a terminal state (default); --no-wait returns after create",
     )
-    p.add_argument(
-        "--stream",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="stream rank 0's log while it runs (to stderr)",
+    add_follow_args(
+        p,
+        logs_help="download all ranks' logs to DIR/<job name> (default ./job-logs; created if missing)",
+        json_help="print a JSON summary on stdout",
     )
-    p.add_argument(
-        "--logs",
-        metavar="DIR",
-        default="job-logs",
-        help="download all ranks' logs to DIR/<job name> (default ./job-logs; created if missing)",
-    )
-    p.add_argument(
-        "--allow-socket",
-        action="store_true",
-        help="verify: accept a socket transport or no NCCL lines (a CPU/gloo job) without failing",
-    )
-    p.add_argument("--poll-seconds", type=float, default=10.0, help="status poll interval (default 10)")
-    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(func=run)
 
 
