@@ -30,6 +30,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
+import distenv
 import healthparse as hp
 import torch
 import torch.distributed as dist
@@ -242,17 +243,10 @@ def allreduce(
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    missing = [v for v in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE") if v not in os.environ]
-    if missing:
-        print(
-            f"health.py: error: {', '.join(missing)} not set: run it as an Azure ML PyTorch job, under "
-            "torchrun, or with `python -m jobs local health --nodes N --procs-per-node P`",
-            file=sys.stderr,
-        )
+    env = distenv.from_environ("health.py", "health")
+    if env is None:
         return 2
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    node_rank = int(os.environ.get("NODE_RANK", os.environ.get("GROUP_RANK", 0)))
+    rank, world, local_rank, node_rank = env.rank, env.world, env.local_rank, env.node_rank
     on_gpu = torch.cuda.is_available()
     device = torch.device(f"cuda:{local_rank}" if on_gpu else "cpu")
     if on_gpu:

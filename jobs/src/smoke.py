@@ -24,6 +24,7 @@ import socket
 import sys
 import time
 
+import distenv
 import torch
 import torch.distributed as dist
 from peerloss import is_peer_loss
@@ -127,18 +128,10 @@ def sweep(args: argparse.Namespace, device: torch.device, world: int, rank: int)
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    missing = [v for v in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE") if v not in os.environ]
-    if missing:
-        print(
-            f"smoke.py: error: {', '.join(missing)} not set: run it as an Azure ML PyTorch job, "
-            "under torchrun, or with `python -m jobs local smoke --nodes N --procs-per-node P`",
-            file=sys.stderr,
-        )
+    env = distenv.from_environ("smoke.py", "smoke")
+    if env is None:
         return 2
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    # torchrun calls the node rank GROUP_RANK; Azure ML calls it NODE_RANK.
-    node_rank = int(os.environ.get("NODE_RANK", os.environ.get("GROUP_RANK", 0)))
+    rank, world, local_rank, node_rank = env.rank, env.world, env.local_rank, env.node_rank
     device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)

@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 
+import pytest
 from jobscripts_util import PY, REPO, SRC, base_env, run_group, start_ranks, wait_for
 
 RANK_LINE = re.compile(
@@ -166,3 +167,15 @@ def test_the_gpu_message_size_leaves_a_cpu_sweep_small(tmp_path):
     assert sizes == [1 << 20, 2 << 20, 4 << 20]
     bad = subprocess.run([PY, str(SRC / "smoke.py"), "--gpu-max-bytes", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--gpu-max-bytes" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(("script", "kind"), [("smoke.py", "smoke"), ("health.py", "health")])
+def test_outside_a_distributed_launch_each_script_names_itself_and_its_local_command(script, kind):
+    launch = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
+    env = {k: v for k, v in base_env().items() if k not in launch}
+    p = subprocess.run([PY, str(SRC / script)], cwd=SRC, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.strip() == (
+        f"{script}: error: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE not set: run it as an Azure ML PyTorch "
+        f"job, under torchrun, or with `python -m jobs local {kind} --nodes N --procs-per-node P`"
+    )

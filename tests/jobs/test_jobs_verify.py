@@ -14,6 +14,7 @@ from jobs.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
 from jobs.src.metrics import StepMetrics
 
 H100 = "Standard_ND96isr_H100_v5"
+ONE_GPU = "Standard_NC24ads_A100_v4"
 
 
 def nccl_ib(host: str, rank: int, peer: int) -> list[str]:
@@ -413,3 +414,23 @@ def test_logs_without_a_using_network_line_are_judged_from_devices_and_edges():
     only = verify(NCCL_FIXTURES / "device-list-only", 8)
     assert only.ok and only.transport == "IB", only.problems
     assert set(only.transport_by_rank.values()) == {"IB"}
+
+
+def test_busbw_exactly_at_the_warn_level_is_not_a_warning(tmp_path):
+    r = verify(write_job(tmp_path, 2, 8, peak=400.0), 16, size=H100)  # ND H100 v5: warn below 400 GB/s
+    assert r.ok, r.problems
+    assert any("warn below 400" in n for n in r.notes)
+    assert not any(n.endswith(": below the warn level") for n in r.notes)
+
+
+def test_more_logs_than_one_gpu_means_several_nodes_without_per_rank_lines(tmp_path):
+    """No smoke lines name a host and no NET edge is logged: with a 1-GPU size, 2 rank logs are 2 nodes, so a
+    socket transport there is a problem (traffic crossed the network), not a single-node note."""
+    logs = tmp_path / "user_logs"
+    logs.mkdir()
+    for rank in (0, 1):
+        lines = nccl_single_node(f"h{rank}", rank, 1 - rank) + (["world size 2"] if rank == 0 else [])
+        (logs / f"std_log_process_{rank}.txt").write_text("\n".join(lines) + "\n")
+    r = verify(tmp_path, 2, size=ONE_GPU)
+    assert r.nodes is None and not r.ok
+    assert CAUSE_TCP in r.likely_causes
