@@ -434,3 +434,11 @@ def test_more_logs_than_one_gpu_means_several_nodes_without_per_rank_lines(tmp_p
     r = verify(tmp_path, 2, size=ONE_GPU)
     assert r.nodes is None and not r.ok
     assert CAUSE_TCP in r.likely_causes
+
+
+def test_two_nodes_from_rank_lines_alone_are_judged_against_the_multi_node_levels(tmp_path):
+    """No NET edge logged, but the ranks' lines name two hosts: the job crossed nodes, so a busbw below the
+    size's fail level is a problem (not the single-node link note)."""
+    r = verify(write_job(tmp_path, 2, 8, transport=nccl_single_node, peak=250.0), 16, size=H100)
+    assert r.nodes == 2 and not r.ok
+    assert any(p.endswith(": below the fail level") for p in r.problems)
