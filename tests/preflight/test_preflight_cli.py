@@ -335,3 +335,16 @@ def test_usage_errors_with_json_print_the_json_error_document() -> None:
     }
     plain = preflight("dev", "--date", "tomorrow")
     assert plain.returncode == 2 and plain.stdout == "" and plain.stderr.startswith("usage: ")
+
+
+def test_every_stack_in_the_repository_passes_its_gate_with_its_own_policy_config() -> None:
+    """Each Pulumi.<stack>.yaml has a policies/config/<stack>.json the pack accepts, and the gate passes:
+    a stack file added without its config (or a config left behind by a policy change) fails here."""
+    stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+    assert {"dev", "prod", "prod-westus3"} <= set(stacks)
+    for stack in stacks:
+        assert (ROOT / "policies" / "config" / f"{stack}.json").is_file(), stack
+        run = preflight(stack, "--json")
+        assert run.returncode == 0, (stack, run.stderr[-2000:])
+        document = json.loads(run.stdout)
+        assert document["policy_config"]["file"].endswith(f"policies/config/{stack}.json"), stack
