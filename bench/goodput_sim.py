@@ -13,7 +13,7 @@ time between failures `node_mtbf_h`; the job fails when any node does, so its MT
 The headline uses 3 failures expected in the 5-hour run, the drill's count (2 preemptions + 1 node loss,
 tests/e2e/test_runs_drills.py): job MTBF 5/3 h. A sensitivity table covers other rates.
 
-Checkpoints (Young 1974 / Daly 2006, jobs/plan.py `young_daly`): interval tau = sqrt(2 C M) with C the time
+Checkpoints (Young 1974 / Daly 2006, jobs/runplan.py `young_daly`): interval tau = sqrt(2 C M) with C the time
 training is held per checkpoint, but never shorter than one background write (at most one write in flight,
 jobs/src/checkpointing.py). A checkpoint counts for a restart only once its write has finished. C and the
 write time scale the measured checkpoint bench to the seed's 8B model: a 12-bytes-per-parameter checkpoint
