@@ -2,7 +2,7 @@
 
     from checkpointing import CheckpointManager
 
-    ckpt = CheckpointManager(args.ckpt, interval=100, keep=3, total_steps=1000)  # every rank; rank 0 writes
+    ckpt = CheckpointManager(args.ckpt, interval=100, keep=3, total_steps=1000)  # every rank writes a shard
     saved = ckpt.latest()                # the newest complete checkpoint's contents (a collective), or None
     model = GPT(config_from(saved))      # the model's shape comes from the checkpoint (nanoGPT)
     start = ckpt.restore(model, optimizer, config=vars(cfg))   # weights, optimizer, RNG; 0 on a fresh start
@@ -31,13 +31,23 @@ So nothing here renames or fsyncs, and completeness is a marker written last tha
 On disk, for step N in the checkpoint folder:
     step_0000000N.pt         torch.save of one dict (weights_only-loadable), written under its final name
     step_0000000N.pt.sha256  "<hex>  step_0000000N.pt", written only after the .pt was closed successfully
-A checkpoint without its .sha256, or whose bytes do not match it (a partial upload, a flipped bit), is
-skipped with a warning. Retention deletes only checkpoints older than the newest one this process wrote
-complete: the newest `keep` complete ones stay, so the last good checkpoint is never deleted.
+With W > 1 ranks, every rank writes a disjoint shard of the state's tensors in parallel (W writers
+instead of one), and the step's own file is a small manifest written by rank 0 once all shards are:
+    step_0000000N.pt.shard-0000r-of-0000W           {"leaves": {i: tensor}}: rank r's part (partition())
+    step_0000000N.pt.shard-0000r-of-0000W.sha256    its marker, as above
+    step_0000000N.pt         {"__shards__": W, "skeleton": the state, each tensor replaced by {"__leaf__": i}}
+    step_0000000N.pt.sha256  "<hex>  step_0000000N.pt  shards=W", written after every shard's marker
+load() joins the shards whatever the world size of the run that loads them; a single-file checkpoint
+(one process, or one written before shards existed) loads as before.
+A checkpoint without its .sha256, or whose bytes do not match it (a partial upload, a flipped bit), or a
+sharded one any of whose shards is so, is skipped with a warning. Retention (rank 0) deletes whole steps,
+only ones older than the newest one this run wrote complete: the newest `keep` complete ones stay, so
+the last good checkpoint is never deleted.
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 import random
@@ -56,6 +66,9 @@ import torch.distributed as dist
 
 NAME = re.compile(r"^step_(\d{8})\.pt$")
 MARKER = re.compile(r"^step_(\d{8})\.pt\.sha256$")
+SHARD = re.compile(r"^step_(\d{8})\.pt\.shard-\d{5}-of-\d{5}(\.sha256)?$")
+#: A manifest's key holding its shard count; LEAF stands for a tensor in its skeleton.
+SHARDED, LEAF = "__shards__", "__leaf__"
 Log = Callable[[str], None]
 #: Scheduled checkpoint names looked up beyond the newest one a listing shows (list_checkpoints).
 PROBE_AHEAD = 8
@@ -162,8 +175,77 @@ def save_checkpoint(obj: Any, path: Path) -> str:
     return digest
 
 
+# ----------------------------------------------------------------------------- sharded checkpoints
+
+
+def shard_name(step: int, index: int, count: int) -> str:
+    return f"{checkpoint_name(step)}.shard-{index:05d}-of-{count:05d}"
+
+
+def split_state(state: Any) -> tuple[Any, list[torch.Tensor]]:
+    """(skeleton, leaves): `state` with every tensor replaced by {LEAF: i}, i its index in `leaves` (a
+    depth-first walk in key order, so the same state gives the same indices on every rank)."""
+    leaves: list[torch.Tensor] = []
+
+    def walk(obj: Any) -> Any:
+        if isinstance(obj, torch.Tensor):
+            leaves.append(obj)
+            return {LEAF: len(leaves) - 1}
+        if isinstance(obj, dict):
+            return {k: walk(v) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return type(obj)(walk(v) for v in obj)
+        return obj
+
+    return walk(state), leaves
+
+
+def join_state(skeleton: Any, leaves: dict[int, torch.Tensor]) -> Any:
+    """The inverse of split_state."""
+    if isinstance(skeleton, dict):
+        if set(skeleton) == {LEAF}:
+            return leaves[skeleton[LEAF]]
+        return {k: join_state(v, leaves) for k, v in skeleton.items()}
+    if isinstance(skeleton, list | tuple):
+        return type(skeleton)(join_state(v, leaves) for v in skeleton)
+    return skeleton
+
+
+def partition(sizes: list[int], count: int) -> list[int]:
+    """The shard of each leaf: largest first to the least-filled shard (ties: lowest index, then lowest
+    shard), a balanced split by bytes that depends only on the sizes in key order and `count`."""
+    owner = [0] * len(sizes)
+    filled = [0] * count
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        shard = min(range(count), key=lambda r: (filled[r], r))
+        owner[i] = shard
+        filled[shard] += sizes[i]
+    return owner
+
+
+def shard_of(state: dict[str, Any], index: int, count: int) -> tuple[Any, dict[int, torch.Tensor]]:
+    """(skeleton, this shard's leaves by index) of `state` split into `count` shards. No copy is made."""
+    skeleton, leaves = split_state(state)
+    owner = partition([t.numel() * t.element_size() for t in leaves], count)
+    return skeleton, {i: t for i, t in enumerate(leaves) if owner[i] == index}
+
+
+def save_manifest(skeleton: Any, path: Path, count: int) -> str:
+    """The step's own file, written by rank 0 after every shard is complete: the skeleton and the shard
+    count. Its marker names the count too, so verify() knows which shards to check without loading it."""
+    marker = marker_of(path)
+    marker.unlink(missing_ok=True)
+    with open(path, "wb") as f:
+        w = _HashingWriter(f)
+        torch.save({SHARDED: count, "skeleton": skeleton}, w)
+        digest = w.sha.hexdigest()
+    with open(marker, "wb") as f:
+        f.write(f"{digest}  {path.name}  shards={count}\n".encode())
+    return digest
+
+
 def _step_of(name: str) -> int | None:
-    m = NAME.match(name) or MARKER.match(name)
+    m = NAME.match(name) or MARKER.match(name) or SHARD.match(name)
     return int(m.group(1)) if m else None
 
 
@@ -191,9 +273,10 @@ def prune(directory: Path, keep: int, newest: int, log: Log = _log) -> list[Path
 
     Among checkpoints at or before `newest`, the `keep` newest complete ones (marker present) stay;
     older complete ones go, and so do incomplete leftovers (a .pt without marker, a marker without .pt)
-    older than `newest`. Anything newer than `newest` (another run's leftover, or one a stale listing
-    hid at resume) is left alone. The marker goes before its .pt, so a kill in between leaves an
-    incomplete .pt, never a marker that vouches for nothing.
+    older than `newest`; a step's shards go with it. Anything newer than `newest` (another run's
+    leftover, or one a stale listing hid at resume) is left alone. The marker goes before its .pt, and
+    both before the step's shards, so a kill in between leaves an incomplete step, never a marker that
+    vouches for nothing.
     """
     names = {p.name for p in directory.iterdir()}
     complete = sorted(
@@ -216,11 +299,13 @@ def prune(directory: Path, keep: int, newest: int, log: Log = _log) -> list[Path
         if step is None or step >= newest or step in kept:
             continue
         path = directory / checkpoint_name(step)
-        for victim in (marker_of(path), path):
+        # The step's manifest and its marker sort before its shards, so they go first.
+        victims = [directory / name] if SHARD.match(name) else [marker_of(path), path]
+        for victim in victims:
             if victim.name in names:
                 victim.unlink(missing_ok=True)
                 deleted.append(victim)
-        names -= {path.name, marker_of(path).name}
+        names -= {v.name for v in victims}
     return deleted
 
 
@@ -233,31 +318,51 @@ class AsyncCheckpointer:
     weights but do not change them: the caller must call `fence()` before anything modifies a tensor
     of `state` in place (before `optimizer.step()`). train.py does this.
 
-    Only rank 0 writes; on other ranks `save` is a no-op, since DDP replicas hold identical weights.
+    With one process, a checkpoint is one file. With W ranks (DDP replicas hold identical state), rank r
+    writes shard r of W (a partition of the state's tensors by bytes), in parallel; rank 0 writes the
+    manifest once all W shards are complete (an all-reduce among the writer threads) and prunes.
     A failed background write is raised by the next `save`, `fence`, `wait` or `close`.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], keep: int = 3, log: Log = _log) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        keep: int = 3,
+        log: Log = _log,
+        timeout: datetime.timedelta | None = None,
+    ) -> None:
         self.dir = Path(directory)
         self.keep = keep
         self.log = log
-        self.writer = not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
+        distributed = dist.is_available() and dist.is_initialized()
+        self.rank = dist.get_rank() if distributed else 0
+        self.world = dist.get_world_size() if distributed else 1
+        self.writer = True  # every rank writes its shard
+        # The writer threads agree that every shard is complete over a group of their own (a collective
+        # on the training group from another thread would interleave with DDP's). A collective: every
+        # rank constructs this at the same point.
+        self._group = (
+            dist.new_group(backend="gloo", **({"timeout": timeout} if timeout else {}))
+            if self.world > 1
+            else None
+        )
         self._thread: threading.Thread | None = None
         self._copied = threading.Event()
         self._copied.set()
         self._error: BaseException | None = None
         self.last_write_s = 0.0
-        if self.writer:
+        if self.rank == 0:
             self.dir.mkdir(parents=True, exist_ok=True)
             for stale in self.dir.glob("step_*.tmp"):  # left by the rename protocol this one replaced
                 stale.unlink(missing_ok=True)
 
     def save(self, state: dict[str, Any], step: int, block: bool = False, overlap: bool = False) -> float:
         """Checkpoint `state` as step `step`; returns the seconds the caller was blocked."""
-        if not self.writer:
-            return 0.0
         t0 = time.perf_counter()
         self.wait()
+        if self.world > 1:  # no copy yet: only the references to this rank's tensors
+            skeleton, leaves = shard_of(state, self.rank, self.world)
+            state = {"skeleton": skeleton if self.rank == 0 else None, "leaves": leaves}
         self._copied.clear()
         # The copy must see every kernel queued so far on this thread's CUDA stream (the optimizer step).
         ready = None
@@ -287,13 +392,37 @@ class AsyncCheckpointer:
                     state = to_cpu(state)
                 self._copied.set()
             t0 = time.perf_counter()
-            save_checkpoint(state, self.dir / checkpoint_name(step))
+            if self.world == 1:
+                save_checkpoint(state, self.dir / checkpoint_name(step))
+            else:
+                self._write_shard(state, step)
             self.last_write_s = time.perf_counter() - t0
-            prune(self.dir, self.keep, step, self.log)
+            if self.rank == 0:
+                prune(self.dir, self.keep, step, self.log)
         except BaseException as e:  # surfaced on the training thread by fence() or wait()
             self._error = e
         finally:
             self._copied.set()
+
+    def _write_shard(self, state: dict[str, Any], step: int) -> None:
+        """This rank's shard and its marker; then, once every rank reports its shard complete, rank 0
+        writes the manifest and its marker, which make the step complete."""
+        path = self.dir / checkpoint_name(step)
+        ok = 1
+        try:
+            save_checkpoint(
+                {"leaves": state["leaves"]}, path.with_name(shard_name(step, self.rank, self.world))
+            )
+        except BaseException:
+            ok = 0
+            raise
+        finally:  # every rank joins, even after a failed write, so no rank waits forever
+            flag = torch.tensor([ok])
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=self._group)
+        if int(flag.item()) != 1:
+            raise CheckpointError(f"another rank failed to write its shard of step {step}")
+        if self.rank == 0:
+            save_manifest(state["skeleton"], path, self.world)
 
     def fence(self) -> float:
         """Wait until the last `save(overlap=True)` has copied its tensors; returns the seconds waited."""
@@ -328,8 +457,9 @@ class CheckpointManager:
     """Interval, fence and retention of one training run's checkpoints; a no-op when `folder` is None.
 
     Every rank constructs it and calls every method at the same steps (`latest`, `restore` and
-    `maybe_save` hold collectives); only rank 0 writes. A checkpoint holds "model", "optimizer", "step",
-    "rng" (every rank's RNG states, by rank), "total_steps" and "config" (the model's, as restore got it).
+    `maybe_save` hold collectives); each rank writes its shard (AsyncCheckpointer). A checkpoint holds
+    "model", "optimizer", "step", "rng" (every rank's RNG states, by rank), "total_steps" and "config"
+    (the model's, as restore got it).
     """
 
     def __init__(
@@ -340,10 +470,15 @@ class CheckpointManager:
         keep: int,
         total_steps: int,
         log: Log = _log,
+        timeout: datetime.timedelta | None = None,
     ) -> None:
         self.folder = Path(folder) if folder is not None else None
         self.interval, self.total_steps, self.log = interval, total_steps, log
-        self.writer = AsyncCheckpointer(self.folder, keep=keep, log=log) if self.folder is not None else None
+        self.writer = (
+            AsyncCheckpointer(self.folder, keep=keep, log=log, timeout=timeout)
+            if self.folder is not None
+            else None
+        )
         self._found: tuple[dict[str, Any], Path] | None = None
         self._looked = False
         self._model: torch.nn.Module | None = None
@@ -458,6 +593,12 @@ def verify(path: Path) -> str | None:
         return "its .sha256 marker is there but the .pt is not"
     if actual != expected:
         return "sha256 mismatch (truncated or corrupt)"
+    count = next((int(f.split("=", 1)[1]) for f in fields[2:] if f.startswith("shards=")), 0)
+    step = _step_of(path.name)
+    for index in range(count if step is not None else 0):
+        shard = path.with_name(shard_name(step, index, count))
+        if (problem := verify(shard)) is not None:
+            return f"shard {shard.name}: {problem}"
     return None
 
 
@@ -474,7 +615,19 @@ def latest_complete(
 
 
 def load(path: Path) -> dict[str, Any]:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    """A checkpoint's state: one file, or a manifest whose shards are loaded and joined (whatever the
+    world size of the run that loads it)."""
+    obj = torch.load(path, map_location="cpu", weights_only=True)
+    if not (isinstance(obj, dict) and SHARDED in obj):
+        return obj
+    step = _step_of(path.name)
+    if step is None:
+        raise CheckpointError(f"{path}: a sharded checkpoint's manifest must be named step_NNNNNNNN.pt")
+    leaves: dict[int, torch.Tensor] = {}
+    for index in range(obj[SHARDED]):
+        shard = path.with_name(shard_name(step, index, obj[SHARDED]))
+        leaves.update(torch.load(shard, map_location="cpu", weights_only=True)["leaves"])
+    return join_state(obj["skeleton"], leaves)
 
 
 def resume_state(

@@ -256,7 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     # ---- resume: the newest complete checkpoint (all ranks load the one rank 0 verified) sizes the model
     stop = StopRequest((signal.SIGTERM, signal.SIGINT))  # SIGINT: Ctrl-C in `python -m jobs local`
     ckpt = CheckpointManager(
-        args.ckpt, interval=args.ckpt_every, keep=args.keep, total_steps=args.steps, log=log
+        args.ckpt,
+        interval=args.ckpt_every,
+        keep=args.keep,
+        total_steps=args.steps,
+        log=log,
+        timeout=datetime.timedelta(minutes=args.timeout_min),
     )  # no --ckpt: every method is a no-op
     try:
         cfg = model_config(args, ckpt.latest(), ckpt.path)

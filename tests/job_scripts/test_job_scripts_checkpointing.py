@@ -292,3 +292,103 @@ def test_a_rank_that_adopted_a_peers_stop_survives_the_launchers_sigterm_but_not
     p = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=60)
     assert p.stdout.splitlines() == ["alive after the first 15"], p.stderr
     assert p.returncode == -signal.SIGTERM
+
+
+# ----------------------------------------------------------------------------- shards (W ranks write)
+
+
+def big_state() -> dict:
+    model, opt = tiny()
+    train_step(model, opt)
+    return {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": 1, "rng": [ck.rng_state()]}
+
+
+def write_sharded(state: dict, folder, step: int, world: int) -> None:
+    """What W ranks' AsyncCheckpointer._write_shard do, one after another in this process."""
+    path = folder / ck.checkpoint_name(step)
+    for rank in range(world):
+        skeleton, leaves = ck.shard_of(state, rank, world)
+        ck.save_checkpoint({"leaves": leaves}, path.with_name(ck.shard_name(step, rank, world)))
+    ck.save_manifest(ck.shard_of(state, 0, world)[0], path, world)
+
+
+def assert_same(a, b) -> None:
+    if isinstance(a, torch.Tensor):
+        assert torch.equal(a, b)
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            assert_same(a[k], b[k])
+    elif isinstance(a, list | tuple):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_same(x, y)
+    else:
+        assert a == b
+
+
+def test_partition_balances_bytes_and_depends_only_on_sizes_and_count():
+    assert ck.partition([100, 10, 60, 50], 2) == [0, 0, 1, 1]  # 100+10 | 60+50
+    assert ck.partition([5, 5, 5], 3) == [0, 1, 2]
+    assert ck.partition([7, 3], 1) == [0, 0]
+    sizes = [random.Random(1).randrange(1, 1000) for _ in range(50)]
+    owner = ck.partition(sizes, 4)
+    load = [sum(s for s, o in zip(sizes, owner, strict=True) if o == r) for r in range(4)]
+    assert max(load) - min(load) <= max(sizes) and owner == ck.partition(sizes, 4)
+
+
+def test_shards_are_disjoint_their_union_is_the_state_and_load_joins_them(tmp_path):
+    st = big_state()
+    _, leaves = ck.split_state(st)
+    parts = [ck.shard_of(st, r, 3)[1] for r in range(3)]
+    assert all(parts) and sorted(i for p in parts for i in p) == list(range(len(leaves)))
+    write_sharded(st, tmp_path, 5, 3)
+    path = tmp_path / ck.checkpoint_name(5)
+    assert ck.verify(path) is None
+    assert (tmp_path / "step_00000005.pt.sha256").read_text().endswith("  step_00000005.pt  shards=3\n")
+    assert_same(ck.load(path), st)
+    single = tmp_path / "single" / ck.checkpoint_name(5)  # today's one-file format loads the same
+    single.parent.mkdir()
+    ck.save_checkpoint(st, single)
+    assert_same(ck.load(single), ck.load(path))
+
+
+@pytest.mark.parametrize("damage", ["marker", "file", "bytes"])
+def test_a_step_with_an_incomplete_shard_is_skipped_for_the_previous_complete_one(tmp_path, damage):
+    write_sharded(big_state(), tmp_path, 10, 2)
+    write_sharded(big_state(), tmp_path, 20, 2)
+    shard = tmp_path / ck.shard_name(20, 1, 2)
+    if damage == "marker":
+        ck.marker_of(shard).unlink()
+    elif damage == "file":
+        shard.unlink()
+    else:
+        shard.write_bytes(shard.read_bytes()[:100])
+    warnings: list[str] = []
+    state, path = ck.resume_state(tmp_path, log=warnings.append)
+    assert path.name == "step_00000010.pt" and state["step"] == 1
+    reason = {
+        "marker": "no .sha256 completion marker (its write was interrupted)",
+        "file": "its .sha256 marker is there but the .pt is not",
+        "bytes": "sha256 mismatch (truncated or corrupt)",
+    }[damage]
+    assert warnings == [
+        f"warning: skipping damaged checkpoint {tmp_path / 'step_00000020.pt'}: "
+        f"shard step_00000020.pt.shard-00001-of-00002: {reason}"
+    ]
+
+
+def test_retention_deletes_whole_sharded_steps_manifest_first(tmp_path):
+    for step in (10, 20, 30):
+        write_sharded(big_state(), tmp_path, step, 2)
+    (tmp_path / ck.shard_name(25, 0, 2)).write_bytes(b"a shard whose step never completed")
+    deleted = ck.prune(tmp_path, keep=1, newest=30)
+    assert [p.name for p in deleted][:2] == ["step_00000010.pt.sha256", "step_00000010.pt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "step_00000030.pt",
+        "step_00000030.pt.sha256",
+        "step_00000030.pt.shard-00000-of-00002",
+        "step_00000030.pt.shard-00000-of-00002.sha256",
+        "step_00000030.pt.shard-00001-of-00002",
+        "step_00000030.pt.shard-00001-of-00002.sha256",
+    ]

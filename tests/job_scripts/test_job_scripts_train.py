@@ -64,6 +64,69 @@ def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
     assert sum(losses[-5:]) < sum(losses[:5])  # it learns
     names = sorted(p.name for p in (root / "ckpt").iterdir())
     assert names == [
+        f"step_000000{s}.pt{part}"
+        for s in (33, 36)
+        for part in (
+            "",
+            ".sha256",
+            ".shard-00000-of-00002",
+            ".shard-00000-of-00002.sha256",
+            ".shard-00001-of-00002",
+            ".shard-00001-of-00002.sha256",
+        )
+    ]
+
+
+def test_two_ranks_write_two_disjoint_shards_whose_union_is_the_state(reference):
+    """Each rank wrote one shard; together they hold every tensor of the state exactly once, and the
+    joined state is the model and optimizer the run had (its weights give the run's fingerprint)."""
+    folder = reference[1] / "ckpt"
+    manifest = ck.torch.load(folder / "step_00000036.pt", weights_only=True)
+    assert manifest["__shards__"] == 2
+    _, leaves = ck.split_state(ck.load(folder / "step_00000036.pt"))
+    shards = [ck.torch.load(folder / ck.shard_name(36, r, 2), weights_only=True)["leaves"] for r in (0, 1)]
+    assert all(shards) and not set(shards[0]) & set(shards[1])
+    assert set(shards[0]) | set(shards[1]) == set(range(len(leaves)))
+    sizes = [sum(t.numel() * t.element_size() for t in sh.values()) for sh in shards]
+    assert max(sizes) <= 1.5 * min(sizes)  # balanced by bytes
+    state = ck.load(folder / "step_00000036.pt")
+    assert state["step"] == 36 and len(state["rng"]) == 2 and "lm_head.weight" in state["model"]
+
+
+def test_a_step_with_a_shard_missing_its_marker_resumes_from_the_previous_step(reference, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(reference[1] / "ckpt", ckpt)
+    (ckpt / "step_00000036.pt.shard-00001-of-00002.sha256").unlink()  # rank 1 killed before its marker
+    run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
+    rc, out, err = run.finish()
+    assert rc == 0, out + err
+    assert (
+        f"warning: skipping damaged checkpoint {ckpt / 'step_00000036.pt'}: shard "
+        "step_00000036.pt.shard-00001-of-00002: no .sha256 completion marker" in out
+    )
+    assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
+    assert fingerprint(out) == reference[0]
+
+
+def test_one_process_resumes_a_two_shard_checkpoint_as_the_same_state_in_one_file(reference, tmp_path):
+    """World size 1 joins the 2 shards; the same state saved in the one-file format (today's, and what a
+    1-process run writes) resumes to the same final weights: back-compat and resharding at once."""
+    sharded, single = tmp_path / "sharded", tmp_path / "single"
+    shutil.copytree(reference[1] / "ckpt", sharded)
+    for p in sharded.glob("step_00000036.*"):
+        p.unlink()
+    single.mkdir()
+    ck.save_checkpoint(ck.load(sharded / "step_00000033.pt"), single / "step_00000033.pt")
+    prints = []
+    for folder in (sharded, single):
+        run = LocalRun([*TRAIN_ARGS, "--ckpt", str(folder)], procs=1, logs=tmp_path / f"logs-{folder.name}")
+        rc, out, err = run.finish()
+        assert rc == 0, out + err
+        assert f"resumed from {folder / 'step_00000033.pt'} at step 33" in out
+        assert "was written by 2 ranks, this run has 1" in out
+        prints.append(fingerprint(out))
+    assert prints[0] == prints[1]
+    assert sorted(p.name for p in single.iterdir()) == [  # one process writes one file per step
         "step_00000033.pt",
         "step_00000033.pt.sha256",
         "step_00000036.pt",
@@ -90,8 +153,8 @@ def test_resume_takes_the_model_config_from_the_checkpoint(reference, tmp_path):
     position is the step)."""
     ckpt = tmp_path / "ckpt"
     shutil.copytree(reference[1] / "ckpt", ckpt)
-    for name in ("step_00000036.pt", "step_00000036.pt.sha256"):
-        (ckpt / name).unlink()
+    for path in ckpt.glob("step_00000036.*"):
+        path.unlink()
     saved = ck.load(ckpt / "step_00000033.pt")
     assert saved["config"] == {
         "vocab_size": 2048,
@@ -270,11 +333,15 @@ def test_truncated_newest_checkpoint_is_skipped_and_the_previous_one_used(refere
     ckpt = tmp_path / "ckpt"
     shutil.copytree(reference[1] / "ckpt", ckpt)
     newest = ckpt / "step_00000036.pt"
-    newest.write_bytes(newest.read_bytes()[:100_000])
+    shard = ckpt / ck.shard_name(36, 0, 2)  # the bytes are in the shards; the manifest is small
+    shard.write_bytes(shard.read_bytes()[:100_000])
     run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
     rc, out, err = run.finish()
     assert rc == 0, out + err
-    assert f"warning: skipping damaged checkpoint {newest}: sha256 mismatch (truncated or corrupt)" in out
+    assert (
+        f"warning: skipping damaged checkpoint {newest}: shard {shard.name}: "
+        "sha256 mismatch (truncated or corrupt)" in out
+    )
     assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
     assert fingerprint(out) == reference[0]
 
