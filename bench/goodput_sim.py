@@ -18,8 +18,17 @@ training is held per checkpoint, but never shorter than one background write (at
 jobs/src/checkpointing.py). A checkpoint counts for a restart only once its write has finished. C and the
 write time scale the measured checkpoint bench to the seed's 8B model: a 12-bytes-per-parameter checkpoint
 (fp32 weights + AdamW moments, jobs/unmount.py) of 8e9 parameters = 96 GB; synchronous `torch.save` of it at
-`save_gbps` GB/s, and the project's stall = 3.9% of that (bench/checkpoint_stall.py, docs/job-scripts.md);
-the background write at `write_gbps` GB/s to the blob mount.
+`save_gbps` GB/s, and the project's stall = 3.9% of that (bench/checkpoint_stall.py, docs/job-scripts.md).
+The background write is sharded (jobs/src/checkpointing.py): each of the 16 ranks writes 1/16 of the bytes
+in parallel, so write time = bytes / min(writers x `write_gbps` (per writer, an assumption), nodes x the
+node's network, the storage account's ingress):
+  - node network: Standard_ND96isr_H100_v5, 80,000 Mbps across its NICs = 10 GB/s per node
+    (https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series, "Network";
+    MicrosoftDocs/azure-compute-docs articles/virtual-machines/sizes/gpu-accelerated/ndh100v5-series.md);
+  - account ingress: a standard GPv2 / Blob storage account's default maximum, 60 Gbps in the large
+    regions it lists (East US, West Europe, ...), 25 Gbps in the others; raised on request
+    (https://learn.microsoft.com/azure/storage/common/scalability-targets-standard-account).
+    The default here is the 25 Gbps of any region. `--writers 1` is the one-writer model this replaced.
 
 Restart cost R (failure to training again): `jobs run`'s overhead per restart measured in the drills (from a
 ledger: per restarted attempt, wall time minus time spent on logged steps, plus the backoff), plus an
@@ -44,6 +53,9 @@ SEED_TOKENS, SEED_TPS, SEED_GPUS, SEED_GOODPUT = 2.0e9, 8200.0, 16, 0.85
 WORK_S = SEED_TOKENS / (SEED_TPS * SEED_GPUS)  # 15,244 s of training
 PLANNED_H = WORK_S / SEED_GOODPUT / 3600.0  # 4.98 h: the seed's 5.0 h
 NODES = 2
+WRITERS = SEED_GPUS  # one shard per rank
+NODE_NET_GBIT = 80.0  # Standard_ND96isr_H100_v5 max network bandwidth, 80,000 Mbps (module docstring)
+ACCOUNT_INGRESS_GBIT = 25.0  # standard GPv2 default max ingress outside the listed regions (docstring)
 CKPT_BYTES = 8e9 * 12
 STALL_FRACTION = 0.039  # bench/checkpoint_stall.py: project stall / synchronous torch.save
 
@@ -100,7 +112,14 @@ def goodput(inp: Inputs, runs: int, seed: int) -> tuple[float, float]:
     return statistics.fmean(samples), sorted(samples)[len(samples) // 20]  # mean, 5th percentile
 
 
+def write_rate_gbps(writers: int, per_writer_gbps: float, ingress_gbit: float) -> float:
+    """GB/s of one checkpoint's background write: the writers in parallel, bounded by the nodes' network
+    and the storage account's ingress."""
+    return min(writers * per_writer_gbps, NODES * NODE_NET_GBIT / 8.0, ingress_gbit / 8.0)
+
+
 def inputs(job_mtbf_h: float, save_gbps: float, write_gbps: float, restart_s: float) -> Inputs:
+    """`write_gbps`: the rate of the whole (sharded) write, write_rate_gbps."""
     stall = CKPT_BYTES / (save_gbps * 1e9) * STALL_FRACTION
     write = CKPT_BYTES / (write_gbps * 1e9)
     tau = max(math.sqrt(2.0 * stall * job_mtbf_h * 3600.0), write)
@@ -118,7 +137,16 @@ def main() -> int:
     )
     p.add_argument("--alloc-s", type=float, default=300.0, help="Azure node allocation + image start, s")
     p.add_argument("--save-gbps", type=float, default=2.0, help="synchronous torch.save rate, GB/s")
-    p.add_argument("--write-gbps", type=float, default=0.5, help="background write rate to the mount, GB/s")
+    p.add_argument(
+        "--write-gbps", type=float, default=0.5, help="background write rate of one writer, GB/s (assumed)"
+    )
+    p.add_argument("--writers", type=int, default=WRITERS, help="ranks writing shards in parallel")
+    p.add_argument(
+        "--ingress-gbit",
+        type=float,
+        default=ACCOUNT_INGRESS_GBIT,
+        help="storage account ingress, Gb/s (25 default; 60 in the large regions)",
+    )
     p.add_argument("--runs", type=int, default=2000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
@@ -129,13 +157,21 @@ def main() -> int:
         drill = a.drill_overhead_s
     else:
         p.error("pass --ledger FILE (the drill run's ledger) or --drill-overhead-s S")
+    for flag, value in (
+        ("--writers", a.writers),
+        ("--write-gbps", a.write_gbps),
+        ("--ingress-gbit", a.ingress_gbit),
+    ):
+        if value <= 0:
+            p.error(f"{flag} must be positive (got {value})")
     restart = drill + a.alloc_s
-    headline = inputs(PLANNED_H / 3, a.save_gbps, a.write_gbps, restart)
+    rate = write_rate_gbps(a.writers, a.write_gbps, a.ingress_gbit)
+    headline = inputs(PLANNED_H / 3, a.save_gbps, rate, restart)
     mean, p5 = goodput(headline, a.runs, a.seed)
     rows = []
     for mtbf in (1.0, PLANNED_H / 3, 2.5, 5.0, 10.0):
         for alloc in (0.0, a.alloc_s, 2 * a.alloc_s):
-            inp = inputs(mtbf, a.save_gbps, a.write_gbps, drill + alloc)
+            inp = inputs(mtbf, a.save_gbps, rate, drill + alloc)
             m, q = goodput(inp, a.runs, a.seed)
             rows.append(
                 {
@@ -151,6 +187,14 @@ def main() -> int:
         "planned_h": round(PLANNED_H, 3),
         "seed_goodput": SEED_GOODPUT,
         "drill_overhead_s": round(drill, 2),
+        "write": {
+            "writers": a.writers,
+            "per_writer_gbps": a.write_gbps,
+            "node_network_gbit": NODE_NET_GBIT,
+            "nodes": NODES,
+            "account_ingress_gbit": a.ingress_gbit,
+            "rate_gbps": round(rate, 3),
+        },
         "headline": asdict(headline) | {"goodput": round(mean, 4), "p5": round(p5, 4)},
         "sensitivity": rows,
         "runs": a.runs,
@@ -160,6 +204,11 @@ def main() -> int:
         return 0
     h = headline
     print(f"training work {WORK_S:,.0f} s; the seed plans {PLANNED_H:.2f} h at goodput {SEED_GOODPUT}")
+    print(
+        f"checkpoint write: {CKPT_BYTES / 1e9:.0f} GB at {rate:.2f} GB/s = min({a.writers} writers x "
+        f"{a.write_gbps} GB/s, {NODES} nodes x {NODE_NET_GBIT:g} Gb/s, "
+        f"account ingress {a.ingress_gbit:g} Gb/s)"
+    )
     print(
         f"headline: job MTBF {h.job_mtbf_h:.2f} h (3 failures per 5 h), checkpoint stall "
         f"{h.stall_s:.2f} s, write {h.write_s:.0f} s, interval {h.interval_s:.0f} s, "

@@ -337,7 +337,6 @@ class AsyncCheckpointer:
         distributed = dist.is_available() and dist.is_initialized()
         self.rank = dist.get_rank() if distributed else 0
         self.world = dist.get_world_size() if distributed else 1
-        self.writer = True  # every rank writes its shard
         # The writer threads agree that every shard is complete over a group of their own (a collective
         # on the training group from another thread would interleave with DDP's). A collective: every
         # rank constructs this at the same point.
@@ -351,8 +350,8 @@ class AsyncCheckpointer:
         self._copied.set()
         self._error: BaseException | None = None
         self.last_write_s = 0.0
+        self.dir.mkdir(parents=True, exist_ok=True)  # every rank writes here (each through its node's mount)
         if self.rank == 0:
-            self.dir.mkdir(parents=True, exist_ok=True)
             for stale in self.dir.glob("step_*.tmp"):  # left by the rename protocol this one replaced
                 stale.unlink(missing_ok=True)
 
@@ -408,6 +407,8 @@ class AsyncCheckpointer:
         """This rank's shard and its marker; then, once every rank reports its shard complete, rank 0
         writes the manifest and its marker, which make the step complete."""
         path = self.dir / checkpoint_name(step)
+        if self.rank == 0:  # rewriting a step (after a resume from an older one): not complete until redone
+            marker_of(path).unlink(missing_ok=True)
         ok = 1
         try:
             save_checkpoint(
