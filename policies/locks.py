@@ -48,6 +48,7 @@ from policies._common import (
     LOCK_AT_SUBSCRIPTION,
     LOCK_BY_SCOPE,
     LOCK_TYPES,
+    RESOURCE_GROUP,
     UNKNOWN,
     read,
 )
@@ -55,7 +56,6 @@ from policies._common import (
 _SUBSCRIPTION = re.compile(r"^/subscriptions/[^/]+/?$", re.IGNORECASE)
 _RESOURCE_GROUP = re.compile(r"^/subscriptions/[^/]+/resourcegroups/([^/]+)/?$", re.IGNORECASE)
 _RG_RELATIVE = re.compile(r"(/resourcegroups/.*)$", re.IGNORECASE)
-RESOURCE_GROUP_TYPE = "azure-native:resources:ResourceGroup"
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,8 @@ def from_dependencies(resource: Any) -> LockTarget:
     """The target of a lock whose scope is unknown, from AnalyzeStack's property dependencies: the type of
     the resource the scope is computed from (a resource group created in this stack, or another resource)."""
     sources = list((getattr(resource, "property_dependencies", None) or {}).get("scope", []))
-    if any(d.resource_type == RESOURCE_GROUP_TYPE for d in sources):
-        names = ", ".join(d.name for d in sources if d.resource_type == RESOURCE_GROUP_TYPE)
+    if any(d.resource_type == RESOURCE_GROUP for d in sources):
+        names = ", ".join(d.name for d in sources if d.resource_type == RESOURCE_GROUP)
         return LockTarget("resource-group", None, f"the resource group {names} created in this stack")
     if sources:
         first = sources[0]

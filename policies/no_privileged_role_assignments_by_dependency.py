@@ -15,7 +15,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
-from policies._common import depends_on
+from policies._common import RESOURCE_GROUP, depends_on
 from policies._policy import STACK, Violation
 from policies.no_privileged_role_assignments import ROLE_ASSIGNMENT, message, take_undecided
 
@@ -27,7 +27,6 @@ DESCRIPTION = (
 ENFORCEMENT = EnforcementLevel.MANDATORY
 KIND = STACK
 CONFIG: dict[str, Any] = {}
-RESOURCE_GROUP = "azure-native:resources:ResourceGroup"
 
 
 def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:

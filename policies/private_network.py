@@ -35,7 +35,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
-from policies._common import STORAGE_ACCOUNT, UNKNOWN, WORKSPACE, depends_on, read
+from policies._common import LOCK_TYPES, STORAGE_ACCOUNT, UNKNOWN, WORKSPACE, depends_on, read
 from policies._policy import STACK, Violation
 from policies.clusters import cluster_of
 
@@ -48,11 +48,6 @@ ENFORCEMENT = EnforcementLevel.MANDATORY
 KIND = STACK
 CONFIG: dict[str, Any] = {}
 PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
-LOCK_TYPES = (
-    "azure-native:authorization:ManagementLockByScope",
-    "azure-native:authorization:ManagementLockAtResourceLevel",
-    "azure-native:authorization:ManagementLockAtResourceGroupLevel",
-)
 _MANAGED = ("AllowInternetOutbound", "AllowOnlyApprovedOutbound")
 
 

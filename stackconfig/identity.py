@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 import azroles
 from stackconfig import names
@@ -53,6 +53,13 @@ class RoleGrant(Strict):
         )
 
 
+# The ARM resource type each id field of CustomerManagedKey must name.
+_ID_TYPES = {
+    "key_vault_id": "Microsoft.KeyVault/vaults",
+    "user_assigned_identity_id": "Microsoft.ManagedIdentity/userAssignedIdentities",
+}
+
+
 class CustomerManagedKey(Strict):
     """Encrypt the workspace's data with your key (create-only: Azure can't add or remove it later)."""
 
@@ -69,17 +76,10 @@ class CustomerManagedKey(Strict):
         examples=[None],
     )
 
-    @field_validator("key_vault_id")
+    @field_validator("key_vault_id", "user_assigned_identity_id")
     @classmethod
-    def _vault(cls, value: str) -> str:
-        if problem := names.resource_id_problem(value, "Microsoft.KeyVault/vaults"):
-            raise ValueError(problem)
-        return value
-
-    @field_validator("user_assigned_identity_id")
-    @classmethod
-    def _identity(cls, value: str) -> str:
-        if problem := names.resource_id_problem(value, "Microsoft.ManagedIdentity/userAssignedIdentities"):
+    def _resource_id(cls, value: str, info: ValidationInfo) -> str:
+        if problem := names.resource_id_problem(value, _ID_TYPES[info.field_name]):
             raise ValueError(problem)
         return value
 
