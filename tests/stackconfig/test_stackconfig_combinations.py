@@ -172,3 +172,24 @@ def test_subnet_ids_and_resource_ids_are_checked() -> None:
         "network.private_endpoints.private_dns_zones_resource_group_id",
         "network.private_endpoints.subnet_id",
     ]
+
+
+def test_customer_managed_key_ids_must_name_a_vault_and_a_user_assigned_identity() -> None:
+    sub = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-a/providers"
+    vault = f"{sub}/Microsoft.KeyVault/vaults/kv-cmk"
+    identity = f"{sub}/Microsoft.ManagedIdentity/userAssignedIdentities/uai-cmk"
+    key = "https://kv-cmk.vault.azure.net/keys/ws-key/0123456789abcdef0123456789abcdef"
+    good = {"key_vault_id": vault, "key_uri": key, "user_assigned_identity_id": identity}
+    validate({**_raw(), "identity": {"customer_managed_key": good}})
+    swapped = dict(good, key_vault_id=identity, user_assigned_identity_id=vault)
+    with pytest.raises(ConfigError) as info:
+        validate({**_raw(), "identity": {"customer_managed_key": swapped}})
+    problems = info.value.problems
+    assert len(problems) == 2
+    keys = sorted(p.split(": ", 1)[0] for p in problems)
+    assert keys == [
+        "azml-gpu:identity.customer_managed_key.key_vault_id",
+        "azml-gpu:identity.customer_managed_key.user_assigned_identity_id",
+    ]
+    assert any("Microsoft.KeyVault/vaults" in p for p in problems)
+    assert any("Microsoft.ManagedIdentity/userAssignedIdentities" in p for p in problems)
