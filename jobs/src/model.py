@@ -7,102 +7,21 @@ the way the rest of the ecosystem does. RoPE is applied the Hugging Face way too
 i pairs with i + head_dim/2), which is the layout HF's converter permuted Meta's q/k weights into
 (convert_llama_weights_to_hf.py `permute`): HF-format q_proj/k_proj therefore load unchanged.
 
-Presets (`PRESETS`) from tiny (tests, CPU) to Llama 3.1 8B; their shapes are the published config.json of
-meta-llama/Llama-3.2-1B, Llama-3.2-3B and Llama-3.1-8B (the same as torchtitan's llama3 flavors).
+The shape and its presets (tiny .. 8B) are in llamaconfig.py, which needs no torch (`jobs plan` reads it).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from llamaconfig import PRESETS, LlamaConfig
 from torch.utils.checkpoint import checkpoint
 
-#: Llama 3's RoPE frequency scaling (HF config.json "rope_scaling" with rope_type "llama3").
-LLAMA3_ROPE = {
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192,
-}
-
-
-@dataclass
-class LlamaConfig:
-    """The model's shape. A checkpoint stores it (train.py resumes with it)."""
-
-    vocab_size: int = 512
-    block_size: int = 64  # the training context in tokens (RoPE tables are built for it)
-    n_layer: int = 2
-    n_head: int = 4
-    n_kv_head: int = 2  # grouped-query attention: n_head / n_kv_head query heads share a key/value head
-    n_embd: int = 64
-    ffn_hidden: int = 192  # SwiGLU's hidden width (HF intermediate_size)
-    rope_theta: float = 10000.0
-    norm_eps: float = 1e-5
-    tie_embeddings: bool = False
-    rope_scaling: dict[str, float] | None = field(default=None)
-
-    @property
-    def head_dim(self) -> int:
-        return self.n_embd // self.n_head
-
-    def problem(self) -> str | None:
-        """Why this shape cannot be built, naming the flags, or None."""
-        if self.n_embd % self.n_head:
-            return f"--n-embd {self.n_embd} must be a multiple of --n-head {self.n_head}"
-        if self.head_dim % 2:
-            return f"--n-embd / --n-head = {self.head_dim} must be even (rotary embeddings rotate pairs)"
-        if self.n_head % self.n_kv_head:
-            return f"--n-head {self.n_head} must be a multiple of --n-kv-head {self.n_kv_head}"
-        return None
-
-
-PRESETS: dict[str, LlamaConfig] = {
-    "tiny": LlamaConfig(),
-    "small": LlamaConfig(  # ~0.1B: a GPU smoke test of the real code paths
-        vocab_size=32000, block_size=1024, n_layer=12, n_head=12, n_kv_head=4, n_embd=768, ffn_hidden=2048
-    ),
-    "1B": LlamaConfig(  # meta-llama/Llama-3.2-1B config.json
-        vocab_size=128256,
-        block_size=8192,
-        n_layer=16,
-        n_head=32,
-        n_kv_head=8,
-        n_embd=2048,
-        ffn_hidden=8192,
-        rope_theta=500000.0,
-        tie_embeddings=True,
-        rope_scaling={**LLAMA3_ROPE, "factor": 32.0},
-    ),
-    "3B": LlamaConfig(  # meta-llama/Llama-3.2-3B config.json
-        vocab_size=128256,
-        block_size=8192,
-        n_layer=28,
-        n_head=24,
-        n_kv_head=8,
-        n_embd=3072,
-        ffn_hidden=8192,
-        rope_theta=500000.0,
-        tie_embeddings=True,
-        rope_scaling={**LLAMA3_ROPE, "factor": 32.0},
-    ),
-    "8B": LlamaConfig(  # meta-llama/Llama-3.1-8B config.json
-        vocab_size=128256,
-        block_size=8192,
-        n_layer=32,
-        n_head=32,
-        n_kv_head=8,
-        n_embd=4096,
-        ffn_hidden=14336,
-        rope_theta=500000.0,
-        rope_scaling=dict(LLAMA3_ROPE),
-    ),
-}
+__all__ = ["PRESETS", "Llama", "LlamaConfig", "config_from_dict"]
 
 
 def inv_frequencies(cfg: LlamaConfig) -> torch.Tensor:
