@@ -120,6 +120,15 @@ def write_commit(folder: Path, record: dict[str, Any]) -> None:
         json.dump(record, f, sort_keys=True)
 
 
+def failure_text(e: BaseException) -> str:
+    """One line per failed rank of DCP's CheckpointException (api.py: `failures` maps rank to (exception,
+    stack)), without the stacks; any other exception as its type and message."""
+    failures = getattr(e, "failures", None)
+    if isinstance(failures, dict) and failures:
+        return "; ".join(f"rank {r}: {type(exc).__name__}: {exc}" for r, (exc, _) in sorted(failures.items()))
+    return f"{type(e).__name__}: {e}"
+
+
 # ----------------------------------------------------------------------------- reading
 
 
@@ -418,7 +427,7 @@ class CheckpointManager:
             try:
                 fut.result()
             except BaseException as e:  # noqa: BLE001
-                raise CheckpointError(f"writing checkpoint {folder} failed: {str(e).strip()[:2000]}") from e
+                raise CheckpointError(f"writing checkpoint {folder} failed: {failure_text(e)}") from e
             done.wait()
             if self._commit_error is not None:
                 err, self._commit_error = self._commit_error, None

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed.checkpoint as dcp
+from checkpointing import failure_text
 from model import LlamaConfig
 from torch.distributed.checkpoint import HuggingFaceStorageReader
 from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
@@ -96,8 +97,8 @@ def load_hf_weights(model: torch.nn.Module, folder: str | Path) -> None:
         state.pop("lm_head.weight", None)  # the same tensor as model.embed_tokens.weight; HF omits it
     try:
         dcp.load(state, storage_reader=HuggingFaceStorageReader(str(folder)))
-    except Exception as e:  # noqa: BLE001  DCP names the missing or mis-shaped tensor
+    except BaseException as e:  # noqa: BLE001  DCP's CheckpointException names the tensor
         raise HFError(
-            f"--init-from {folder}: the weights do not fit this model: {str(e).strip()[:1500]}"
+            f"--init-from {folder}: the weights do not fit this model: {failure_text(e)}"
         ) from e
     set_model_state_dict(model, state, options=None)
