@@ -327,12 +327,16 @@ class CheckpointManager:
         model_sd, optim_sd = get_state_dict(self._model, self._optimizer)
         return {"model": model_sd, "optimizer": optim_sd}
 
+    def track(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict[str, Any]) -> None:
+        """What `maybe_save` saves, without loading anything (restore does both)."""
+        self._model, self._optimizer, self._config = model, optimizer, dict(config)
+
     def restore(
         self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict[str, Any]
     ) -> int:
         """Track `model` (plain, DDP or FSDP), `optimizer` and the model `config` for saving; load them from
         `latest()` if there is one, resharded to this world size. Returns the step to continue from."""
-        self._model, self._optimizer, self._config = model, optimizer, dict(config)
+        self.track(model, optimizer, config)
         record = self.latest()
         if record is None:
             return 0
