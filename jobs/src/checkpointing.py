@@ -56,6 +56,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
@@ -75,6 +76,10 @@ METADATA = ".metadata"  # DCP's (filesystem.py _metadata_fn)
 Log = Callable[[str], None]
 #: Scheduled checkpoint names looked up beyond the newest one a listing shows (list_steps).
 PROBE_AHEAD = 8
+# One process without a process group is a supported DCP mode (no_dist); rewriting a step after a resume is
+# this module's choice (the marker went first). Neither is worth a warning in every log.
+warnings.filterwarnings("ignore", message="torch.distributed is disabled, unavailable or uninitialized")
+warnings.filterwarnings("ignore", message="Detected an existing checkpoint in")
 
 
 def _log(msg: str) -> None:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 from checkpointing import failure_text
 from model import LlamaConfig
@@ -96,9 +97,9 @@ def load_hf_weights(model: torch.nn.Module, folder: str | Path) -> None:
     if getattr(model, "cfg", None) is not None and model.cfg.tie_embeddings:
         state.pop("lm_head.weight", None)  # the same tensor as model.embed_tokens.weight; HF omits it
     try:
-        dcp.load(state, storage_reader=HuggingFaceStorageReader(str(folder)))
+        dcp.load(
+            state, storage_reader=HuggingFaceStorageReader(str(folder)), no_dist=not dist.is_initialized()
+        )
     except BaseException as e:  # noqa: BLE001  DCP's CheckpointException names the tensor
-        raise HFError(
-            f"--init-from {folder}: the weights do not fit this model: {failure_text(e)}"
-        ) from e
+        raise HFError(f"--init-from {folder}: the weights do not fit this model: {failure_text(e)}") from e
     set_model_state_dict(model, state, options=None)

@@ -182,10 +182,11 @@ def model_config(args: argparse.Namespace, saved: dict | None, path: Path | None
     cfg = dataclasses.replace(base, **given)
     if problem := cfg.problem():
         raise BadFlag(problem)
-    if args.init_from and given:
+    shape_given = sorted(f for f in given if f != "block_size")  # the context length is the run's choice
+    if args.init_from and shape_given:
         raise BadFlag(
             f"--init-from {args.init_from} gives the model's shape; leave out "
-            + ", ".join("--" + f.replace("_", "-") for f in sorted(given))
+            + ", ".join("--" + f.replace("_", "-") for f in shape_given)
         )
     return cfg
 

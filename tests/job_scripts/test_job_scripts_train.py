@@ -337,10 +337,16 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         mount = node(name, upload_rate=20e6)
         run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
         wait_for(
-            lambda: last_complete(store) > before and bool(mount.state().get("uploading")),
+            lambda: (
+                run.proc.poll() is not None
+                or (last_complete(store) > before and bool(mount.state().get("uploading")))
+            ),
             120,
             "an upload after a new complete checkpoint",
             poll=0.001,
+        )
+        assert run.proc.poll() is None, (
+            f"the run ended (from step {before}): {''.join(run.out + run.err)[-3000:]}"
         )
         uploading = list(mount.state().get("uploading", {}))
         mount.lose()
