@@ -351,3 +351,80 @@ def test_memory_flags_name_the_problem(capsys, extra, needle):
     assert main([*argv, *extra]) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- first run against the plan
+
+
+@pytest.mark.parametrize(
+    ("measured", "within", "said"),
+    [
+        (8000, True, None),  # exactly 20 % below: within the seed's "about 20 percent"
+        (7999, False, "20% below the plan's 10,000 (more than 20%); the usual causes are not the GPUs"),
+        (12000, True, None),  # exactly 20 % above
+        (12001, False, "20% above the plan's 10,000 (more than 20%): the plan's hours and cost are too high"),
+        (10000, True, None),
+    ],
+)
+def test_first_run_check_at_and_beyond_20_percent(measured, within, said):
+    from jobs.efficiency import Run, first_run
+
+    c = first_run(Run("logs", 16, float(measured), 5), 10000.0)
+    assert c.within is within and c.deviation == pytest.approx((measured - 10000) / 10000)
+    assert [said in w for w in c.warnings] == ([] if said is None else [True])
+    if measured < 8000:
+        assert "input pipeline stalls" in c.warnings[0] and "TCP fallback" in c.warnings[0]
+
+
+def test_scaling_checks_each_run_against_the_plans_rate(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [9000, 9000, 9000])
+    two = train_log(tmp_path / "two", 16, [6000, 6000, 6000])
+    plan_file = tmp_path / "plan.json"
+    assert main(["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--json"]) == 0
+    plan_file.write_text(capsys.readouterr().out)
+    assert (
+        main(["scaling", str(one), str(two), "--plan", str(plan_file), "--json"]) == 1
+    )  # 0.67: scaling fails
+    s = json.loads(capsys.readouterr().out)
+    assert [(t["measured_tokens_per_gpu_s"], t["within"]) for t in s["throughput"]] == [
+        (9000, True),
+        (6000, False),
+    ]
+    assert s["throughput"][1]["expected_tokens_per_gpu_s"] == 8200
+    assert main(["scaling", str(one), str(two), "--expect-tokens-per-gpu-s", "8200"]) == 1
+    out = capsys.readouterr().out
+    assert "tokens/s per GPU: 6,000 measured, 8,200 planned (-27%, beyond 20%)" in out
+    assert "input pipeline stalls" in out and "TCP fallback" in out
+
+
+def test_verify_warns_on_a_slow_first_run_without_failing(tmp_path, capsys):
+    logs = train_log(tmp_path / "run", 2, [5000, 5000, 5000])
+    argv = ["verify", str(logs), "--expect-world-size", "2", "--allow-socket"]
+    assert main([*argv, "--json"]) == 0
+    assert "throughput" not in json.loads(capsys.readouterr().out)  # nothing to compare without a rate
+    assert main([*argv, "--expect-tokens-per-gpu-s", "8200", "--json"]) == 0
+    t = json.loads(capsys.readouterr().out)["throughput"]
+    assert (t["measured_tokens_per_gpu_s"], t["within"], t["tolerance"]) == (5000, False, 0.2)
+    assert main([*argv, "--expect-tokens-per-gpu-s", "8200"]) == 0
+    assert "warning: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--expect-tokens-per-gpu-s", "0"], "--expect-tokens-per-gpu-s 0.0: must be above 0"),
+        (["--plan", "missing.json"], "--plan missing.json: no such file"),
+        (["--plan", "{bad}"], "not the JSON of `python -m jobs plan --json`"),
+        (
+            ["--plan", "x", "--expect-tokens-per-gpu-s", "1"],
+            "pass --expect-tokens-per-gpu-s or --plan, not both",
+        ),
+    ],
+)
+def test_first_run_flags_name_the_problem(tmp_path, capsys, monkeypatch, extra, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "{bad}").write_text("[]")
+    logs = train_log(tmp_path / "run", 2, [5000])
+    assert main(["verify", str(logs), "--expect-world-size", "2", "--allow-socket", *extra]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
