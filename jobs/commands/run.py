@@ -23,6 +23,7 @@ EXIT_QUOTA = 3
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_follow_args, add_job_args
+    from jobs.userjob import add_file_args
 
     p = subparsers.add_parser(
         "run",
@@ -32,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     add_job_args(p)
+    add_file_args(p)
     r = p.add_argument_group("managed run")
     r.add_argument(
         "--max-restarts",
@@ -93,11 +95,11 @@ def run(args: argparse.Namespace) -> int:
 
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
-    from jobs.jobargs import build
     from jobs.paths import check_out_dir
     from jobs.runs import precheck
     from jobs.runs.ledger import Ledger
     from jobs.runs.loop import Policy, managed
+    from jobs.userjob import build_any as build
 
     _check_flags(args)
     logs = Path(args.logs)

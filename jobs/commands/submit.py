@@ -16,6 +16,7 @@ from jobs.errors import UsageError, fail, guarded
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_follow_args, add_job_args
+    from jobs.userjob import add_file_args
 
     p = subparsers.add_parser(
         "submit",
@@ -24,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     add_job_args(p)
+    add_file_args(p)
     p.add_argument(
         "--wait",
         action=argparse.BooleanOptionalAction,
@@ -44,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
-    from jobs.jobargs import build
     from jobs.lifecycle import EXIT_CREATE, submit
     from jobs.paths import check_out_dir
+    from jobs.userjob import build_any as build
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")

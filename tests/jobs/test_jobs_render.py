@@ -342,8 +342,10 @@ def test_render_without_arguments_does_not_call_script_args_required(capsys):
         main(["render"])
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert "the following arguments are required: kind, --out" in err
+    assert "the following arguments are required: --out" in err  # KIND or --file: checked after parsing
     assert "[-- SCRIPT_ARGS ...]" in err  # optional in the usage
+    assert main(["render", "--out", "x.yml"]) == 2
+    assert "pass a job KIND (smoke, train, scaling, health) or --file JOB.yml" in capsys.readouterr().err
 
 
 def test_stray_positionals_before_the_double_dash_are_refused(tmp_path, capsys):
