@@ -1,7 +1,8 @@
 """`python -m jobs run --file JOB.yml` against localml: a team's own trainer (tests/e2e/usertrainer, not
 train.py) in an Azure ML command job file gets the platform layer, is preempted once by the drill
 (localml/drills.py), is resubmitted by the managed run, resumes from the checkpoint folder the platform
-bound to its run name, and completes with its world size verified from the platform's per-process line."""
+bound to its run name, and completes with its world size and processes per node (the size's 2 GPUs, the
+file sets no count) verified from the platform's per-process line."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_a_user_job_file_is_preempted_resubmitted_and_resumes_from_its_checkpoin
     run = "user-drill"
     ckpt = local.control_plane.store.datastore_path("workspaceblobstore", f"ckpt/{run}")
     argv = [sys.executable, "-m", "jobs", "run", "--file", str(job_file), "--run-name", run]
-    argv += ["--outputs", str(outputs_file), "--serverless", "--size", SIZE, "--processes-per-node", "1"]
+    argv += ["--outputs", str(outputs_file), "--serverless", "--size", SIZE]  # 2 GPUs: 2 processes a node
     argv += ["--allow-tcp", "--allow-socket", "--logs", str(tmp_path / "logs"), "--poll-seconds", "0.5"]
     argv += ["--backoff-seconds", "0.5", "--no-stream", "--no-quota-check", "--json"]
     proc = subprocess.Popen(
