@@ -86,9 +86,8 @@ def test_a_user_job_file_is_preempted_resubmitted_and_resumes_from_its_checkpoin
     resumed = int(log0.split("my trainer: rank 0 starts at step ")[1].split()[0])
     assert resumed >= 20 and resumed % 20 == 0, log0[:2000]
     assert f"my trainer: rank 0 done, total {STEPS}" in log0
-    assert "azml-gpu rank=0 local_rank=0 node_rank=0 world_size=2" in log0
-    assert (
-        "azml-gpu rank=1 local_rank=0 node_rank=1 world_size=2"
-        in (last / "std_log_process_1.txt").read_text()
-    )
+    assert "azml-gpu rank=0 local_rank=0 node_rank=0 world_size=4" in log0
+    rank2 = (last / "std_log_process_2.txt").read_text()
+    assert "azml-gpu rank=2 local_rank=0 node_rank=1 world_size=4" in rank2
+    assert sorted(p.name for p in last.iterdir()) == [f"std_log_process_{r}.txt" for r in range(4)]
     assert json.loads((ckpt / "my-trainer-state.json").read_text())["step"] == STEPS
