@@ -30,9 +30,9 @@ def urn_type(urn: str) -> str:
 @dataclass
 class Verdict:
     exit_code: int
-    mandatory: list[tuple[str, str]] = field(default_factory=list)  # (policy, resource name)
+    mandatory: list[tuple[str, str]] = field(default_factory=list)  # (policy, resource URN)
     advisory: list[tuple[str, str]] = field(default_factory=list)
-    replacements: list[tuple[str, str]] = field(default_factory=list)  # (type, name)
+    replacements: list[tuple[str, str]] = field(default_factory=list)  # (type, URN)
     deletes: list[tuple[str, str]] = field(default_factory=list)
     creates: int = 0
     errors: list[str] = field(default_factory=list)
@@ -52,15 +52,15 @@ def verdict(exit_code: int, events: Iterable[dict[str, Any]]) -> Verdict:
     creates = 0
     for ev in events:
         if pe := ev.get("policyEvent"):
-            key = (pe["policyName"], urn_name(pe.get("resourceUrn", "")))
+            key = (pe["policyName"], pe.get("resourceUrn", ""))
             (mandatory if pe.get("enforcementLevel") in MANDATORY else advisory).add(key)
         elif pre := ev.get("resourcePreEvent"):
             meta = pre.get("metadata", {})
             op, urn = meta.get("op"), meta.get("urn", "")
             if op in REPLACE_OPS:
-                replaced.add((meta.get("type") or urn_type(urn), urn_name(urn)))
+                replaced.add((meta.get("type") or urn_type(urn), urn))
             elif op == "delete":
-                deleted.add((meta.get("type") or urn_type(urn), urn_name(urn)))
+                deleted.add((meta.get("type") or urn_type(urn), urn))
             elif op == "create":
                 creates += 1
         elif (diag := ev.get("diagnosticEvent")) and diag.get("severity") == "error":

@@ -32,12 +32,19 @@ from preflight.azure_native import shape
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"
-#: Token -> whether the control plane serves it (the rest live in the plugin's store).
-LIVE = {COMPUTE: True, WORKSPACE: True}
+#: The types the control plane serves; every other one lives in the plugin's store.
+SERVED = frozenset({COMPUTE, WORKSPACE})
+METADATA_ENV = "ARM_CLOUD_METADATA_URL"
 #: Top-level keys of an ARM resource body (azure-resource-manager resource envelope); the rest of a
 #: flattened SDK type goes under `properties`.
 ENVELOPE = ("location", "identity", "sku", "tags", "kind", "properties")
 TERMINAL = {"succeeded", "failed", "canceled"}
+
+
+def live(token: str) -> bool:
+    """Whether a resource of this type goes to the control plane: only when one is running (`engine up` sets
+    its cloud); a preview-only workspace (the conformance suite) keeps everything in the store."""
+    return token in SERVED and bool(os.environ.get(METADATA_ENV))
 
 
 class ArmError(RuntimeError):
@@ -91,7 +98,7 @@ class ArmClient:
 
     @classmethod
     def from_env(cls) -> ArmClient:
-        url = os.environ.get("ARM_CLOUD_METADATA_URL")
+        url = os.environ.get(METADATA_ENV)
         if not url:
             raise ArmError(
                 "the stand-in azure-native provider has no ARM endpoint: ARM_CLOUD_METADATA_URL is not set "

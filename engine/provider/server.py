@@ -168,7 +168,7 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
     def _write(self, token: str, urn: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         arm_id, azure_name, arm_type = self._identity(token, urn, inputs)
         outputs = azure_native.deployed_outputs(token, inputs, azure_name, arm_type)
-        if arm.LIVE.get(token):
+        if arm.live(token):
             outputs = self.arm.put(token, arm_id, inputs, outputs)
         self.store.put(arm_id, token, inputs, outputs)
         return arm_id, outputs
@@ -199,7 +199,7 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
     def Read(self, request, context):  # noqa: N802
         token = _token(request.urn)
         found = self.store.get(request.id)
-        if found is None or (arm.LIVE.get(token) and not self.arm.exists(token, request.id)):
+        if found is None or (arm.live(token) and not self.arm.exists(token, request.id)):
             return provider_pb2.ReadResponse(id="")  # 404: the resource was deleted
         return provider_pb2.ReadResponse(
             id=request.id, properties=_struct(found["outputs"]), inputs=_struct(found["inputs"])
@@ -208,7 +208,7 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
     def Delete(self, request, context):  # noqa: N802
         token = _token(request.urn)
         try:
-            if arm.LIVE.get(token):
+            if arm.live(token):
                 self.arm.delete(token, request.id)
         except arm.ArmError as e:
             context.abort(grpc.StatusCode.UNKNOWN, str(e))
