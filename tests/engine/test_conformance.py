@@ -76,7 +76,12 @@ def _level(policy: str, level: str):
 
 
 def _all(level: str):
+    """`"all": level` applies to every policy, then each policy's own level overrides it
+    (pkg/resource/analyzer/config.go `applyConfig`): secure-defaults' own level is dropped so that "all"
+    reaches it."""
+
     def edit(config: dict[str, Any]) -> None:
+        config.get("secure-defaults", {}).pop("enforcementLevel", None)
         config["all"] = level
 
     return edit
