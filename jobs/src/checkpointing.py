@@ -376,8 +376,15 @@ class CheckpointManager:
         t0 = time.perf_counter()
         self.wait()  # one save in flight at most
         folder = self.folder / step_name(step)
-        if self.rank == 0:  # rewriting a step (after a resume from an older one): not committed until redone
-            (folder / COMMIT).unlink(missing_ok=True)
+        if self.rank == 0:
+            folder.mkdir(exist_ok=True)
+            (folder / COMMIT).unlink(missing_ok=True)  # a rewrite (after a resume from an older step)
+        if self.distributed:
+            # Every rank's first lookup of the step folder comes after rank 0 created it. Ranks on other
+            # nodes see the output through their own mounts, which cache "does not exist" (blobfuse2
+            # attr_cache.go negative entries): a rank that looked before rank 0's mkdir, then tried to
+            # create it too, failed with "File exists" on localml's mount (tests/jobs, 2 nodes).
+            dist.barrier(group=self.group)
         state = self._state()
         writer = BlobWriter(folder)
         if self.async_ and not force:
