@@ -4,10 +4,10 @@
 preflight's `run_program` and `--config-file`), so a bad file gets the same message everywhere.
 
 Stack files are read as the Pulumi CLI reads them: `gopkg.in/yaml.v3` (pulumi/pulumi sdk/go/common/encoding/
-marshal.go `yamlMarshaler`, used by sdk/go/common/workspace/loaders.go `LoadProjectStack`, which strips a UTF-8
-BOM first), i.e. YAML 1.2 into untyped values: `no`, `on`, `yes` stay strings; `30:00` stays a string (no
-base-60 numbers); a timestamp-looking scalar stays a string ("for backward compatibility reasons we set it as
-a string", yaml.v3 decode.go); integers as Go's `strconv.ParseInt(s, 0, 64)` reads them after dropping `_`
+marshal.go `yamlMarshaler`, used by sdk/go/common/workspace/loaders.go `LoadProjectStack`, which strips a
+UTF-8 BOM first), i.e. YAML 1.2 into untyped values: `no`, `on`, `yes` stay strings; `30:00` stays a string
+(no base-60 numbers); a timestamp-looking scalar stays a string ("for backward compatibility reasons we set it
+as a string", yaml.v3 decode.go); integers as Go's `strconv.ParseInt(s, 0, 64)` reads them after dropping `_`
 (`0x1F`, `0o17`, `0b101`, and the 1.1-style octal `0777` = 511, which yaml.v3 still decodes); and a key
 repeated in one mapping is an error (`mapping key "a" already defined at line 1`, yaml.v3 decode.go). In
 Python that is ruamel.yaml's safe loader in YAML 1.2 mode (duplicate keys refused by default), with the
