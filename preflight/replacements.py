@@ -74,7 +74,8 @@ def replacement_rows(resources: Iterable[Resource]) -> list[dict[str, Any]]:
                 "type": r.type,
                 "name": r.name,
                 "fields": list(r.replacement.fields),
-                "trigger": "replaceOnChanges" if r.replacement.by_replace_on_changes else "provider",
+                "trigger": r.replacement.how,
+                "because": r.replacement.because,
                 "delete_before_replace": r.replacement.delete_before_replace,
                 "summary": summary(r),
             }
