@@ -110,6 +110,7 @@ class Step:
     outputs: dict[str, Any]  # what the program gets back and AnalyzeStack receives
     id: str  # "" = unknown during the preview
     replacement: Replacement | None = None
+    old_id: str = ""  # the state's id of a replaced resource
 
 
 def replace_on_changes_match(paths: list[str], diff_keys: Mapping[str, str]) -> list[str]:
@@ -220,6 +221,7 @@ class Deployment:
                 azure_native.preview_outputs(typ, rechecked),
                 "",
                 replacement=Replacement(keys, False, True, "dependent", root),
+                old_id=(old.id or "") if old else "",
             )
         elif urn in self.condemned and step.replacement is not None:
             root, _keys = self.condemned[urn]
@@ -272,6 +274,7 @@ class Deployment:
                 replacement=Replacement(
                     tuple(sorted(set(matched) | set(provider_fields))), bool(matched), dbr, trigger
                 ),
+                old_id=old.id or "",
             )
         outputs = azure_native.preview_outputs(typ, checked, old.outputs)
         return Step(urn, typ, True, "update", checked, outputs, old.id or "")

@@ -184,6 +184,7 @@ def _to_resource(reg: Registration, registered: Mapping[str, Any] | None) -> Res
         program_inputs=reg.inputs,
         op=step.op,
         replacement=step.replacement,
+        old_id=step.old_id or None,
     )
 
 
