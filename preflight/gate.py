@@ -308,7 +308,8 @@ def _quota_rows(clusters: list[Cluster], quotas: Mapping[str, Any]) -> list[dict
                 "clusters": sorted(pool.clusters),
             }
         )
-    return sorted(rows, key=lambda q: (q["region"], q["kind"], q["family"] or "", q["label"]))
+    order = {"family": 0, "regional-total": 1, "low-priority": 2}
+    return sorted(rows, key=lambda q: (q["region"], order.get(q["kind"], 3), q["family"] or "", q["label"]))
 
 
 def _policy_config(
@@ -536,8 +537,8 @@ def evaluate(
                 own_pack.connect()
                 pack = own_pack
             assert pack is not None
+            said: list[str] = []
             try:
-                said: list[str] = []
                 result.policy_config = pack.configure(
                     _with_date(chosen_config, pack, on), replacements.GATE_CHECKS, said
                 )
@@ -549,6 +550,7 @@ def evaluate(
                     result.errors = [f"policy config: {p}" for p in listed]
                     return result
             except PolicyConfigError as e:
+                result.notes.extend(n for n in said if n not in result.notes)
                 result.errors = [f"policy config: {p}" for p in e.problems]
                 return result
             evaluation = Evaluation(deployment.kind, state_label, program)

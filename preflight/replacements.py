@@ -66,7 +66,7 @@ def summary(resource: Resource) -> str:
 def replacement_rows(resources: Iterable[Resource]) -> list[dict[str, Any]]:
     """Every resource the update replaces, with the diff keys that trigger it."""
     rows = []
-    for r in resources:
+    for r in sorted(resources, key=lambda r: (r.name, r.urn)):
         if r.op != "replace" or r.replacement is None:
             continue
         rows.append(

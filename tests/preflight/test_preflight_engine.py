@@ -269,8 +269,8 @@ def test_path_parameters_are_the_providers_own_replacements() -> None:
 
 
 def test_an_unknown_new_value_is_a_change_and_on_a_path_parameter_a_replacement() -> None:
-    """pulumi sdk PropertyValue.DeepEquals: a computed value equals only a computed value; diff.go then marks a
-    path parameter's UPDATE as UPDATE_REPLACE (the workspace is being replaced: its name is unknown)."""
+    """pulumi sdk PropertyValue.DeepEquals: a computed value equals only a computed value; diff.go then marks
+    a path parameter's UPDATE as UPDATE_REPLACE (the workspace is being replaced: its name is unknown)."""
     old = deployed_cluster()
     diff = azure_native.detailed_diff(COMPUTE, old, {**old, "workspaceName": UNKNOWN})
     assert diff.detailed == {"workspaceName": "UPDATE_REPLACE"} and diff.changed
