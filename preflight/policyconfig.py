@@ -57,7 +57,10 @@ def _levels() -> str:
 
 
 def _show(value: Any) -> str:
-    """A value as stack-config problems show it (stackconfig.errors)."""
+    """A value as stack-config problems show it (stackconfig.errors); integral floats (every number in a
+    protobuf Struct is a double) as integers."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -98,10 +101,11 @@ def _schema_problem(name: str, err: jsonschema.ValidationError) -> str:
         if wanted == "array" and isinstance(value, str):
             return f"{path}: expected {noun}, got {_show(value)}; write it as a list: [{json.dumps(value)}]"
         return f"{path}: expected {noun}, got {_show(value)}; {fix}"
+    bound = _show(err.validator_value)
     if err.validator == "minimum":
-        return f"{path}: {_show(value)} is below {err.validator_value}; use {err.validator_value} or more"
+        return f"{path}: {_show(value)} is below {bound}; use {bound} or more"
     if err.validator == "maximum":
-        return f"{path}: {_show(value)} is above {err.validator_value}; use {err.validator_value} or less"
+        return f"{path}: {_show(value)} is above {bound}; use {bound} or less"
     if err.validator == "enum":
         allowed = ", ".join(str(v) for v in err.validator_value)
         return f"{path}: {_show(value)} is not allowed; use one of {allowed}"
