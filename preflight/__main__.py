@@ -169,7 +169,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     if result.errors:
         problems = result.resource_problems
-        return _fail(args, result.errors, {"resource_check": {"problems": problems}} if problems else None)
+        extra: dict[str, object] = {"resource_check": {"problems": problems}} if problems else {}
+        if problems and result.violations:
+            # Analyze still ran on the resources whose Check failed (the engine's order)
+            extra["violations"] = [
+                {**v.as_json(), "evaluations": result.evaluations_of(v)} for v in result.violations
+            ]
+            for v in result.violations:
+                print(f"preflight: {v.enforcement} {v.policy} on {v.urn}: {v.message}", file=sys.stderr)
+        return _fail(args, result.errors, extra or None)
     if args.outputs_file is not None:
         from stackconfig.outputs import StackOutputs
 

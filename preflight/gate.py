@@ -528,15 +528,33 @@ def evaluate(
             # The provider's Check runs before Analyze; its failures fail the preview (exit 2).
             checked = resource_check.check(program.resources, flat)
             result.resource_check = checked.coverage_rows()
-            if checked.problems:
-                result.resource_problems = [p.as_json() for p in checked.problems]
-                say_kind = f"{deployment.kind} preview: the Azure REST spec rejects"
-                result.errors = [f"{say_kind} {p.message}" for p in checked.problems]
-                return result
             if own_pack is not None and pack is None:
                 own_pack.connect()
                 pack = own_pack
             assert pack is not None
+            if checked.problems:
+                # The engine reports a Check failure as an error of the resource (step_generator.go
+                # continueStepsFromImport -> issueCheckErrors: "<type> resource '<name>': property <p> value
+                # <v> has a problem: <reason>"), still runs Analyze on it, then stops the deployment
+                # ("resource <urn> is invalid"): no AnalyzeStack, `pulumi preview` fails. The gate gives
+                # exit 2 (the input is invalid, not a policy verdict) and reports what Analyze said of them.
+                result.resource_problems = [p.as_json() for p in checked.problems]
+                say_kind = f"{deployment.kind} preview: the Azure REST spec rejects"
+                result.errors = [f"{say_kind} {p.message}" for p in checked.problems]
+                invalid = {p.urn for p in checked.problems}
+                try:
+                    result.policy_config = pack.configure(
+                        _with_date(chosen_config, pack, on), replacements.GATE_CHECKS
+                    )
+                except PolicyConfigError as e:
+                    result.errors += [f"policy config: {p}" for p in e.problems]
+                    return result
+                evaluation = Evaluation(deployment.kind, state_label, program)
+                evaluation.resources = [r for r in _resources(program, provider) if r.urn in invalid]
+                for r in evaluation.resources:
+                    evaluation.violations.extend(_as_engine_reports(pack.analyze(r)))
+                result.evaluations.append(evaluation)
+                return result
             said: list[str] = []
             try:
                 result.policy_config = pack.configure(
