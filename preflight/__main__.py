@@ -96,6 +96,10 @@ def _fail(args: argparse.Namespace, problems: list[str], extra: dict[str, object
         document = {"stack": args.stack, "errors": problems, **(extra or {})}
         document["summary"] = {"exit_code": EXIT_INVALID}
         print(json.dumps(document, indent=2))
+    elif getattr(args, "format", "text") == "markdown":
+        # the job summary says why there is no verdict
+        print(f"## Policy gate: cannot evaluate stack `{args.stack}` ({len(problems)} problem(s))\n")
+        print("\n".join(f"- {p}" for p in problems))
     print(f"preflight: {args.stack}: cannot evaluate ({len(problems)} problem(s)):", file=sys.stderr)
     for problem in problems:
         print(f"  - {problem}", file=sys.stderr)

@@ -479,7 +479,10 @@ def evaluate(
         result.errors.append(
             f"STACK {stack!r}: no Pulumi.{stack}.yaml in {root}; use one of: {', '.join(known) or '(none)'}"
         )
-    chosen_config = _policy_config(stack, root, policy_config, policy_config_path, result)
+    # (no policy config error for a stack that does not exist: the first error says which ones do)
+    chosen_config = (
+        _policy_config(stack, root, policy_config, policy_config_path, result) if not result.errors else None
+    )
     state: StateFile | None = None
     if state_path is not None:
         try:
