@@ -1,7 +1,7 @@
 """The spec check accepts `identity.userAssignedIdentities` in the list form azure-native takes.
 
-azure-native 3.29 `ManagedServiceIdentityArgs.user_assigned_identities: Sequence[str]`: the SDK sends a list of
-identity ids and the provider turns it into the map id -> {} that the REST spec types
+azure-native 3.29 `ManagedServiceIdentityArgs.user_assigned_identities: Sequence[str]`: the SDK sends a list
+of identity ids and the provider turns it into the map id -> {} that the REST spec types
 (common-types managedidentity.json `ManagedServiceIdentity.userAssignedIdentities`, an object). Before the fix
 any stack with a customer-managed key or a user-assigned cluster identity failed the gate with exit 2.
 """
