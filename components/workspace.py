@@ -257,8 +257,8 @@ class Workspace(pulumi.ComponentResource):
             if vault_subscription.lower() != str(client.subscription_id).lower():
                 raise ValueError(
                     f"customer-managed key: the key vault {cmk.key_vault_id} is in subscription "
-                    f"{vault_subscription}, not the workspace's ({client.subscription_id}); Azure ML needs the "
-                    "key vault in the workspace's subscription (how-to-setup-customer-managed-keys.md, "
+                    f"{vault_subscription}, not the workspace's ({client.subscription_id}); Azure ML needs "
+                    "the key vault in the workspace's subscription (how-to-setup-customer-managed-keys.md, "
                     "Limitations): put the key in a vault of that subscription"
                 )
         uai = args.user_assigned_identity_id

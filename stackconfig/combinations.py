@@ -141,7 +141,7 @@ def _lock_problems(config: StackLike) -> list[tuple[str, str]]:
             out.append(
                 (
                     f"locks.{flag}",
-                    f"true, and the workspace has a managed network: Azure ML asks for no scope locks on its "
+                    "true, and the workspace has a managed network: Azure ML asks for no scope locks on its "
                     "resources, since internal operations of the managed network might be blocked "
                     "(how-to-managed-network.md, Limitations); set it to false or leave it unset (unset "
                     "locks are off with a managed network)",

@@ -237,6 +237,8 @@ def grant_plan(
       ai-machine-learning): granted on each rule's target.
     """
     sp: Literal["ServicePrincipal"] = "ServicePrincipal"  # managed identities are service principals
+    blob, blob_reader = "Storage Blob Data Contributor", "Storage Blob Data Reader"
+    file_privileged = "Storage File Data Privileged Contributor"
     ws = WORKSPACE_PRINCIPAL
     datastores = identity.identity_datastores
     grants: list[PlannedGrant] = []
@@ -262,22 +264,26 @@ def grant_plan(
         node = f"cluster:{name}"
         if datastores:
             grants.append(
-                PlannedGrant(f"{name}/st/blob-contributor", "storage", node, sp, "Storage Blob Data Contributor")
+                PlannedGrant(
+                    f"{name}/st/blob-contributor", "storage", node, sp, "Storage Blob Data Contributor"
+                )
             )
         for store in identity.data_stores:
             label = store.rstrip("/").rsplit("/", 1)[-1]
-            grants.append(PlannedGrant(f"{name}/{label}/blob-reader", store, node, sp, "Storage Blob Data Reader"))
+            grants.append(PlannedGrant(f"{name}/{label}/blob-reader", store, node, sp, blob_reader))
     for person in identity.role_assignments:
         who, kind = person.principal_id, person.principal_type
         slug = person.role.lower().replace(" ", "-")
         grants.append(PlannedGrant(f"people/{who}/{slug}", "workspace", who, kind, person.role))
         if datastores and person.role == "AzureML Data Scientist":
-            grants.append(
-                PlannedGrant(f"people/{who}/st/blob-contributor", "storage", who, kind, "Storage Blob Data Contributor")
-            )
+            grants.append(PlannedGrant(f"people/{who}/st/blob-contributor", "storage", who, kind, blob))
             grants.append(
                 PlannedGrant(
-                    f"people/{who}/st/file-privileged", "storage", who, kind, "Storage File Data Privileged Contributor"
+                    f"people/{who}/st/file-privileged",
+                    "storage",
+                    who,
+                    kind,
+                    file_privileged,
                 )
             )
     return grants
