@@ -186,6 +186,15 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
                     f"{ws.region}, or give that region its own workspace (stack) and quota",
                 )
             )
+        elif not managed and cluster.subnet_id is not None and region != ws.region:
+            out.append(
+                (
+                    f"{at}.region",
+                    f"'{region}' differs from the workspace region ({ws.region}); a cluster in a virtual "
+                    "network must be in the workspace's region (how-to-network-security-overview.md, "
+                    f"Limitations); put it in {ws.region} or drop subnet_id",
+                )
+            )
         elif workspace_endpoint and region != ws.region:
             out.append(
                 (
@@ -203,15 +212,6 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
                     "a workspace with a managed network can't put computes in your own virtual network "
                     "(how-to-managed-network.md, Limitations); remove subnet_id (the cluster joins the "
                     "managed network) or remove network.managed",
-                )
-            )
-        if not managed and cluster.subnet_id is not None and region != ws.region:
-            out.append(
-                (
-                    f"{at}.region",
-                    f"'{region}' differs from the workspace region ({ws.region}); a cluster in a virtual "
-                    "network must be in the workspace's region (how-to-network-security-overview.md, "
-                    f"Limitations); put it in {ws.region} or drop subnet_id",
                 )
             )
         if managed and cluster.ssh_enabled and cluster.node_public_ip is False:
