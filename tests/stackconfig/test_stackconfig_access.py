@@ -160,9 +160,9 @@ def test_a_lock_on_a_granted_resource_is_refused_with_the_grants_named() -> None
     assert problems(raw) == [
         "azml-gpu:locks.key_vault: true, but the stack grants roles on the key vault (Key Vault "
         "Administrator for the workspace identity), and a CanNotDelete lock blocks deleting a role "
-        "assignment on the resource it locks (lock-resources.md): replacing a cluster, removing a grant or `pulumi destroy` "
-        "would fail half-way; set it to false or leave it unset (unset, a resource is locked only when it "
-        "carries no grant)"
+        "assignment on the resource it locks (lock-resources.md): replacing a cluster, removing a grant "
+        "or `pulumi destroy` would fail half-way; set it to false or leave it unset (unset, a resource is "
+        "locked only when it carries no grant)"
     ]
 
 
