@@ -44,10 +44,12 @@ def test_main_and_dispatch_deploy_dev_then_prod_after_the_gate() -> None:
         "make preview STACK=dev",
         "make preview STACK=prod",
         "make preview STACK=prod-westus3",
+        "make preview STACK=capacity",
     ]
     assert "secrets." not in yaml.safe_dump(jobs["gate"])
     # Promotion: dev needs the gate, prod needs dev, so a failure in dev skips prod.
     assert jobs["dev"]["needs"] == "gate" and jobs["prod"]["needs"] == jobs["prod-westus3"]["needs"] == "dev"
+    assert jobs["capacity"]["needs"] == "dev"
     for stack in STACKS:
         job = jobs[stack]
         assert job["uses"] == "./.github/workflows/deploy-stack.yml"
