@@ -190,11 +190,11 @@ def change(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 IMMUTABLE_CHANGES = {
     "properties.computeLocation": "westus3",
-    "properties.disableLocalAuth": True,
+    "properties.disableLocalAuth": False,  # prod's clusters have no SSH, so local auth off
     "properties.properties.vmSize": "Standard_ND96isr_H200_v5",
     "properties.properties.vmPriority": "LowPriority",
     "properties.properties.userAccountCredentials": {"adminUserName": "other", "adminUserSshPublicKey": "k"},
-    "properties.properties.remoteLoginPortPublicAccess": "Disabled",
+    "properties.properties.remoteLoginPortPublicAccess": "Enabled",
     "properties.properties.subnet": {
         "id": "/subscriptions/s/resourceGroups/n/providers/Microsoft.Network/virtualNetworks/v/subnets/s"
     },
