@@ -77,7 +77,7 @@ def test_prod_passes_by_design_json() -> None:
     assert unchecked == []
     assert coverage["azure-native:network:PrivateEndpoint"]["spec_note"].startswith("spec read at 2024-07-01")
     assert document["policy_config"] == {"file": str(ROOT / "policies" / "config" / "prod.json"), "notes": []}
-    # One advisory by design: prod keeps the system-assigned workspace identity (workspace-user-assigned-identity).
+    # One advisory by design: the system-assigned workspace identity (workspace-user-assigned-identity).
     assert [(v["policy"], v["enforcement"]) for v in document["violations"]] == [
         ("workspace-user-assigned-identity", "advisory")
     ]
