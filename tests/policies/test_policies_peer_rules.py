@@ -128,6 +128,20 @@ def test_a_subnet_or_the_managed_network_counts_as_a_virtual_network() -> None:
     assert compute_in_virtual_network.validate([managed, node(managed)], {}) == []
 
 
+def test_a_cluster_without_a_workspace_dependency_belongs_to_the_only_workspace() -> None:
+    """A Compute whose workspaceName is a literal (no property dependency) is judged with the stack's only
+    workspace, as cross-region-compute does; with two workspaces the dependency decides."""
+    managed = analyzed_workspace(**MANAGED)
+    orphan = stack_resource(COMPUTE, "h100-x4", cluster())
+    assert compute_in_virtual_network.validate([managed, orphan], {}) == []
+    public = stack_resource(
+        WORKSPACE, "ws-other-mlw", workspace(workspaceName="ws-other", publicNetworkAccess="Enabled")
+    )
+    (v,) = compute_in_virtual_network.validate([managed, public, orphan], {})  # two workspaces: no guess
+    assert v.message.startswith("cluster h100-x4 is in no virtual network")
+    assert compute_in_virtual_network.validate([managed, public, node(managed)], {}) == []
+
+
 def test_the_policy_is_advisory_with_its_config() -> None:
     assert registry.BY_NAME["compute-in-virtual-network"].ENFORCEMENT.value == "advisory"
     assert registry.BY_NAME["workspace-user-assigned-identity"].ENFORCEMENT.value == "advisory"
@@ -168,6 +182,17 @@ def test_locks_and_grants_on_different_resources_pass() -> None:
     storage, vault = _storage(), stack_resource(VAULT, "ws-llm-kv", {"vaultName": "kv"})
     assert no_locks_on_granted_resources.validate([storage, vault, _lock(storage), _grant(vault)], {}) == []
     assert no_locks_on_granted_resources.validate([storage, _lock(storage)], {}) == []
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [(3, "(g0, g1, g2)"), (4, "(g0, g1, g2 and 1 more)")],
+)
+def test_up_to_three_grants_are_named_and_the_rest_counted(count: int, shown: str) -> None:
+    storage = _storage()
+    grants = [_grant(storage, f"g{i}") for i in range(count)]
+    (found,) = no_locks_on_granted_resources.validate([storage, _lock(storage), *grants], {})
+    assert f"carries {count} role assignment(s) of this stack {shown}:" in found.message
 
 
 def test_many_grants_are_counted_and_the_first_three_named() -> None:
