@@ -255,3 +255,20 @@ def test_a_cross_region_cluster_of_a_private_endpoint_workspace_is_mandatory() -
     )
     assert private_network.validate([home, away], {}) == []  # no endpoint: cross-region-compute's advisory
     assert private_network.validate([home, node(home)], config) == []
+
+
+def test_a_cross_region_cluster_without_a_workspace_dependency_uses_the_only_workspace() -> None:
+    """Like cross-region-compute: no property dependency, one workspace in the stack -> that workspace; with
+    two, only the dependency names the cluster's workspace."""
+    home = analyzed_workspace(publicNetworkAccess="Enabled")
+    config = {"external_endpoints": [{"workspace": "ws-llm", "reason": "hub"}]}
+    orphan = stack_resource(COMPUTE, "h100-x4", cluster(properties__computeLocation="westus3"))
+    (v,) = private_network.validate([home, orphan], config)
+    assert "runs in westus3 but its workspace 'ws-llm-mlw' is in eastus" in v.message
+    other = stack_resource(
+        WORKSPACE, "ws-other-mlw", workspace(workspaceName="ws-other", publicNetworkAccess="Enabled")
+    )
+    assert private_network.validate([home, other, orphan], config) == []  # two workspaces: no guess
+    away = node(home, properties__computeLocation="westus3")
+    (v,) = private_network.validate([home, other, away], config)
+    assert v.urn == away.urn
