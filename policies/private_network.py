@@ -127,8 +127,8 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _external(config: Mapping[str, Any] | None) -> set[str]:
-    entries = (config or {}).get("external_endpoints") or []
+def _external(config: Mapping[str, Any]) -> set[str]:
+    entries = config.get("external_endpoints") or []
     return {
         str(e.get("workspace")).lower()
         for e in entries
@@ -182,9 +182,10 @@ def _reaches(endpoint: Any, workspace: Any) -> bool:
 
 
 def findings(
-    resources: list[Any], config: Mapping[str, Any] | None = None
+    resources: list[Any], config: Mapping[str, Any]
 ) -> tuple[list[tuple[str, str | None]], list[tuple[str, str | None]]]:
-    """(mandatory, advisory) findings as (message, urn)."""
+    """(mandatory, advisory) findings as (message, urn); `config` is private-network's own (its
+    `external_endpoints`), {} for a companion that has none."""
     mandatory: list[tuple[str, str | None]] = []
     advisory: list[tuple[str, str | None]] = []
     external = _external(config)

@@ -23,4 +23,4 @@ CONFIG: dict[str, Any] = {}
 
 
 def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
-    return [Violation(text, urn) for text, urn in findings(list(resources))[1]]
+    return [Violation(text, urn) for text, urn in findings(list(resources), {})[1]]

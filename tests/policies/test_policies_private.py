@@ -141,7 +141,7 @@ def verdicts(resources: list, analyze: bool = True) -> tuple[list[str], list[str
     for r in resources:
         if analyze and hasattr(r, "inputs"):
             assert private_network_inputs.validate(resource_args(WORKSPACE, r.inputs, name=r.name), {}) == []
-    mandatory, advisory = private_network.findings(resources)
+    mandatory, advisory = private_network.findings(resources, {})
     return [m for m, _ in mandatory], [m for m, _ in advisory]
 
 
