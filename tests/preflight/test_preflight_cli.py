@@ -194,7 +194,7 @@ def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path
         ("h100-x4", ["properties.properties.vmSize"], "replaceOnChanges", True),
         # the cluster's new identity has a new principal: its role assignments (principalId is force-new,
         # gen/replacement.go forceNewMap) go with it, deleted first (calculateDependentReplacements)
-        ("ws-llm-access-h100-x4-cr-pull", ["principalId"], "provider", True),
+        # (no AcrPull: Azure grants it to the cluster identity itself, stackconfig.identity.grant_plan)
         ("ws-llm-access-h100-x4-st-blob-contributor", ["principalId"], "provider", True),
     ]
     assert [
