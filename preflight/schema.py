@@ -306,6 +306,20 @@ class _Checker:
                     self.value(extra, item, _join(path, key))
             return
         if isinstance(value, list):
+            if self.sdk_shape and kind == "object" and path.split(".")[-1] == "userAssignedIdentities":
+                # azure-native takes `identity.userAssignedIdentities` as a list of identity ids and sends
+                # ARM the map id -> {} the spec types (azure-native 3.29 `ManagedServiceIdentityArgs.
+                # user_assigned_identities: Sequence[str]`; preflight.azure_native._identity_map): in the
+                # SDK shape a list of strings is that map's keys.
+                for i, item in enumerate(value):
+                    if not isinstance(item, str) and not is_unknown(item):
+                        self.fail(
+                            f"{path}[{i}]",
+                            "type string",
+                            f"'{path}[{i}]' should be of type 'string' (an identity's ARM id)",
+                            resolved,
+                        )
+                return
             if kind != "array":
                 self.fail(
                     path, f"type {kind}", f"'{path}' should be of type '{kind}' but got an array", resolved

@@ -197,11 +197,11 @@ def change(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 IMMUTABLE_CHANGES = {
     "properties.computeLocation": "westus3",
-    "properties.disableLocalAuth": True,
+    "properties.disableLocalAuth": False,  # prod's clusters have no SSH, so local auth off
     "properties.properties.vmSize": "Standard_ND96isr_H200_v5",
     "properties.properties.vmPriority": "LowPriority",
     "properties.properties.userAccountCredentials": {"adminUserName": "other", "adminUserSshPublicKey": "k"},
-    "properties.properties.remoteLoginPortPublicAccess": "Disabled",
+    "properties.properties.remoteLoginPortPublicAccess": "Enabled",
     "properties.properties.subnet": {
         "id": "/subscriptions/s/resourceGroups/n/providers/Microsoft.Network/virtualNetworks/v/subnets/s"
     },
@@ -367,6 +367,8 @@ def test_secrets_exported_with_show_secrets_read_as_the_program_sends_them(tmp_p
 
     old = deployed_cluster()
     key = {SIG_KEY: SECRET_SIG, "plaintext": json.dumps("ssh-rsa AAAA")}
+    # prod's h100-x4 has no SSH any more: a cluster that has one, as a deployed state would hold it
+    old["properties"]["properties"]["userAccountCredentials"] = {"adminUserName": "azureuser"}
     old["properties"]["properties"]["userAccountCredentials"]["adminUserSshPublicKey"] = key
     path = tmp_path / "state.json"
     entry = {"urn": URN, "custom": True, "type": COMPUTE, "id": "/compute/id", "inputs": old, "outputs": {}}

@@ -269,6 +269,7 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         ("no-resource-group-locks", "mandatory"),
         ("no-resource-group-locks-by-dependency", "mandatory"),
         ("no-locks-on-cluster-network", "mandatory"),
+        ("no-locks-on-granted-resources", "mandatory"),
         ("ssh-decided-at-creation", "mandatory"),
         ("quota-reservation", "mandatory"),
         ("quota-reservation-unknown", "advisory"),
@@ -283,6 +284,8 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         ("private-network-inputs", "advisory"),
         ("private-network", "mandatory"),
         ("private-network-cost", "advisory"),
+        ("compute-in-virtual-network", "advisory"),
+        ("workspace-user-assigned-identity", "advisory"),
     ]
     schemas = {
         p.name: sorted(p.configSchema.properties) for p in pack.info.policies if p.configSchema.properties
@@ -295,6 +298,8 @@ def test_analyzer_info_lists_the_registry(pack: PolicyPack) -> None:
         "idle-timer-bounds": ["max_seconds", "min_seconds"],
         "cross-region-compute": ["acknowledged"],
         "secure-defaults": ["public_workspaces", "ssh_clusters"],
+        "private-network": ["external_endpoints"],
+        "compute-in-virtual-network": ["acknowledged"],
     }
 
 
@@ -443,8 +448,8 @@ def test_report_groups_violations_by_level_plain_and_rich(pack: PolicyPack) -> N
         "  h100-x2  Standard_ND96isr_H100_v5  8          2          eastus  dedicated  7200 s  Disabled"
         in text
     )
-    assert "Evaluation: first deploy: every resource created (21 create; 24 input values unknown" in text
-    assert "Evaluation: update against the stack deployed as declared (synthetic state) (21 same; 0" in text
+    assert "Evaluation: first deploy: every resource created (20 create; 23 input values unknown" in text
+    assert "Evaluation: update against the stack deployed as declared (synthetic state) (20 same; 0" in text
     assert text.count("  ADVISORY (2)\n    idle-timer-bounds ") == 2  # sorted by policy, then resource
     assert text.count("  PASS (0 mandatory, 2 advisory)\n") == 2
     assert "MANDATORY" not in text
@@ -528,11 +533,10 @@ def test_update_against_a_state_lists_the_resources_the_change_deletes(
     result = evaluate("prod", config=config, state_path=path, pack=pack)
     assert result.errors == []
     update = result.evaluations[1]
-    # component and compute, and the cluster identity's role assignments (storage, registry)
+    # component and compute, and the cluster identity's role assignment (storage; no AcrPull: Azure grants it)
     assert sorted(u.split("::")[-1] for u in update.deletes) == [
         "a100-spot",
         "a100-spot",
-        "ws-llm-access-a100-spot-cr-pull",
         "ws-llm-access-a100-spot-st-blob-contributor",
     ]
     assert update.replacements == []

@@ -33,11 +33,15 @@ def prod() -> dict[str, Any]:
     config = read_stack_config("prod")
     program = run_program("prod", config=config, deployment=Deployment(UPDATE))
     assert program.ok, program.problems or program.error
-    return {"resources": program.resources, "flat": flatten_config(config)}
+    # Prod has no locks (a managed network asks for none); the capacity stack's locks stand in for them.
+    capacity = run_program("capacity", deployment=Deployment(UPDATE))
+    assert capacity.ok, capacity.problems or capacity.error
+    locks = [r for r in capacity.resources if r.type == "azure-native:authorization:ManagementLockByScope"]
+    return {"resources": program.resources, "flat": flatten_config(config), "locks": locks}
 
 
 def _inputs(prod: dict[str, Any], typ: str) -> dict[str, Any]:
-    found = next(r for r in prod["resources"] if r.type == typ and r.custom)
+    found = next(r for r in [*prod["resources"], *prod["locks"]] if r.type == typ and r.custom)
     return copy.deepcopy(dict(found.inputs))
 
 
@@ -561,7 +565,7 @@ def _config(workspace: str, group: str, clusters: list[str], admin: str = "azure
         ],
         "azml-gpu:locks": {
             "storage": True,
-            "key_vault": True,
+            "key_vault": False,  # the workspace identity's Key Vault Administrator: never locked
             "container_registry": True,
             "application_insights": True,
             "workspace": True,

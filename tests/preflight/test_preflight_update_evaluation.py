@@ -75,7 +75,7 @@ def test_the_exported_state_reads_back_as_all_sames(prod_state: Path) -> None:
     run = preflight("prod", "--json", "--state", str(prod_state))
     assert run.returncode == 0, run.stderr
     update = json.loads(run.stdout)["evaluations"][1]
-    assert (update["steps"], update["replacements"], update["deletes"]) == ({"same": 43}, [], [])
+    assert (update["steps"], update["replacements"], update["deletes"]) == ({"same": 34}, [], [])
 
 
 def test_renaming_the_workspace_replaces_the_clusters_and_fails_prod(
@@ -142,39 +142,41 @@ def test_a_deleted_cluster_is_gated_like_a_replaced_one(prod_state: Path, tmp_pa
     )
 
 
-def test_an_acknowledged_replacement_blocked_by_a_workspace_lock_fails(
-    prod_state: Path, tmp_path: Path
-) -> None:
+def test_an_acknowledged_replacement_blocked_by_a_workspace_lock_fails(tmp_path: Path) -> None:
     """Issue 26: a lock applies to every resource below its scope (learn.microsoft.com/azure/
-    azure-resource-manager/management/lock-resources), so the workspace lock blocks deleting h100-x4."""
-
-    def resize_and_lock(config: dict) -> None:
-        config["azml-gpu:clusters"][0]["size"] = "Standard_ND96isr_H200_v5"
-        config["azml-gpu:locks"]["workspace"] = True
-
-    def acknowledge(policy: dict) -> None:
-        policy["cluster-replacement"]["acknowledged"] = ["h100-x4"]
-
+    azure-resource-manager/management/lock-resources), so the workspace lock blocks deleting the cluster.
+    On the capacity stack: prod can't have locks (a managed network; docs/azure-behaviour.md section 17)."""
+    state = tmp_path / "capacity-state.json"
+    assert preflight("capacity", "--export-state", str(state)).returncode == 0
+    config = read_stack_config("capacity")
+    config["azml-gpu:clusters"][0]["size"] = "Standard_NC48ads_A100_v4"
+    config["azml-gpu:locks"]["workspace"] = True
+    stack_file = tmp_path / "Pulumi.capacity.yaml"
+    stack_file.write_text(json.dumps({"config": config}))
+    policy = json.loads((ROOT / "policies" / "config" / "capacity.json").read_text())
+    policy["cluster-replacement"]["acknowledged"] = ["a100-wus3"]
+    policy_path = tmp_path / "capacity.json"
+    policy_path.write_text(json.dumps(policy))
     run = preflight(
-        "prod",
+        "capacity",
         "--json",
         "--config-file",
-        str(prod_file(tmp_path, resize_and_lock)),
+        str(stack_file),
         "--state",
-        str(prod_state),
+        str(state),
         "--policy-config",
-        str(policy_file(tmp_path, acknowledge)),
+        str(policy_path),
     )
     assert run.returncode == 1, run.stderr
     update = json.loads(run.stdout)["evaluations"][1]
     (blocked,) = [v for v in update["violations"] if v["policy"] == "cluster-replacement"]
-    ws = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train/providers/"
+    ws = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-train-cap/providers/"
     assert blocked["enforcement"] == "mandatory"
     assert blocked["message"].startswith(
-        "cluster-replacement.acknowledged: 'h100-x4' is acknowledged, but the CanNotDelete lock "
+        "cluster-replacement.acknowledged: 'a100-wus3' is acknowledged, but the CanNotDelete lock "
     )
     assert (
-        f" on {ws}Microsoft.MachineLearningServices/workspaces/ws-llm blocks deleting it"
+        f" on {ws}Microsoft.MachineLearningServices/workspaces/ws-llm-cap blocks deleting it"
         in blocked["message"]
     )
 
@@ -237,6 +239,8 @@ def test_duplicate_resource_urns_name_both_config_entries(pack: PolicyPack) -> N
         "storageAccounts/stdata",
     ]
     config["azml-gpu:identity"]["data_stores"] = ids
+    # Internet outbound reaches the stores without private-endpoint rules (stackconfig.combinations [MNO]).
+    config["azml-gpu:network"]["managed"]["isolation_mode"] = "AllowInternetOutbound"
     result = evaluate("prod", config=config, pack=pack)
     assert result.exit_code == 2
     base = (
@@ -284,7 +288,7 @@ def test_init_config_writes_a_reviewable_policy_config(
     assert written["secure-defaults"] == {
         "enforcementLevel": "mandatory",
         "public_workspaces": [],
-        "ssh_clusters": ["h100-x4"],
+        "ssh_clusters": [],  # prod's clusters have no SSH (no-public-IP nodes in a managed network)
     }
     assert written["quota-reservation"] == {"quotas": {"eastus": {}}}
     out = capsys.readouterr().out

@@ -18,7 +18,7 @@ SUB = "00000000-0000-0000-0000-000000000000"
 ARCHITECTURE_EXAMPLE = {
     "name": "h100-x4", "size": "Standard_ND96isr_H100_v5", "region": "eastus", "tier": "dedicated",
     "min_instances": 0, "max_instances": 4, "idle_seconds": 300, "gpus_per_node": 8, "vcpus_per_node": 96,
-    "rdma_usable": True, "ssh_enabled": True, "node_public_ip": False,
+    "rdma_usable": True, "ssh_enabled": False, "node_public_ip": False,
 }  # fmt: skip
 
 
