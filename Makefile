@@ -15,26 +15,41 @@ setup: $(VENV)/.installed $(PACK_VENV)/.installed $(AZURITE)
 
 # Reinstall only when the pinned requirements (or the transitive constraints) change.
 $(VENV)/.installed: requirements.txt constraints.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
 	@# pip 23 (Python 3.11's bundled one) fails on this dependency graph (InconsistentCandidate on opentelemetry).
 	$(PY) -m pip install --quiet --disable-pip-version-check pip==26.3
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	@touch $@
 
 $(PACK_VENV)/.installed: policies/requirements.txt
-	@test -x $(PACK_VENV)/bin/python || $(PYTHON) -m venv $(PACK_VENV)
+	@test -x $(PACK_VENV)/bin/python || $(PYTHON) -m venv $(PACK_VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
 	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pip==26.3
 	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r policies/requirements.txt
 	@touch $@
 
 $(AZURITE): localml/package.json localml/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: npm not found: Azurite (localml/package-lock.json) needs Node.js 20+ with npm; on Debian/Ubuntu run \`sudo apt-get install -y nodejs npm\`, then make again" >&2; exit 2; }
 	npm ci --prefix localml --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The end-to-end and checkpoint tests mount localml's blob file system (FUSE 3): say what is missing up front.
+# The end-to-end and checkpoint tests (and `make smoke`) mount localml's blob file system (FUSE 3: fusermount3
+# and libfuse3.so.3, both in Debian's fuse3). Installed like everything else here: with apt-get as root (or
+# through passwordless sudo, as on GitHub's runners); otherwise the one command to run is printed.
+# APT_GET and FUSE_DEV are overridden only by tests/repo/test_repo_bare_machine.py.
+APT_GET ?= apt-get
+FUSE_DEV ?= /dev/fuse
+FUSE_FIX := sudo apt-get install -y fuse3
 fuse-check:
-	@command -v fusermount3 >/dev/null 2>&1 || { echo "make: fusermount3 not found: install Debian's fuse3 (apt-get install -y fuse3), needed by localml's rw_mount (localml/blobfs.py)" >&2; exit 2; }
-	@test -r /dev/fuse -a -w /dev/fuse || { echo "make: /dev/fuse is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
+	@if ! command -v fusermount3 >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then as=""; elif sudo -n true >/dev/null 2>&1; then as="sudo -n"; else \
+	    echo "make: fusermount3 not found and not root: run \`$(FUSE_FIX)\` (Debian/Ubuntu), then make again; localml's blob mount needs it (localml/mount.py)" >&2; exit 2; fi; \
+	  echo "make: installing Debian's fuse3 (fusermount3, libfuse3.so.3) for localml's blob mount: $${as:+$$as }$(APT_GET) install -y fuse3" >&2; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$as $(APT_GET) install -y -q fuse3 >/dev/null 2>&1 || { $$as $(APT_GET) update -q >/dev/null && $$as $(APT_GET) install -y -q fuse3 >/dev/null; } \
+	    || { echo "make: \`$(APT_GET) install -y fuse3\` failed (see above); install fuse3 by hand, then make again" >&2; exit 2; }; \
+	  command -v fusermount3 >/dev/null 2>&1 || { echo "make: fuse3 installed but fusermount3 is still not on PATH ($$PATH)" >&2; exit 2; }; \
+	fi
+	@test -r $(FUSE_DEV) -a -w $(FUSE_DEV) || { echo "make: $(FUSE_DEV) is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
 
 test: setup fuse-check
 	$(PY) -m pytest
