@@ -1,5 +1,4 @@
-import sys
-
 from jobs.cli import main
+from stackconfig.cli import run_main
 
-sys.exit(main())
+run_main(main)

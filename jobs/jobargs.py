@@ -3,10 +3,50 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from jobs.builders import BuiltJob
 
 KINDS = ("smoke", "train", "scaling", "health")
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of a flag: sets the same value as the new one and says, on stderr, to use the new one.
+    Hidden from --help, so every command shows one name per concept."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        self.new = new
+        kwargs.setdefault("help", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated and will be removed; use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_processes_per_node(p: argparse.ArgumentParser, *, default: int | None, help: str) -> None:
+    """`--processes-per-node N`, the one name of Azure ML's process_count_per_instance in every command
+    (render, submit, run, local); `--procs-per-node` is `jobs local`'s old spelling, kept as an alias."""
+    p.add_argument("--processes-per-node", type=int, default=default, metavar="N", help=help)
+    p.add_argument(
+        "--procs-per-node",
+        dest="processes_per_node",
+        type=int,
+        metavar="N",
+        action=DeprecatedAlias,
+        new="--processes-per-node",
+        default=argparse.SUPPRESS,
+    )
 
 
 def add_outputs_args(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -34,11 +74,8 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--nodes", type=int, help="instance_count (smoke: 2, capped by the cluster's max; train: 1)"
     )
-    s.add_argument(
-        "--processes-per-node",
-        type=int,
-        metavar="N",
-        help="process_count_per_instance (default: the size's GPUs per node)",
+    add_processes_per_node(
+        s, default=None, help="process_count_per_instance (default: the size's GPUs per node)"
     )
     s.add_argument(
         "--allow-tcp",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -12,17 +13,44 @@ from stackconfig.errors import ConfigError
 from stackconfig.loader import load_stack_file, stack_file
 
 EXIT_INVALID = 2
+#: stdout closed before the report was written (`--json | head`): 128 + SIGPIPE, the status a shell reports
+#: for a process SIGPIPE ended, so `set -o pipefail` sees the same as for any other Unix tool.
+EXIT_CLOSED_PIPE = 141
+
+
+def usage_error_document(problem: str) -> dict[str, Any]:
+    """The JSON error document of a usage error when a CLI names no other (jobs, localml): the shape of
+    `jobs.errors.fail`."""
+    return {"ok": False, "error": problem, "exit_code": EXIT_INVALID}
 
 
 class JsonErrorParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors honour --json: with --json among the arguments, the error is
     printed to stdout as the CLI's JSON error document (`json_error(problem)`), still with exit 2; without it,
-    argparse's usage text and message go to stderr as usual. The problem names the argument and the fix."""
+    argparse's usage text and message go to stderr as usual. The problem names the argument and the fix.
 
-    def __init__(self, *args: Any, json_error: Callable[[str], dict[str, Any]], **kwargs: Any) -> None:
+    Subparsers (`add_subparsers`) are of the same class and inherit the parent's document, so a usage error
+    of `python -m jobs submit ... --json` gets it too."""
+
+    def __init__(
+        self, *args: Any, json_error: Callable[[str], dict[str, Any]] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self._json_error = json_error
+        self._json_error = json_error or usage_error_document
         self._argv: list[str] = []
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        action = super().add_subparsers(**kwargs)
+        parent_document = self._json_error
+
+        class _Child(JsonErrorParser):
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                kw.setdefault("json_error", parent_document)
+                super().__init__(*args, **kw)
+
+        if "parser_class" not in kwargs:
+            action._parser_class = _Child
+        return action
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
@@ -35,6 +63,21 @@ class JsonErrorParser(argparse.ArgumentParser):
             print(f"{self.prog}: error: {problem}", file=sys.stderr)
             self.exit(EXIT_INVALID)
         super().error(message)
+
+
+def run_main(main: Callable[[], int]) -> NoReturn:
+    """`sys.exit(main())` for a `python -m` entry point, except that a reader closing stdout early
+    (`--json | head`) ends the program quietly with EXIT_CLOSED_PIPE instead of a BrokenPipeError traceback.
+    The recipe of Python's documentation (signal module, "Note on SIGPIPE"): stdout is pointed at devnull so
+    the interpreter's final flush does not raise again."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_CLOSED_PIPE
+    sys.exit(code)
 
 
 def _parser() -> argparse.ArgumentParser:
