@@ -4,7 +4,10 @@ the log-line patterns of `jobs.logpatterns` against the lines the job scripts pr
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
+import re
+from pathlib import Path
 
 import pytest
 from azure.core.exceptions import HttpResponseError
@@ -14,9 +17,10 @@ from azure.mgmt.core.exceptions import ARMErrorFormat
 
 import jobs.cli
 import jobs.commands
+import jobs.errors
 from jobs import logpatterns
 from jobs.cli import COMMANDS, build_parser, main
-from jobs.errors import error_detail
+from jobs.errors import EXIT_USAGE, error_detail
 
 
 def test_every_command_module_is_in_the_command_list_and_adds_that_command():
@@ -101,3 +105,125 @@ def test_smoke_rank_line_patterns():
     assert logpatterns.NODE_RANK.search(line).group(1) == "1"
     assert logpatterns.HOST.search(line).group(1) == "node-1"
     assert logpatterns.PEAK_BUSBW.search("smoke peak busbw: 12.75 GB/s").group(1) == "12.75"
+
+
+# --json on every exit path, argparse's usage errors included (docs/jobs.md: one JSON object even on failure).
+USAGE_ERRORS = [
+    (["sbumit", "--json"], "argument COMMAND: invalid choice: 'sbumit'"),
+    (["plan", "--json"], "the following arguments are required: --tokens, --tokens-per-gpu-s, --gpus"),
+    (["plan", "--gpus", "x", "--tokens", "1", "--tokens-per-gpu-s", "1", "--json"], "--gpus: invalid int"),
+    (["submit", "smoke", "--json", "--bogus"], "unrecognized arguments: --bogus"),
+    (["local", "smok", "--json"], "invalid choice: 'smok'"),
+    (["submit", "smoke", "extra", "--json"], "submit: unexpected argument(s) extra"),
+]
+
+
+@pytest.mark.parametrize(("argv", "needle"), USAGE_ERRORS, ids=[" ".join(a) for a, _ in USAGE_ERRORS])
+def test_a_usage_error_under_json_prints_the_json_error_document(argv, needle, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert document["ok"] is False and document["exit_code"] == 2
+    assert needle in document["error"] and document["error"].endswith("--help")
+    assert needle in err and "Traceback" not in err
+
+
+def test_a_usage_error_without_json_keeps_argparse_usage_on_stderr(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan"])
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: python -m jobs plan")
+    assert "python -m jobs plan: error: the following arguments are required" in err
+
+
+def test_json_after_the_script_separator_belongs_to_the_script(capsys):
+    # `--json` after `--` is the script's flag, not ours: the usage error stays plain text.
+    with pytest.raises(SystemExit):
+        main(["submit", "--", "--json"])
+    assert capsys.readouterr().out == ""
+
+
+def test_jobs_local_bad_value_under_json_is_the_json_document(capsys):
+    assert main(["local", "smoke", "--nodes", "0", "--json"]) == EXIT_USAGE
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {
+        "ok": False,
+        "error": "--nodes must be at least 1 (got 0)",
+        "exit_code": EXIT_USAGE,
+    }
+    assert err == "error: --nodes must be at least 1 (got 0)\n"
+
+
+# One flag name per concept: --processes-per-node (Azure ML's process_count_per_instance) in every command.
+def _parse(argv):
+    return build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["local", "smoke"], ["submit", "smoke"], ["render", "smoke", "--out", "x.yml"], ["run", "smoke"]],
+)
+def test_every_command_takes_processes_per_node(command):
+    assert _parse([*command, "--processes-per-node", "3"]).processes_per_node == 3
+
+
+def test_procs_per_node_is_a_deprecated_alias_that_says_so(capsys):
+    args = _parse(["local", "train", "--procs-per-node", "2"])
+    assert args.processes_per_node == 2
+    assert capsys.readouterr().err == (
+        "python -m jobs local train: warning: --procs-per-node is deprecated and will be removed; "
+        "use --processes-per-node\n"
+    )
+
+
+def test_the_new_name_alone_warns_nothing_and_the_default_holds(capsys):
+    assert _parse(["local", "train"]).processes_per_node == 1
+    assert _parse(["submit", "smoke"]).processes_per_node is None
+    assert capsys.readouterr().err == ""
+
+
+def test_help_shows_only_the_new_name(capsys):
+    with pytest.raises(SystemExit):
+        main(["local", "smoke", "--help"])
+    out = capsys.readouterr().out
+    assert "--processes-per-node" in out and "--procs-per-node" not in out
+
+
+# Distinct exit codes for distinct outcomes, one table (README.md "Exit codes").
+def test_each_exit_code_has_one_meaning():
+    codes = {name: value for name, value in vars(jobs.errors).items() if name.startswith("EXIT_")}
+    assert codes == {
+        "EXIT_OK": 0,
+        "EXIT_FAILED": 1,
+        "EXIT_USAGE": 2,
+        "EXIT_NOT_CREATED": 3,
+        "EXIT_QUERY": 4,
+        "EXIT_ENDED_OTHERWISE": 5,
+        "EXIT_INTERRUPTED": 130,
+        "EXIT_CLOSED_PIPE": 141,
+    }
+    assert len(set(codes.values())) == len(codes)
+
+
+def test_a_canceled_job_is_not_the_bad_input_code():
+    from jobs import lifecycle
+    from jobs.runs import loop
+
+    assert lifecycle.EXIT_OTHER == loop.EXIT_OTHER == jobs.errors.EXIT_ENDED_OTHERWISE == 5
+    assert lifecycle.EXIT_OTHER != jobs.errors.EXIT_USAGE
+
+
+def test_the_readme_table_lists_every_code_with_its_meaning():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        int(m.group(1)): m.group(2)
+        for m in re.finditer(r"^\| `(\d+)` \| ([^|]+) \|", section, flags=re.MULTILINE)
+    }
+    codes = {v for k, v in vars(jobs.errors).items() if k.startswith("EXIT_")}
+    assert set(rows) == codes
+    assert "bad input" in rows[2] and "Canceled" in rows[5] and "Canceled" not in rows[2]
