@@ -88,9 +88,12 @@ def serve(args: argparse.Namespace) -> int:
         from stackconfig.loader import stack_file
 
         if not stack_file(args.deploy).is_file():
+            known = ", ".join(
+                sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in Path().glob("Pulumi.*.yaml"))
+            )
             return _fail(
                 f"--deploy {args.deploy}: no stack file {stack_file(args.deploy)}; name a stack of this "
-                "project (dev, prod, prod-westus3)",
+                f"project ({known or 'none here: run from the project folder'})",
                 EXIT_USAGE,
                 args.json,
             )
