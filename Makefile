@@ -6,7 +6,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints fuse-check
+.PHONY: test preview smoke lint setup constraints fuse-check pack-catalog
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
@@ -21,10 +21,32 @@ $(VENV)/.installed: requirements.txt constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	@touch $@
 
-$(PACK_VENV)/.installed: policies/requirements.txt
-	@test -x $(PACK_VENV)/bin/python || $(PYTHON) -m venv $(PACK_VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
+# policies/ alone is the pack (what `pulumi policy publish` uploads): the repository packages it imports (the
+# size catalog vmsizes/, azroles/, stackconfig/) reach its virtualenv as one wheel built from this checkout
+# (packaging/pack-catalog), written into policies/vendor/ and named in policies/requirements.txt. Rebuilt, and
+# reinstalled, whenever one of their files changes.
+PACK_CATALOG := policies/vendor/azml_gpu_catalog-0.1.0-py3-none-any.whl
+CATALOG_SOURCES := packaging/pack-catalog/pyproject.toml \
+	$(shell find vmsizes azroles stackconfig -name '*.py' -o -name '*.yaml' 2>/dev/null | grep -v __pycache__)
+
+pack-catalog: $(PACK_CATALOG)
+
+# The pack's virtualenv itself, and its pip (the one that builds the catalog wheel, in an isolated build
+# environment with the setuptools packaging/pack-catalog/pyproject.toml pins).
+$(PACK_VENV)/bin/python:
+	@$(PYTHON) -m venv $(PACK_VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
 	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pip==26.3
-	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r policies/requirements.txt
+
+$(PACK_CATALOG): $(CATALOG_SOURCES) | $(PACK_VENV)/bin/python
+	@rm -rf packaging/pack-catalog/build packaging/pack-catalog/*.egg-info policies/vendor/*.whl
+	$(PACK_VENV)/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps -w policies/vendor packaging/pack-catalog
+	@rm -rf packaging/pack-catalog/build packaging/pack-catalog/*.egg-info
+
+$(PACK_VENV)/.installed: policies/requirements.txt $(PACK_CATALOG) | $(PACK_VENV)/bin/python
+	@# From policies/, as the Pulumi CLI runs it (the wheel's path in requirements.txt is relative to it).
+	cd policies && .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# The same version with new content after an edit: replace it.
+	cd policies && .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall vendor/$(notdir $(PACK_CATALOG))
 	@touch $@
 
 $(AZURITE): localml/package.json localml/package-lock.json
