@@ -1,4 +1,3 @@
-from jobs.cli import main
-from stackconfig.cli import run_main
+from jobs.cli import entry
 
-run_main(main)
+entry()

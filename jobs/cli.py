@@ -69,3 +69,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{args.command} takes no script arguments after `--` (got {' '.join(tail)})")
         args.script_args = tail
     return int(args.func(args) or 0)
+
+
+def entry() -> None:
+    """The `azml-gpu-jobs` console script: `python -m jobs` (a closed stdout ends quietly, exit 141)."""
+    from stackconfig.cli import run_main
+
+    run_main(main)

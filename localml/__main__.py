@@ -160,5 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args)
 
 
-if __name__ == "__main__":
+def entry() -> None:
+    """The `azml-gpu-localml` console script: `python -m localml`."""
     run_main(main)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,5 +1,5 @@
 """Entry point for `python -m stackconfig`."""
 
-from stackconfig.cli import main, run_main
+from stackconfig.cli import entry
 
-run_main(main)
+entry()

@@ -115,3 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             f"ok: {path}: workspace {config.workspace.name} ({config.workspace.region}); clusters: {clusters}"
         )
     return 0
+
+
+def entry() -> None:
+    """The `azml-gpu-stackconfig` console script: `python -m stackconfig`."""
+    run_main(main)
