@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 from stackconfig.errors import ConfigError
@@ -93,18 +94,38 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _provider_problems(path: Path) -> list[str]:
+    """The azure-native keys of the file that would pass here and fail at Azure: a subscription id that is
+    not a GUID (README's `<your subscription id>` left in place). An unreadable file: load_stack_file's."""
+    from stackconfig.loader import StackFileError, read_config_block
+    from stackconfig.outputs import SUBSCRIPTION_KEY, subscription_problem
+
+    try:
+        block = read_config_block(path)
+    except (StackFileError, OSError):
+        return []
+    if SUBSCRIPTION_KEY not in block:
+        return []  # azure-native then uses the Azure CLI's current subscription
+    problem = subscription_problem(block[SUBSCRIPTION_KEY])
+    return [problem] if problem else []
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     args = _parser().parse_args(argv)
     path = stack_file(args.stack)
+    problems: list[str] = []
     try:
         config = load_stack_file(path)
     except ConfigError as exc:
+        problems = list(exc.problems)
+    problems += _provider_problems(path)
+    if problems:
         if args.json:
-            print(json.dumps({"ok": False, "file": str(path), "problems": exc.problems}, indent=2))
+            print(json.dumps({"ok": False, "file": str(path), "problems": problems}, indent=2))
         else:
-            print(f"{path}: {len(exc.problems)} problem(s)", file=sys.stderr)
-            for line in exc.problems:
+            print(f"{path}: {len(problems)} problem(s)", file=sys.stderr)
+            for line in problems:
                 print(f"  {line}", file=sys.stderr)
         return EXIT_INVALID
     clusters = ", ".join(f"{c.name} ({c.size}, {c.region}, max {c.max_instances})" for c in config.clusters)
