@@ -27,8 +27,9 @@ def absent(ml: MLClient, outputs: StackOutputs, cluster: str | None) -> str | No
     except ResourceNotFoundError:
         return (
             f"--cluster {cluster}: the workspace {outputs.workspace_name} (resource group "
-            f"{outputs.resource_group}) has no cluster {cluster}, though the stack outputs list it: the stack "
-            "is not deployed or the cluster was deleted; run `pulumi up`, then `python -m jobs check-deploy`"
+            f"{outputs.resource_group}) has no cluster {cluster}, though the stack outputs list it: the "
+            "stack is not deployed or the cluster was deleted; run `pulumi up`, then `python -m jobs "
+            "check-deploy`"
         )
     except Exception:  # informational: the job's own calls report anything else
         return None
