@@ -91,9 +91,9 @@ def _where(args: argparse.Namespace, outs) -> tuple[str, str, str | None]:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from jobs import outputs
+    from jobs import clustercheck, outputs
     from jobs.azure_client import NoCredentials, ml_client
-    from jobs.jobargs import build
+    from jobs.jobargs import announce, build
     from jobs.paths import check_out_dir
     from jobs.runs import precheck
     from jobs.runs.ledger import Ledger
@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     logs = Path(args.logs)
     check_out_dir(logs, "--logs")
     built = build(args)  # validates every flag before anything is read or created
+    announce(built)
     outs = outputs.load(args.stack, args.outputs)
     try:
         ml = ml_client(outs)
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc), EXIT_QUOTA, args.json, ledger=None)
     console = Console(stderr=True)
     region, tier, cluster = _where(args, outs)
+    if missing := clustercheck.absent(ml, outs, cluster):  # before the quota check and any upload
+        return fail(missing, EXIT_QUOTA, args.json, ledger=None)
     quota = None
     if not args.no_quota_check:
         with console.status(f"reading Azure ML quota in {region}"):

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
-    from jobs.jobargs import build
+    from jobs.jobargs import announce, build
     from jobs.lifecycle import EXIT_CREATE, submit
     from jobs.paths import check_out_dir
 
@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     # Before anything is created: a --logs that is a file (or below one) would fail only after the job ran.
     check_out_dir(Path(args.logs), "--logs")
     built = build(args)
+    announce(built)
     try:
         ml = ml_client(outputs.load(args.stack, args.outputs))
     except NoCredentials as exc:  # before anything is created: exit 3, create failed
