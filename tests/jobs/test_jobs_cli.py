@@ -227,3 +227,94 @@ def test_the_readme_table_lists_every_code_with_its_meaning():
     codes = {v for k, v in vars(jobs.errors).items() if k.startswith("EXIT_")}
     assert set(rows) == codes
     assert "bad input" in rows[2] and "Canceled" in rows[5] and "Canceled" not in rows[2]
+
+
+# Silent acceptances closed: a capped smoke job says so; `run` on a cluster the workspace lacks says so first.
+FIXTURES = Path(__file__).parent / "fixtures"
+CAPPED = (
+    "note: smoke job capped to 1 node x {procs} (default 2 nodes): {why}; it checks that a job runs, "
+    "not NCCL {lost}; to test that, {fix}\n"
+)
+
+
+def _dev_like_outputs(tmp_path, **cluster):
+    """outputs-prod.json with one cluster changed (the dev stack's t4-dev is 1 node x 1 GPU)."""
+    data = json.loads((FIXTURES / "outputs-prod.json").read_text())
+    data["clusters"]["h100-x4"].update(cluster)
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _render(tmp_path, outputs, *flags):
+    return main(["render", "smoke", "--outputs", str(outputs), "--out", str(tmp_path / "s.yml"), *flags])
+
+
+def test_a_smoke_job_capped_to_one_node_and_one_process_says_so(tmp_path, capsys):
+    outputs = _dev_like_outputs(
+        tmp_path,
+        size="Standard_NC4as_T4_v3",
+        gpus_per_node=1,
+        vcpus_per_node=4,
+        max_instances=1,
+        rdma_usable=False,
+    )
+    assert _render(tmp_path, outputs, "--cluster", "h100-x4") == 0
+    assert capsys.readouterr().err == CAPPED.format(
+        procs="1 process",
+        why="cluster h100-x4 allows 1 node (max_instances)",
+        lost="across nodes or between GPUs",
+        fix="raise the cluster's max_instances to 2 or smoke-test a larger cluster",
+    )
+
+
+def test_a_smoke_job_capped_for_want_of_rdma_names_allow_tcp(tmp_path, capsys):
+    outputs = _dev_like_outputs(tmp_path, rdma_usable=False)
+    assert _render(tmp_path, outputs, "--cluster", "h100-x4") == 0
+    assert capsys.readouterr().err == CAPPED.format(
+        procs="8 processes",
+        why="Standard_ND96isr_H100_v5 has no usable RDMA and a multi-node job over TCP needs --allow-tcp",
+        lost="across nodes",
+        fix="add --allow-tcp to test 2 nodes over TCP",
+    )
+
+
+@pytest.mark.parametrize("flags", [["--cluster", "h100-x4"], ["--cluster", "h100-one", "--nodes", "1"]])
+def test_a_smoke_job_at_its_default_or_at_the_nodes_asked_says_nothing(tmp_path, capsys, flags):
+    assert _render(tmp_path, FIXTURES / "outputs-prod.json", *flags) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_the_capped_note_is_in_render_json(tmp_path, capsys):
+    assert _render(tmp_path, FIXTURES / "outputs-prod.json", "--cluster", "h100-one", "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    (job,) = out["jobs"]
+    assert job["notes"][0].startswith(
+        "smoke job capped to 1 node x 8 processes (default 2 nodes): cluster h100-one"
+    )
+
+
+def test_run_on_a_cluster_the_workspace_lacks_says_so_before_anything_else(monkeypatch, capsys, tmp_path):
+    from jobs_azure_fakes import RoutedTransport, ml_client
+
+    import jobs.azure_client
+
+    def route(method: str, url: str):
+        return 404, {"error": {"code": "ResourceNotFound", "message": "compute h100-x4 not found"}}
+
+    transport = RoutedTransport(route)
+    monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
+    argv = ["run", "smoke", "--outputs", str(FIXTURES / "outputs-prod.json"), "--cluster", "h100-x4"]
+    assert main([*argv, "--logs", str(tmp_path / "logs"), "--json"]) == jobs.errors.EXIT_NOT_CREATED
+    out, err = capsys.readouterr()
+    message = (
+        "--cluster h100-x4: the workspace ws-llm (resource group rg-train) has no cluster h100-x4, though "
+        "the stack outputs list it: the stack is not deployed or the cluster was deleted; run `pulumi up`, "
+        "then `python -m jobs check-deploy`"
+    )
+    assert json.loads(out) == {"ok": False, "error": message, "exit_code": 3, "ledger": None}
+    assert err == f"error: {message}\n"
+    # one call, the compute GET: no quota read, no code upload, no job
+    assert [(r.method, r.url.split("?")[0].rsplit("/", 2)[-2:]) for r in transport.requests] == [
+        ("GET", ["computes", "h100-x4"])
+    ]
