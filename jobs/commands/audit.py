@@ -34,14 +34,14 @@ def run(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise UsageError(f"--days {args.days}: use 1 or more")
     outs = outputs.load(args.stack, args.outputs)
-    from rich.console import Console
+    from jobs.progress import stderr_console
 
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:
         return fail(str(exc), 4, args.json, clusters=[], unused=[], days=args.days)
     try:
-        with Console(stderr=True).status(f"listing jobs and clusters in workspace {outs.workspace_name}"):
+        with stderr_console().status(f"listing jobs and clusters in workspace {outs.workspace_name}"):
             what = "job list"
             jobs = idleclusters.fetch_jobs(ml)
             what = "compute list"
