@@ -40,13 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
     from jobs.jobargs import announce, build
     from jobs.lifecycle import EXIT_CREATE, submit
     from jobs.paths import check_out_dir
+    from jobs.progress import stderr_console
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         ml = ml_client(outputs.load(args.stack, args.outputs))
     except NoCredentials as exc:  # before anything is created: exit 3, create failed
         return fail(str(exc), EXIT_CREATE, args.json, jobs=[])
-    console = Console(stderr=True)
+    console = stderr_console()
     results = []
     for b in built:
         outcome = submit(
