@@ -409,3 +409,14 @@ def test_audit_reads_each_cluster_s_age_from_the_compute_list(monkeypatch, capsy
     assert rows["h100-x4"]["note"].startswith("created 4 minutes ago, under the 30 days")
     assert rows["h100-one"]["note"].startswith("not in the workspace")
     assert rows["a100-lp"]["created_at"] == "2021-04-01T22:00:00+00:00"
+
+
+def test_the_quota_table_names_a_family_as_every_other_output_does(rows):
+    """One spelling of a family in the text of plan, audit, run and quota: the catalog's key."""
+    quotausage.attach_stack(rows, OUTPUTS)
+    text = quotausage.render_text(rows)
+    assert "│ eastus │ standardNDSH100v5Family " in text
+    assert "Standard NDSH100v5 Family Cluster Dedicated vCPUs" not in text
+    assert "│ eastus │ Total Cluster Dedicated Regional vCPUs " in text  # not a family: Azure's name
+    h100 = next(r for r in quotausage.to_json(rows) if r["family"] == "standardNDSH100v5Family")
+    assert h100["name"] == "Standard NDSH100v5 Family Cluster Dedicated vCPUs"  # --json keeps both
