@@ -17,6 +17,8 @@ EXIT_INVALID = 2
 #: stdout closed before the report was written (`--json | head`): 128 + SIGPIPE, the status a shell reports
 #: for a process SIGPIPE ended, so `set -o pipefail` sees the same as for any other Unix tool.
 EXIT_CLOSED_PIPE = 141
+#: Ctrl-C: 128 + SIGINT, as a shell reports it.
+EXIT_INTERRUPTED = 130
 
 
 def usage_error_document(problem: str) -> dict[str, Any]:
@@ -68,7 +70,8 @@ class JsonErrorParser(argparse.ArgumentParser):
 
 def run_main(main: Callable[[], int]) -> NoReturn:
     """`sys.exit(main())` for a `python -m` entry point, except that a reader closing stdout early
-    (`--json | head`) ends the program quietly with EXIT_CLOSED_PIPE instead of a BrokenPipeError traceback.
+    (`--json | head`) ends the program quietly with EXIT_CLOSED_PIPE instead of a BrokenPipeError traceback,
+    and Ctrl-C with EXIT_INTERRUPTED instead of a KeyboardInterrupt traceback.
     The recipe of Python's documentation (signal module, "Note on SIGPIPE"): stdout is pointed at devnull so
     the interpreter's final flush does not raise again."""
     try:
@@ -78,6 +81,9 @@ def run_main(main: Callable[[], int]) -> NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = EXIT_CLOSED_PIPE
+    except KeyboardInterrupt:  # Ctrl-C where a command does not handle it itself: no traceback
+        print("interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
     sys.exit(code)
 
 

@@ -60,3 +60,23 @@ def test_the_same_command_with_a_reader_prints_one_json_object(case: str) -> Non
         assert document["ok"] is False and document["exit_code"] == 2
     else:
         assert proc.returncode == 0, proc.stderr
+
+
+def test_ctrl_c_where_a_command_does_not_handle_it_is_130_without_a_traceback(capsys) -> None:
+    from stackconfig.cli import run_main
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as exc:
+        run_main(interrupted)
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_a_command_s_own_exit_code_passes_through(capsys) -> None:
+    from stackconfig.cli import run_main
+
+    with pytest.raises(SystemExit) as exc:
+        run_main(lambda: 5)
+    assert exc.value.code == 5
