@@ -6,7 +6,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints fuse-check pack-catalog
+.PHONY: test preview smoke lint setup constraints fuse-check pack-catalog engine engine-preview engine-up
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
@@ -27,7 +27,7 @@ $(VENV)/.installed: requirements.txt constraints.txt
 # reinstalled, whenever one of their files changes.
 PACK_CATALOG := policies/vendor/azml_gpu_catalog-0.1.0-py3-none-any.whl
 CATALOG_SOURCES := packaging/pack-catalog/pyproject.toml \
-	$(shell find vmsizes azroles stackconfig -name '*.py' -o -name '*.yaml' 2>/dev/null | grep -v __pycache__)
+	$(wildcard vmsizes/*.py vmsizes/data/*.yaml azroles/*.py stackconfig/*.py)
 
 pack-catalog: $(PACK_CATALOG)
 
@@ -73,7 +73,20 @@ fuse-check:
 	fi
 	@test -r $(FUSE_DEV) -a -w $(FUSE_DEV) || { echo "make: $(FUSE_DEV) is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
 
-test: setup fuse-check
+# The Pulumi CLI built from Pulumi's Go modules (engine/go), cached outside the checkout by version
+# (~/.cache/azml-gpu/engine): about 10 minutes the first time on 2 cores, seconds after (docs/engine.md).
+engine: $(VENV)/.installed
+	$(PY) -m engine build
+
+# The real `pulumi preview --diff --policy-pack policies --policy-pack-config policies/config/$(STACK).json`.
+engine-preview: $(VENV)/.installed $(PACK_VENV)/.installed engine
+	$(PY) -m engine preview $(STACK)
+
+# The real `pulumi up` against the local Azure ML control plane, check-deploy, the smoke job, `pulumi destroy`.
+engine-up: setup fuse-check engine
+	$(PY) -m engine up $(STACK)
+
+test: setup fuse-check engine
 	$(PY) -m pytest
 
 preview: $(VENV)/.installed $(PACK_VENV)/.installed
