@@ -1,4 +1,7 @@
-"""`python -m stackconfig STACK_OR_FILE [--json]`: validate a stack file; exit 0, or 2 with every problem."""
+"""`python -m stackconfig STACK_OR_FILE [--json]`: validate a stack file; exit 0, or 2 with every problem.
+
+Also the command-line conventions every CLI of the project shares (`JsonErrorParser`, `run_main`): standard
+library only at import, so `python -m jobs` stays fast (the schema's modules load inside `main`)."""
 
 from __future__ import annotations
 
@@ -9,9 +12,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
-
-from stackconfig.errors import ConfigError
-from stackconfig.loader import load_stack_file, stack_file
 
 EXIT_INVALID = 2
 #: stdout closed before the report was written (`--json | head`): 128 + SIGPIPE, the status a shell reports
@@ -118,6 +118,9 @@ def _provider_problems(path: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
+    from stackconfig.errors import ConfigError
+    from stackconfig.loader import load_stack_file, stack_file
+
     args = _parser().parse_args(argv)
     path = stack_file(args.stack)
     problems: list[str] = []
