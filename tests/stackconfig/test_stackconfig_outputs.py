@@ -151,7 +151,7 @@ def test_the_stack_file_check_reports_the_placeholder(
 
 
 def test_the_program_refuses_the_placeholder(tmp_path: Path) -> None:
-    """Under the gate's Pulumi mocks (getClientConfig answers the config's subscription), as in `pulumi up`."""
+    """Under the gate's Pulumi mocks (getClientConfig answers the config's subscription), as in `up`."""
     from preflight.program import read_stack_config, run_program
     from stackconfig.errors import ConfigError
 
