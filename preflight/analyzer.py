@@ -257,11 +257,15 @@ class PolicyPack:
         return {p.name: p for p in self.info.policies}
 
     def configure(
-        self, config: Mapping[str, Any], gate_checks: Mapping[str, Mapping[str, Any]] | None = None
+        self,
+        config: Mapping[str, Any],
+        gate_checks: Mapping[str, Mapping[str, Any]] | None = None,
+        notes: list[str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """Validate a `--policy-pack-config` object against the pack, send it; returns the effective
-        config (the gate's own checks included, but not sent to the pack)."""
-        effective = resolve_config(config, self.policies(), gate_checks)
+        config (the gate's own checks included, but not sent to the pack). `notes`: what the CLI accepts but
+        no policy reads (policyconfig.resolve_config)."""
+        effective = resolve_config(config, self.policies(), gate_checks, notes)
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, (level, props) in effective.items():
             if gate_checks and name in gate_checks:

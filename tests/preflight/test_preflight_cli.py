@@ -153,25 +153,22 @@ def test_fixture_with_mandatory_violation_exits_1() -> None:
     assert document["summary"]["violations"] == {"mandatory": 1, "advisory": 0}
 
 
-def test_a_stack_without_its_own_policy_config_runs_on_the_pack_defaults() -> None:
-    """As `pulumi preview --policy-pack policies` without --policy-pack-config: not an error; the pack's own
-    levels apply, so a non-RDMA multi-node cluster still fails the first-deploy evaluation."""
+def test_a_stack_without_its_own_policy_config_is_an_error_naming_the_command_that_creates_one() -> None:
+    """Issue 22: a new stack without policies/config/<stack>.json passed on the pack's defaults (no quota
+    checked). Now exit 2, with the command that writes one; nothing is evaluated."""
     folder = FIXTURES / "no-rdma"
     run = preflight("no-rdma", "--json", "--config-file", str(folder / "Pulumi.no-rdma.yaml"))
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 2, run.stderr
     document = json.loads(run.stdout)
-    assert document["policy_config"]["file"] is None
-    assert document["policy_config"]["notes"][0].startswith(
-        "no policies/config/no-rdma.json: the pack's own levels and defaults apply"
-    )
-    first = document["evaluations"][0]
-    assert (first["kind"], first["exit_code"]) == ("first-deploy", 1)
-    assert ("multi-node-requires-rdma", "mandatory") in [
-        (v["policy"], v["enforcement"]) for v in first["violations"]
+    assert document["errors"] == [
+        "policies/config/no-rdma.json: no policy config for stack 'no-rdma', so the pack would run with its "
+        "defaults (no quota checked, secure-defaults advisory); create it with `python -m preflight "
+        'init-config no-rdma` and review it (docs/config.md, "Adding a stack")'
     ]
+    assert document["summary"] == {"exit_code": 2}
     plain = preflight("no-rdma", "--config-file", str(folder / "Pulumi.no-rdma.yaml"))
-    assert "note: no policies/config/no-rdma.json: the pack's own levels and defaults apply" in plain.stdout
-    assert "policy config: none (the pack defaults)" in plain.stdout
+    assert plain.returncode == 2 and "python -m preflight init-config no-rdma" in plain.stderr
+    assert "Traceback" not in plain.stderr
 
 
 def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path: Path) -> None:
@@ -195,7 +192,13 @@ def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path
     assert update["state"] == str(state)
     assert [
         (r["name"], r["fields"], r["trigger"], r["delete_before_replace"]) for r in update["replacements"]
-    ] == [("h100-x4", ["properties.properties.vmSize"], "replaceOnChanges", True)]
+    ] == [
+        ("h100-x4", ["properties.properties.vmSize"], "replaceOnChanges", True),
+        # the cluster's new identity has a new principal: its role assignments (principalId is force-new,
+        # gen/replacement.go forceNewMap) go with it, deleted first (calculateDependentReplacements)
+        ("ws-llm-access-h100-x4-cr-pull", ["principalId"], "provider", True),
+        ("ws-llm-access-h100-x4-st-blob-contributor", ["principalId"], "provider", True),
+    ]
     assert [
         (v["policy"], v["enforcement"]) for v in update["violations"] if v["enforcement"] == "mandatory"
     ] == [("cluster-replacement", "mandatory")]
