@@ -26,7 +26,7 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -302,7 +302,13 @@ class PolicyPack:
         return _violations(self._call(self.stub.Analyze, request), r.urn)
 
     def analyze_stack(self, resources: Iterable[Resource]) -> list[Violation]:
+        """AnalyzeStack over every resource. A violation that names no resource of the stack is the root
+        stack's, as the engine reports it (pkg/resource/deploy/analyze_snapshot.go
+        `resolveStackPolicyViolationURN`, called from step_generator.go with `DefaultRootStackURN`)."""
         assert self.stub is not None
+        resources = list(resources)
+        in_stack = {r.urn for r in resources}
+        root = next((r.urn for r in resources if r.type == "pulumi:pulumi:Stack"), "")
         request = analyzer_pb2.AnalyzeStackRequest()
         for r in resources:
             item = request.resources.add(
@@ -318,7 +324,8 @@ class PolicyPack:
             for key, urns in r.property_dependencies.items():
                 if urns:  # the engine skips empty lists (analyzer_plugin.go AnalyzeStack)
                     item.propertyDependencies[key].urns.extend(urns)
-        return _violations(self._call(self.stub.AnalyzeStack, request))
+        found = _violations(self._call(self.stub.AnalyzeStack, request))
+        return [v if v.urn in in_stack else replace(v, urn=root) for v in found]
 
 
 __all__ = [

@@ -201,8 +201,9 @@ def _verdict(result: GateResult) -> str:
 
 
 def _subject(urn: str) -> str:
-    """A violation's resource by name: `h100-x4 (Compute)`; the stack for an empty URN."""
-    if not urn:
+    """A violation's resource by name: `h100-x4 (Compute)`; the stack for the root stack's URN (where the
+    engine puts a stack-level finding) or an empty one."""
+    if not urn or urn.split("::")[-2:-1] == ["pulumi:pulumi:Stack"]:
         return "the stack"
     parts = urn.split("::")
     return f"{parts[-1]} ({parts[-2].split('$')[-1].split(':')[-1]})" if len(parts) >= 2 else urn

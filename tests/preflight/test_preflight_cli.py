@@ -148,7 +148,13 @@ def test_fixture_with_mandatory_violation_exits_1() -> None:
     assert run.returncode == 1, run.stderr
     document = json.loads(run.stdout)
     assert [(v["policy"], v["enforcement"], v["urn"], v["evaluations"]) for v in document["violations"]] == [
-        ("quota-reservation", "mandatory", "", ["first-deploy", "update"])
+        # A stack-level finding is the root stack's, as the engine reports it (preflight/analyzer.py).
+        (
+            "quota-reservation",
+            "mandatory",
+            "urn:pulumi:over-quota::azml-gpu::pulumi:pulumi:Stack::azml-gpu-over-quota",
+            ["first-deploy", "update"],
+        )
     ]
     assert document["summary"]["violations"] == {"mandatory": 1, "advisory": 0}
 

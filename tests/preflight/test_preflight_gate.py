@@ -42,12 +42,16 @@ def gate(name: str, pack: PolicyPack, on: date = ON) -> GateResult:
 
 def found(result: GateResult, kind: str | None = None) -> list[tuple[str, str, str]]:
     """(policy, enforcement, resource name or '' for the stack) of every violation, in pack order: of one
-    evaluation (`kind`), or every distinct one."""
+    evaluation (`kind`), or every distinct one. A stack-level finding carries the root stack's URN, as the
+    engine reports it."""
     if kind is None:
         violations = result.violations
     else:
         violations = next(e.violations for e in result.evaluations if e.kind == kind)
-    return [(v.policy, v.enforcement, v.urn.split("::")[-1] if v.urn else "") for v in violations]
+    return [
+        (v.policy, v.enforcement, "" if ":pulumi:Stack::" in v.urn else v.urn.split("::")[-1])
+        for v in violations
+    ]
 
 
 # (fixture, exit code, violations)
