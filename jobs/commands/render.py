@@ -36,12 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 @guarded
 def run(args: argparse.Namespace) -> int:
     from jobs import jobyaml
+    from jobs.jobargs import announce
     from jobs.paths import check_out_file
     from jobs.userjob import build_any as build
 
     out = Path(args.out)
     check_out_file(out, "--out")  # a folder, or a path below a file: refused before building anything
     built = build(args)
+    announce(built)
     paths = jobyaml.out_paths(out, built)
     created: list[Path] = []
     for path in paths:

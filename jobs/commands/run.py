@@ -91,11 +91,11 @@ def _where(args: argparse.Namespace, outs) -> tuple[str, str, str | None]:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from jobs import outputs
+    from jobs import clustercheck, outputs
     from jobs.azure_client import NoCredentials, ml_client
+    from jobs.jobargs import announce
     from jobs.paths import check_out_dir
+    from jobs.progress import stderr_console
     from jobs.runs import precheck
     from jobs.runs.ledger import Ledger
     from jobs.runs.loop import Policy, managed
@@ -105,13 +105,16 @@ def run(args: argparse.Namespace) -> int:
     logs = Path(args.logs)
     check_out_dir(logs, "--logs")
     built = build(args)  # validates every flag before anything is read or created
+    announce(built)
     outs = outputs.load(args.stack, args.outputs)
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:  # nothing was created: exit 3, as submit's create failed
         return fail(str(exc), EXIT_QUOTA, args.json, ledger=None)
-    console = Console(stderr=True)
+    console = stderr_console()
     region, tier, cluster = _where(args, outs)
+    if missing := clustercheck.absent(ml, outs, cluster):  # before the quota check and any upload
+        return fail(missing, EXIT_QUOTA, args.json, ledger=None)
     quota = None
     if not args.no_quota_check:
         with console.status(f"reading Azure ML quota in {region}"):

@@ -52,11 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs and args.logdirs:
         raise UsageError("pass either two LOGDIRs or --jobs NAME1 NAME2, not both")
     if args.jobs:
-        from rich.console import Console
-
         from jobs import logfiles, outputs
         from jobs.azure_client import NoCredentials, ml_client
         from jobs.paths import check_out_dir
+        from jobs.progress import stderr_console
 
         check_out_dir(Path(args.logs), "--logs")
         try:
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         dirs = []
         for name in args.jobs:
             try:
-                dirs.append(logfiles.download(ml, name, Path(args.logs) / name, Console(stderr=True)))
+                dirs.append(logfiles.download(ml, name, Path(args.logs) / name, stderr_console()))
             except Exception as exc:
                 raise UsageError(
                     f"--jobs {name}: cannot download its logs ({error_detail(exc)}); is it finished?"
