@@ -105,18 +105,7 @@ PACKAGES = packages(ROOT)
 CYCLES = project_cycles(ROOT)
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(reason="fixed on branch azure23", strict=False)
-            if p == "stackconfig"
-            else (),
-        )
-        for p in PACKAGES
-    ],
-)
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycle_through(package: str) -> None:
     mine = [c for c in CYCLES if any(m == package or m.startswith(package + ".") for m in c)]
     assert mine == [], f"import cycle(s) through {package}: " + "; ".join(" <-> ".join(c) for c in mine)
