@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# One prepared GPU benchmark for jobs/src: train.py tokens/s per GPU and MFU for a ~1.1B-parameter GPT
-# (target MFU >= 45% in bf16), the smoke all-reduce busbw, and the CUDA checkpoint/resume path.
+# One prepared GPU benchmark for jobs/src: train.py tokens/s per GPU and MFU for the Llama 1B preset with
+# DDP and with FSDP2 (target MFU >= 45% in bf16), the smoke all-reduce busbw, and the CUDA checkpoint/resume
+# path (torch.distributed.checkpoint step folders).
 # Results land under $OUT (default ./gpu-bench-out): results.json plus every log.
 #
 #   OUT=/tmp/out bash bench/gpu_train_smoke.sh            # on a machine with NVIDIA GPUs and CUDA torch
 #   PYTHON=.venv/bin/python BATCH=8 STEPS=40 bash bench/gpu_train_smoke.sh
 #
 # Method. All GPUs of the machine, one process each, under torchrun --standalone (train.py and smoke.py
-# read the same variables Azure ML sets). Model: n_layer 20, n_head 16, n_embd 2048, block 2048,
-# vocab 50304 (~1.11B parameters counting the tied embedding once, 1.007B in the blocks), bf16
-# autocast, fused AdamW, torch.compile, synthetic tokens. MFU = 6 x params x tokens/s / peak bf16 dense
-# FLOP/s of the detected GPU (train.py's table; attention FLOPs not counted, so it is conservative).
+# read the same variables Azure ML sets). Model: `--model 1B` (meta-llama/Llama-3.2-1B's config.json,
+# jobs/src/llamaconfig.py), block 2048, bf16, fused AdamW, torch.compile, synthetic tokens, once with
+# `--parallel ddp` and once with `--parallel fsdp`. MFU = 6 x params x tokens/s / peak bf16 dense FLOP/s of
+# the detected GPU (train.py's table; attention FLOPs not counted, so it is conservative).
 # tokens/s and MFU are taken from the last log interval (the first includes compilation).
 # busbw follows nccl-tests (busbw = algbw x 2(n-1)/n): with one GPU it is 0 by definition, so on a
 # single-GPU machine the smoke run checks NCCL start-up and the world size, not a link.
@@ -39,17 +40,21 @@ echo "== smoke: $NGPU GPU(s), all-reduce sweep up to 1 GiB"
 NCCL_DEBUG=INFO "${RUN[@]}" jobs/src/smoke.py --expect-world-size "$NGPU" > "$OUT/smoke.log" 2>&1
 grep -E "^(world size|smoke peak busbw)" "$OUT/smoke.log"
 
-echo "== train: ~1.1B GPT, batch $BATCH x 2048 tokens per GPU, $STEPS steps, bf16, torch.compile"
-"${RUN[@]}" jobs/src/train.py --n-layer 20 --n-head 16 --n-embd 2048 --block-size 2048 --vocab-size 50304 \
-  --batch-size "$BATCH" --steps "$STEPS" --log-every 10 --warmup 10 --lr 3e-4 --compile \
-  > "$OUT/train.log" 2>&1
-grep -E "^(model|step|final)" "$OUT/train.log"
+for PAR in ddp fsdp; do
+  echo "== train: Llama 1B, --parallel $PAR, batch $BATCH x 2048 tokens per GPU, $STEPS steps, bf16, torch.compile"
+  "${RUN[@]}" jobs/src/train.py --model 1B --parallel "$PAR" --block-size 2048 \
+    --batch-size "$BATCH" --steps "$STEPS" --log-every 10 --warmup 10 --lr 3e-4 --compile \
+    > "$OUT/train-$PAR.log" 2>&1
+  grep -E "^(model|step|final)" "$OUT/train-$PAR.log"
+done
 
-echo "== checkpoint + resume on CUDA (side-stream snapshot, background write), small model"
+echo "== checkpoint + resume on CUDA (DCP async save, commit marker), tiny model"
 CKPT=$(mktemp -d)
-"${RUN[@]}" jobs/src/train.py --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 > "$OUT/ckpt_run1.log" 2>&1
-rm "$CKPT"/step_00000030.pt*   # as if the job had died after step 20's checkpoint
-"${RUN[@]}" jobs/src/train.py --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 > "$OUT/ckpt_run2.log" 2>&1
+"${RUN[@]}" jobs/src/train.py --model tiny --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 \
+  > "$OUT/ckpt_run1.log" 2>&1
+rm -rf "$CKPT"/step_00000030   # as if the job had died after step 20's checkpoint
+"${RUN[@]}" jobs/src/train.py --model tiny --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 \
+  > "$OUT/ckpt_run2.log" 2>&1
 grep -E "resumed from .* at step 20" "$OUT/ckpt_run2.log"
 rm -rf "$CKPT"
 
@@ -59,27 +64,29 @@ sys.path.insert(0, "jobs/src")
 from metrics import StepMetrics  # train.py's metrics record (docs/job-scripts.md "Metrics record")
 out, ngpu = sys.argv[1], int(sys.argv[2])
 smoke = open(f"{out}/smoke.log").read()
-train = open(f"{out}/train.log").read()
-last = [r for line in train.splitlines() if (r := StepMetrics.from_line(line))][-1]
-model = re.search(r"^model ([\d.]+)M params .* peak (.*)$", train, re.M)
-mfu = last.mfu
 transport = re.findall(r"Using network (\w+)", smoke)
 result = {
     "gpus": ngpu,
     "smoke_world_size": int(re.search(r"^world size (\d+)$", smoke, re.M).group(1)),
     "smoke_peak_busbw_gbytes_per_s": float(re.search(r"^smoke peak busbw: ([\d.]+) GB/s$", smoke, re.M).group(1)),
     "nccl_network": sorted(set(transport)),
-    "train_params_m": float(model.group(1)),
-    "train_peak_source": model.group(2),
-    "train_step": last.step,
-    "train_loss": last.loss,
-    "train_ms_per_step": last.step_ms,
-    "train_tokens_per_s_per_gpu": last.tokens_per_s_per_gpu,
-    "train_mfu": mfu,
     "mfu_target": 0.45,
-    "mfu_meets_target": mfu is not None and mfu >= 0.45,
     "checkpoint_resume_ok": True,
 }
+for par in ("ddp", "fsdp"):
+    train = open(f"{out}/train-{par}.log").read()
+    last = [r for line in train.splitlines() if (r := StepMetrics.from_line(line))][-1]
+    model = re.search(r"^model ([\d.]+)M params .* peak (.*)$", train, re.M)
+    result[par] = {
+        "params_m": float(model.group(1)),
+        "peak_source": model.group(2),
+        "step": last.step,
+        "loss": last.loss,
+        "ms_per_step": last.step_ms,
+        "tokens_per_s_per_gpu": last.tokens_per_s_per_gpu,
+        "mfu": last.mfu,
+        "mfu_meets_target": last.mfu is not None and last.mfu >= 0.45,
+    }
 json.dump(result, open(f"{out}/results.json", "w"), indent=2)
 print(json.dumps(result, indent=2))
 EOF
