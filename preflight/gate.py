@@ -32,7 +32,7 @@ from typing import Any
 
 from policies.clusters import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
-from preflight import duplicates, permissions, replacements, resource_check
+from preflight import duplicates, isolation, permissions, replacements, resource_check
 from preflight.analyzer import PackError, PolicyPack, Violation
 from preflight.azure_native import UNKNOWN
 from preflight.engine import (
@@ -608,6 +608,7 @@ def evaluate(
                         live + [r for r in program.resources if r.custom],
                     )
                 )
+                evaluation.violations.extend(isolation.findings(program.resources, live))
                 result.outputs = program.outputs
                 result.permissions = permissions.required(program.resources, program.invokes)
             result.evaluations.append(evaluation)

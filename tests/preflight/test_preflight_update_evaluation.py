@@ -296,3 +296,29 @@ def test_init_config_writes_a_reviewable_policy_config(
     assert init_config(["prod-eu"], tmp_path) == 2  # never overwritten without --force
     assert "exists; edit it, or pass --force" in capsys.readouterr().err
     assert init_config(["nope"], tmp_path) == 2
+
+
+def test_loosening_the_managed_network_of_the_deployed_workspace_fails_the_update(
+    prod_state: Path, tmp_path: Path
+) -> None:
+    """Azure only tightens a workspace's managed network (how-to-managed-network.md, issue 23): prod deployed
+    with AllowOnlyApprovedOutbound, a change to AllowInternetOutbound is mandatory in the update evaluation
+    (the first deploy of that config is fine: nothing to loosen)."""
+
+    def loosen(config: dict) -> None:
+        managed = config["azml-gpu:network"]["managed"]
+        managed["isolation_mode"] = "AllowInternetOutbound"
+        managed.pop("outbound_rules", None)
+
+    run = preflight(
+        "prod", "--json", "--config-file", str(prod_file(tmp_path, loosen)), "--state", str(prod_state)
+    )
+    first, update = json.loads(run.stdout)["evaluations"]
+    assert [v["policy"] for v in first["violations"] if v["policy"] == "managed-network-isolation"] == []
+    found = [v for v in update["violations"] if v["policy"] == "managed-network-isolation"]
+    assert [(v["enforcement"], v["urn"].split("::")[-1]) for v in found] == [("mandatory", "ws-llm-mlw")]
+    assert found[0]["message"].startswith(
+        "workspace 'ws-llm-mlw': managedNetwork.isolationMode "
+        "AllowOnlyApprovedOutbound -> AllowInternetOutbound"
+    )
+    assert run.returncode == 1

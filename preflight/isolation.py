@@ -1,0 +1,41 @@
+"""managed-network-isolation: the gate's check that an update does not loosen a deployed workspace's managed
+network. Azure allows only tightening (Disabled -> AllowInternetOutbound -> AllowOnlyApprovedOutbound; the
+rule and its source: `components.network.refused_isolation_change`, docs/azure-behaviour.md section 15), so
+`pulumi up` of a looser mode fails at the workspace's update. The deployed mode is in the state, which no
+policy sees: like cluster-replacement, this is the gate's own check of the update evaluation, always
+mandatory (Azure refuses the change; there is nothing to acknowledge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from components.network import refused_isolation_change
+from preflight.analyzer import Violation
+from preflight.resource import Resource
+from preflight.wire import is_unknown
+
+NAME = "managed-network-isolation"
+WORKSPACE = "azure-native:machinelearningservices:Workspace"
+DESCRIPTION = "An update must not loosen a deployed workspace's managed network isolation mode."
+
+
+def _mode(inputs: Mapping[str, Any]) -> Any:
+    network = inputs.get("managedNetwork")
+    return network.get("isolationMode") if isinstance(network, Mapping) else None
+
+
+def findings(resources: Iterable[Resource], live: Iterable[Any]) -> list[Violation]:
+    """One mandatory violation per workspace of the program whose deployed isolation mode (`live`: the state's
+    resources) its new inputs loosen. An unknown new mode decides nothing."""
+    deployed = {s.urn: s for s in live if s.type == WORKSPACE}
+    found = []
+    for r in sorted((r for r in resources if r.type == WORKSPACE), key=lambda r: r.urn):
+        old = deployed.get(r.urn)
+        new = _mode(r.inputs)
+        if old is None or is_unknown(new):
+            continue
+        if why := refused_isolation_change(_mode(old.inputs), new):
+            found.append(Violation(NAME, "mandatory", r.urn, f"workspace '{r.name}': {why}.", DESCRIPTION))
+    return found
