@@ -87,8 +87,9 @@ def test_dedicated_family_pool_boundary(family_free, fits):
     if fits:
         assert short == ""
     else:
+        family = next(p["pool"] for p in check.pools if p["limit"] == 1000)
         assert short == (
-            f"{next(p['pool'] for p in check.pools if p['limit'] == 1000)} in eastus: the job needs 192 vCPUs, "
+            f"{family} in eastus: the job needs 192 vCPUs, "
             f"{1000 - family_free} of 1000 are in use (0 held by this cluster), {family_free} free"
         )
 
