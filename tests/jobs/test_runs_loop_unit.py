@@ -421,3 +421,11 @@ def test_a_run_history_read_that_fails_is_no_error():
 
     ml = ml_client(ReadingTransport(route), retry_total=0)
     assert loop.run_error(ml, "job-1") is None
+
+
+def test_each_attempt_is_settled_against_its_own_successor():
+    # three attempts: 0->150 (resumed at 100), 100->250 (resumed at 200), 200->400 completed
+    first, second, third = settled(
+        row(1, "preempted", 0, 150), row(2, "node-lost", 100, 250), row(3, "completed", 200, 400)
+    )
+    assert [kept(a) for a in (first, second, third)] == [(150, 100, 50), (150, 100, 50), (200, 200, 0)]
