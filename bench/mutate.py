@@ -63,6 +63,16 @@ TESTS = {
         for m in ("loop", "ledger", "causes")
     },
     "jobs/runs/precheck.py": ["tests/jobs/test_runs_precheck_unit.py", "tests/jobs/test_jobs_runs.py"],
+    # node health: the boundary tables first (fast), then the format and report tests
+    **{
+        m: ["tests/jobs/test_health_levels_boundaries.py", "tests/jobs/test_jobs_health.py"]
+        for m in (
+            "jobs/src/healthparse.py",
+            "jobs/health/build.py",
+            "jobs/health/judge.py",
+            "jobs/health/report.py",
+        )
+    },
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {

@@ -429,3 +429,30 @@ def test_each_attempt_is_settled_against_its_own_successor():
         row(1, "preempted", 0, 150), row(2, "node-lost", 100, 250), row(3, "completed", 200, 400)
     )
     assert [kept(a) for a in (first, second, third)] == [(150, 100, 50), (150, 100, 50), (200, 200, 0)]
+
+
+# --- the evidence a cause names ---------------------------------------------------------------------------
+
+
+def test_the_evidence_is_exactly_the_matching_line_with_its_rank():
+    from jobs.runs.causes import classify
+
+    middle = classify("Failed", None, {0: "", 3: "step 5\n" + TRACEBACK + "\nmore"})
+    assert middle.evidence == "rank 3: Traceback (most recent call last):"
+    last = classify("Failed", None, {2: "step 5\n" + SIGTERM.format(step=5)})  # the log's last line, no newline
+    assert last.evidence == "rank 2: " + SIGTERM.format(step=5)
+
+
+def test_the_evidence_of_a_long_line_is_cut_to_300_characters():
+    from jobs.runs.causes import classify
+
+    got = classify("Failed", None, {0: SIGTERM.format(step=5) + " " + "x" * 400})
+    assert got.evidence == "rank 0: " + (SIGTERM.format(step=5) + " " + "x" * 400)[:300]
+
+
+def test_no_logs_folder_reads_as_no_logs(tmp_path):
+    from jobs.runs.causes import read_logs
+
+    assert read_logs(None) == {} and read_logs(tmp_path / "absent") == {}
+    got = read_logs(tmp_path)
+    assert got == {}
