@@ -63,6 +63,12 @@ TESTS = {
         for m in ("loop", "ledger", "causes")
     },
     "jobs/runs/precheck.py": ["tests/jobs/test_runs_precheck_unit.py", "tests/jobs/test_jobs_runs.py"],
+    "components/identity.py": ["tests/components/test_identity_variants.py"],
+    "stackconfig/combinations.py": [
+        "tests/stackconfig/test_network_combinations_each_branch.py",
+        "tests/stackconfig/test_stackconfig_combinations.py",
+    ],
+    "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: ["tests/jobs/test_health_levels_boundaries.py", "tests/jobs/test_jobs_health.py"]
