@@ -98,6 +98,17 @@ MINMAX = {"min": "max", "max": "min"}
 FALLBACK_CALLS = {"get": 1, "_or": 1}  # call name -> index of the fallback argument
 # (file, line, mutation) -> why no test can tell the mutant from the original.
 EQUIVALENT: dict[tuple[str, int, str], str] = {
+    ("jobs/runs/loop.py", 62, "default ''"): (
+        "progress() of '-mutant' equals progress(''): neither holds a resume line or a metrics record"
+    ),
+    ("jobs/runs/causes.py", 68, "GtE -> Gt"): (
+        "end = text.find('\\n', m.end()) is -1 or at least m.end() >= 1 (every pattern matches text): never 0"
+    ),
+    (
+        "jobs/runs/causes.py",
+        68,
+        "compared 0",
+    ): "as above: `end >= 1` and `end >= 0` agree when end is never 0",
     ("policies/quota_reservation.py", 101, "default 1"): (
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
