@@ -72,12 +72,11 @@ TESTS = {
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: ["tests/jobs/test_health_levels_boundaries.py", "tests/jobs/test_jobs_health.py"]
-        for m in (
-            "jobs/src/healthparse.py",
-            "jobs/health/build.py",
-            "jobs/health/judge.py",
-            "jobs/health/report.py",
-        )
+        for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
+    },
+    **{
+        m: ["tests/jobs/test_health_report_judge.py", "tests/jobs/test_jobs_health.py"]
+        for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
 }
 DEFAULT_TESTS = ["tests/policies"]
