@@ -69,6 +69,15 @@ TESTS = {
         "tests/stackconfig/test_stackconfig_combinations.py",
     ],
     "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
+    "stackconfig/network.py": [
+        "tests/stackconfig/test_network_rules_each_branch.py",
+        "tests/stackconfig/test_network_combinations_each_branch.py",
+    ],
+    "stackconfig/identity.py": ["tests/stackconfig/test_identity_rules_each_branch.py"],
+    "components/network.py": [
+        "tests/components/test_published_role_ids_and_dns_zones.py",
+        "tests/components/test_components_private.py",
+    ],
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: ["tests/jobs/test_health_levels_boundaries.py", "tests/jobs/test_jobs_health.py"]
