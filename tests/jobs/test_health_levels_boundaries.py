@@ -414,3 +414,27 @@ def test_bisection_of_one_node_or_without_a_level():
     measure, rounds = fabric({"a"})
     cpu = hp.bisect(["a", "b", "c"], measure, 0.0)
     assert cpu.bad == [] and len(rounds) == 2 and cpu.note.startswith("no level to judge against")
+
+
+# --- constrained sizes (constrained-vcpu.md: fewer active vCPUs, the base size's hardware) ---------------
+
+
+@pytest.mark.parametrize("size", ["Standard_ND96-48isr_H100_v5", "standard_nd96-24isr_h100_v5"])
+def test_a_constrained_size_is_judged_by_its_base_sizes_levels(size):
+    gpus, ar, ar_bytes, h2d, p2p, ports, rate = PUBLISHED["Standard_ND96isr_H100_v5"]
+    r = job.rules_of(job.parse_args(build.level_flags(size, gpus)))
+    assert (r.gpus, r.allreduce_gbs, r.h2d_gbs, r.p2p_gbs, r.ib_ports, r.ib_rate_gbps) == (
+        gpus,
+        ar,
+        h2d,
+        p2p,
+        ports,
+        rate,
+    )
+
+
+def test_an_unknown_or_levelless_size_runs_with_the_gpu_count_only():
+    for size in ("Standard_HB120-16rs_v3", "Standard_Nope_v9"):
+        assert levels.levels(size) is None
+    args = job.parse_args(build.level_flags("Standard_Nope_v9", 4))
+    assert (args.gpus, args.allreduce_gbs, args.ib_ports, args.multi_node) == (4, None, None, None)
