@@ -21,8 +21,10 @@ changes) are listed in EQUIVALENT with the reason, and reported apart.
     .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/logchecks.py ...]
         [--extended] [--tests tests/jobs/test_jobs_runs.py ...] [--timeout 120]
 
-`--tests` replaces the module's test selection in TESTS (keep it to the files that cover the module: each
-mutant runs them); `--timeout` is the seconds one mutant's tests may take (a hang counts as killed).
+Each mutant's tests run in a child forked from a process that has imported the heavy packages once
+(PRELOAD; `--no-fork` starts a new interpreter per mutant instead). `--tests` replaces the module's test
+selection in TESTS (keep it to the files that cover the module: each mutant runs them); `--timeout` is the
+seconds one mutant's tests may take (a hang counts as killed).
 
 Exit 1 when a mutant survives that is not listed as equivalent.
 """
@@ -321,6 +323,61 @@ def mutants(file: str, source: str, extended: bool = False) -> Iterator[tuple[Mu
         yield Mutant(file, line, what), ast.unparse(ast.fix_missing_locations(mutated))
 
 
+# Third-party packages the tests import, loaded once by the parent of `--fork` (never a project module: each
+# mutant's test process imports the project fresh from the scratch copy).
+PRELOAD = (
+    "pytest",
+    "azure.core",
+    "azure.ai.ml",
+    "pulumi",
+    "pulumi_azure_native.machinelearningservices",
+    "pydantic",
+    "rich.console",
+    "yaml",
+    "grpc",
+)
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a package this checkout lacks: its tests import it themselves
+            continue
+
+
+def run_tests_forked(copy: Path, tests: list[str], timeout: float = 300) -> bool:
+    """run_tests in a child forked from a parent that has the heavy packages imported (a test run of a
+    small module is then a second or two instead of the imports' seven on a busy machine)."""
+    pid = os.fork()
+    if pid == 0:  # the child: pytest in the scratch copy, output discarded, its exit status back
+        code = 99
+        try:
+            os.chdir(copy)
+            sys.path.insert(0, str(copy))
+            sys.dont_write_bytecode = True
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            import pytest
+
+            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *tests]))
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) != 0
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return True  # a mutant that hangs is detected
+        time.sleep(0.05)
+
+
 def run_tests(copy: Path, tests: list[str], timeout: float = 300) -> bool:
     """True when the tests fail (the mutant is killed)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -354,6 +411,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--extended", action="store_true", help="also mutate conditions, arithmetic, loops and returns"
     )
+    parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="run each mutant's tests in a new interpreter (default: fork one with the packages imported)",
+    )
     parser.add_argument("--tests", nargs="+", metavar="PATH", help="the tests to run (default: TESTS[file])")
     parser.add_argument(
         "--timeout", type=float, default=300.0, metavar="S", help="seconds per mutant's tests (default 300)"
@@ -365,6 +427,10 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"--tests {' '.join(missing)}: no such file or folder under {ROOT}")
     targets = args.only or TARGETS
+    runner = run_tests
+    if not args.no_fork and hasattr(os, "fork"):
+        preload()
+        runner = run_tests_forked
     copy = scratch_copy()
     results: list[Mutant] = []
     started = time.monotonic()
@@ -374,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
             tests = args.tests or TESTS.get(file, DEFAULT_TESTS)
             # The unparsed original must pass: the mutator's round trip changes nothing.
             (copy / file).write_text(ast.unparse(ast.parse(original)))
-            if run_tests(copy, tests, args.timeout):
+            if runner(copy, tests, args.timeout):
                 print(
                     f"{file}: the tests fail on the unparsed, unmutated module; fix that first",
                     file=sys.stderr,
@@ -383,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             for mutant, source in mutants(file, original, args.extended):
                 (copy / file).write_text(source)
                 t0 = time.monotonic()
-                mutant.killed = run_tests(copy, tests, args.timeout)
+                mutant.killed = runner(copy, tests, args.timeout)
                 mutant.seconds = round(time.monotonic() - t0, 1)
                 results.append(mutant)
                 if not args.json:
