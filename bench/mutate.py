@@ -416,6 +416,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run each mutant's tests in a new interpreter (default: fork one with the packages imported)",
     )
+    parser.add_argument(
+        "--lines",
+        type=lambda v: {int(x) for x in v.split(",")},
+        metavar="N,M",
+        help="mutate only these lines (re-check the survivors of a full run after adding tests)",
+    )
     parser.add_argument("--tests", nargs="+", metavar="PATH", help="the tests to run (default: TESTS[file])")
     parser.add_argument(
         "--timeout", type=float, default=300.0, metavar="S", help="seconds per mutant's tests (default 300)"
@@ -447,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 return 2
             for mutant, source in mutants(file, original, args.extended):
+                if args.lines and mutant.line not in args.lines:
+                    continue
                 (copy / file).write_text(source)
                 t0 = time.monotonic()
                 mutant.killed = runner(copy, tests, args.timeout)
