@@ -82,7 +82,11 @@ TESTS = {
     ],
     # node health: the boundary tables first (fast), then the format and report tests
     **{
-        m: ["tests/jobs/test_health_levels_boundaries.py", "tests/jobs/test_jobs_health.py"]
+        m: [
+            "tests/jobs/test_health_levels_boundaries.py",
+            "tests/jobs/test_health_nvsmi_variants.py",
+            "tests/jobs/test_jobs_health.py",
+        ]
         for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
     },
     **{

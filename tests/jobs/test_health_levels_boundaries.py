@@ -321,6 +321,7 @@ def test_multi_node_without_levels_or_measurement():
         ([], hp.PASS),
         ([hp.NA, hp.NA], hp.NA),
         ([hp.NA, hp.PASS], hp.PASS),
+        ([hp.PASS, hp.NA], hp.PASS),  # an n/a after a pass does not undo it
         ([hp.PASS, hp.WARN, hp.NA], hp.WARN),
         ([hp.WARN, hp.FAIL, hp.PASS], hp.FAIL),
         ([hp.FAIL, hp.WARN], hp.FAIL),
