@@ -439,7 +439,7 @@ def test_the_evidence_is_exactly_the_matching_line_with_its_rank():
 
     middle = classify("Failed", None, {0: "", 3: "step 5\n" + TRACEBACK + "\nmore"})
     assert middle.evidence == "rank 3: Traceback (most recent call last):"
-    last = classify("Failed", None, {2: "step 5\n" + SIGTERM.format(step=5)})  # the log's last line, no newline
+    last = classify("Failed", None, {2: "step 5\n" + SIGTERM.format(step=5)})  # last line, no newline
     assert last.evidence == "rank 2: " + SIGTERM.format(step=5)
 
 
