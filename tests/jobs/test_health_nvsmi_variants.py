@@ -161,3 +161,11 @@ def test_bus_id_and_name_fall_back_when_absent():
 
     g = edited(change)[0]
     assert (g.bus_id, g.name) == ("00000001:00:00.0", "?")  # pci_bus_id, then '?'
+
+
+def test_the_minor_number_is_the_gpu_index_even_out_of_bus_order():
+    # nvidia-smi lists GPUs by PCI bus id; the minor number (/dev/nvidiaN) need not follow that order
+    def change(g):
+        g.find("minor_number").text = "5"
+
+    assert edited(change)[0].index == 5
