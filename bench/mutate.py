@@ -78,6 +78,7 @@ TESTS = {
     "stackconfig/identity.py": ["tests/stackconfig/test_identity_rules_each_branch.py"],
     "components/network.py": [
         "tests/components/test_published_role_ids_and_dns_zones.py",
+        "tests/components/test_managed_network_variants.py",
         "tests/components/test_components_private.py",
     ],
     # node health: the boundary tables first (fast), then the format and report tests
