@@ -86,6 +86,7 @@ TESTS = {
         m: [
             "tests/jobs/test_health_levels_boundaries.py",
             "tests/jobs/test_health_nvsmi_variants.py",
+            "tests/jobs/test_health_sysfs_and_csv.py",
             "tests/jobs/test_jobs_health.py",
         ]
         for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
