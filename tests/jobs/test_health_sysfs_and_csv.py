@@ -72,3 +72,17 @@ def test_an_empty_infiniband_folder_has_no_ports_and_a_file_is_no_folder(tmp_pat
     f = tmp_path / "file"
     f.write_text("")
     assert hp.read_ib(f) is None
+
+
+def test_an_all_reduce_row_behind_a_bracketed_tag_is_read():
+    # a launcher that tags each output line ("[tag] text") leaves the nccl-tests row intact behind the tag
+    row = (
+        "  17179869184    4294967296     float     sum      -1    65389  262.73  459.78      0"
+        "    65326  262.99  460.23      0"
+    )
+    tagged = hp.parse_allreduce(f"[node-0] {row}\n[node-0] # Avg bus bandwidth    : 460.0050\n")
+    assert tagged.rows == {16 << 30: 460.23} and tagged.avg_busbw == 460.005
+    # an untagged line keeps any later "] " (a device line of the header) and is not a row
+    assert hp.parse_allreduce("#  Rank  0 Group  0 device  0 [0x00] NVIDIA H100 80GB HBM3\n" + row).rows == {
+        16 << 30: 460.23
+    }
