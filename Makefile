@@ -6,7 +6,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints fuse-check
+.PHONY: test preview smoke lint setup constraints fuse-check engine engine-preview engine-up
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
@@ -36,7 +36,20 @@ fuse-check:
 	@command -v fusermount3 >/dev/null 2>&1 || { echo "make: fusermount3 not found: install Debian's fuse3 (apt-get install -y fuse3), needed by localml's rw_mount (localml/blobfs.py)" >&2; exit 2; }
 	@test -r /dev/fuse -a -w /dev/fuse || { echo "make: /dev/fuse is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
 
-test: setup fuse-check
+# The Pulumi CLI built from Pulumi's Go modules (engine/go), cached outside the checkout by version
+# (~/.cache/azml-gpu/engine): about 10 minutes the first time on 2 cores, seconds after (docs/engine.md).
+engine: $(VENV)/.installed
+	$(PY) -m engine build
+
+# The real `pulumi preview --diff --policy-pack policies --policy-pack-config policies/config/$(STACK).json`.
+engine-preview: $(VENV)/.installed $(PACK_VENV)/.installed engine
+	$(PY) -m engine preview $(STACK)
+
+# The real `pulumi up` against the local Azure ML control plane, check-deploy, the smoke job, `pulumi destroy`.
+engine-up: setup fuse-check engine
+	$(PY) -m engine up $(STACK)
+
+test: setup fuse-check engine
 	$(PY) -m pytest
 
 preview: $(VENV)/.installed $(PACK_VENV)/.installed
