@@ -439,3 +439,16 @@ def test_an_unknown_or_levelless_size_runs_with_the_gpu_count_only():
         assert levels.levels(size) is None
     args = job.parse_args(build.level_flags("Standard_Nope_v9", 4))
     assert (args.gpus, args.allreduce_gbs, args.ib_ports, args.multi_node) == (4, None, None, None)
+
+
+def test_on_cpu_a_measured_bandwidth_is_shown_but_not_judged():
+    f = hp.judge_multi(0.3, (450.0, 400.0, 300.0), False, "")
+    assert (f.status, f.detail, f.measured) == (
+        hp.NA,
+        "measured 0.30 GB/s on CPU; not applicable on CPU",
+        0.3,
+    )
+    assert hp.judge_multi(None, (450.0, 400.0, 300.0), False, "").detail == "not applicable on CPU"
+    g = hp.check_level("copy h2d", 1.234, 48.0, False, "")
+    assert (g.status, g.detail) == (hp.NA, "measured 1.23 GB/s on CPU; not applicable on CPU")
+    assert hp.check_level("copy h2d", None, 48.0, False, "").detail == "not applicable on CPU"
