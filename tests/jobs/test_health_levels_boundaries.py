@@ -452,3 +452,19 @@ def test_on_cpu_a_measured_bandwidth_is_shown_but_not_judged():
     g = hp.check_level("copy h2d", 1.234, 48.0, False, "")
     assert (g.status, g.detail) == (hp.NA, "measured 1.23 GB/s on CPU; not applicable on CPU")
     assert hp.check_level("copy h2d", None, 48.0, False, "").detail == "not applicable on CPU"
+
+
+def test_a_pair_exactly_at_the_level_is_a_known_good_reference():
+    def measure(groups):
+        return {g: 150.0 if "d" in g else 400.0 for g in groups}  # (a, b) exactly at the 400 GB/s level
+
+    got = hp.bisect(["a", "b", "c", "d"], measure, 400.0)
+    assert got.bad == ["d"]
+
+
+def test_any_level_above_zero_is_judged():
+    def measure(groups):
+        return {g: 0.5 if "c" in g else 2.0 for g in groups}
+
+    got = hp.bisect(["a", "b", "c", "d"], measure, 1.0)  # a level of 1 GB/s still judges the pairs
+    assert got.bad == ["c"]
