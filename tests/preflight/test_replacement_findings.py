@@ -102,7 +102,7 @@ def test_replacement_rows_list_every_replaced_resource_with_its_trigger():
         program_inputs={},
         replacement=Replacement(("properties.isHnsEnabled",), True, True),
     )
-    rows = replacements.replacement_rows([replaced(), storage, replaced(op="same")])
+    rows = replacements.replacement_rows([replaced(), replaced(op="same"), storage])  # unchanged in between
     assert [(r["name"], r["trigger"], r["delete_before_replace"], r["fields"]) for r in rows] == [
         ("h100-x4-compute", "provider", True, ["properties.properties.vmSize"]),
         ("st", "replaceOnChanges", True, ["properties.isHnsEnabled"]),
