@@ -124,3 +124,12 @@ def test_the_check_is_declared_advisory_with_an_acknowledged_list():
 def test_a_hand_built_record_without_outputs_is_summarised_from_its_inputs():
     r = replaced(outputs=None, program_inputs={}, inputs={"name": "h100-in"})
     assert replacements.summary(r).startswith("h100-in will be")
+
+
+def test_a_replaced_cluster_after_other_resources_is_still_reported():
+    others = [replaced(type="azure-native:storage:StorageAccount"), replaced(op="update")]
+    (v,) = replacements.findings([*others, replaced()], {"enforcementLevel": "mandatory"})
+    assert v.message.startswith("h100-x4 will be deleted and recreated")
+    acknowledged_first = replaced(program_inputs={"computeName": "a100-lp"})
+    (w,) = replacements.findings([acknowledged_first, replaced()], {"acknowledged": ["a100-lp"]})
+    assert w.message.startswith("h100-x4 will be")
