@@ -87,6 +87,7 @@ TESTS = {
             "tests/jobs/test_health_levels_boundaries.py",
             "tests/jobs/test_health_nvsmi_variants.py",
             "tests/jobs/test_health_sysfs_and_csv.py",
+            "tests/jobs/test_health_build_unit.py",
             "tests/jobs/test_jobs_health.py",
         ]
         for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
