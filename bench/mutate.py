@@ -121,11 +121,10 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("jobs/runs/causes.py", 68, "GtE -> Gt"): (
         "end = text.find('\\n', m.end()) is -1 or at least m.end() >= 1 (every pattern matches text): never 0"
     ),
-    (
-        "jobs/runs/causes.py",
-        68,
-        "compared 0",
-    ): "as above: `end >= 1` and `end >= 0` agree when end is never 0",
+    ("jobs/runs/causes.py", 68, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
+    ("jobs/health/build.py", 72, "default None"): (
+        "environment=0 reaches builders._command, which sends `environment or DEFAULT_ENVIRONMENT`: the same"
+    ),
     ("policies/quota_reservation.py", 101, "default 1"): (
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
