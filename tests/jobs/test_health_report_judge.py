@@ -223,3 +223,10 @@ def test_the_text_report_of_an_unlooked_up_node_and_an_error():
     ]
     data["nodes"][0]["node_id_note"] = "serverless"
     assert report.render_text(data).splitlines()[0] == "n0 h 1.2.3.4 [node id ? (serverless)]: N/A"
+
+
+def test_a_summary_from_a_health_py_without_the_not_judged_count_shows_0():
+    s = summary(TWO)
+    del s["not_judged"]
+    line = report.render_text({"summary": s, "nodes": []}).splitlines()[0]
+    assert line.endswith("1 healthy, 0 warn, 1 fail, 0 not judged")
