@@ -6,7 +6,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints fuse-check engine engine-preview engine-up
+.PHONY: test preview smoke lint setup constraints fuse-check pack-catalog engine engine-preview engine-up
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
@@ -15,26 +15,63 @@ setup: $(VENV)/.installed $(PACK_VENV)/.installed $(AZURITE)
 
 # Reinstall only when the pinned requirements (or the transitive constraints) change.
 $(VENV)/.installed: requirements.txt constraints.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
 	@# pip 23 (Python 3.11's bundled one) fails on this dependency graph (InconsistentCandidate on opentelemetry).
 	$(PY) -m pip install --quiet --disable-pip-version-check pip==26.3
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	@touch $@
 
-$(PACK_VENV)/.installed: policies/requirements.txt
-	@test -x $(PACK_VENV)/bin/python || $(PYTHON) -m venv $(PACK_VENV)
+# policies/ alone is the pack (what `pulumi policy publish` uploads): the repository packages it imports (the
+# size catalog vmsizes/, azroles/, stackconfig/) reach its virtualenv as one wheel built from this checkout
+# (packaging/pack-catalog), written into policies/vendor/ and named in policies/requirements.txt. Rebuilt, and
+# reinstalled, whenever one of their files changes.
+PACK_CATALOG := policies/vendor/azml_gpu_catalog-0.1.0-py3-none-any.whl
+CATALOG_SOURCES := packaging/pack-catalog/pyproject.toml \
+	$(wildcard vmsizes/*.py vmsizes/data/*.yaml azroles/*.py stackconfig/*.py)
+
+pack-catalog: $(PACK_CATALOG)
+
+# The pack's virtualenv itself, and its pip (the one that builds the catalog wheel, in an isolated build
+# environment with the setuptools packaging/pack-catalog/pyproject.toml pins).
+$(PACK_VENV)/bin/python:
+	@$(PYTHON) -m venv $(PACK_VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
 	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pip==26.3
-	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r policies/requirements.txt
+
+$(PACK_CATALOG): $(CATALOG_SOURCES) | $(PACK_VENV)/bin/python
+	@rm -rf packaging/pack-catalog/build packaging/pack-catalog/*.egg-info policies/vendor/*.whl
+	$(PACK_VENV)/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps -w policies/vendor packaging/pack-catalog
+	@rm -rf packaging/pack-catalog/build packaging/pack-catalog/*.egg-info
+
+$(PACK_VENV)/.installed: policies/requirements.txt $(PACK_CATALOG) | $(PACK_VENV)/bin/python
+	@# From policies/, as the Pulumi CLI runs it (the wheel's path in requirements.txt is relative to it).
+	cd policies && .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# The same version with new content after an edit: replace it.
+	cd policies && .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall vendor/$(notdir $(PACK_CATALOG))
 	@touch $@
 
 $(AZURITE): localml/package.json localml/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: npm not found: Azurite (localml/package-lock.json) needs Node.js 20+ with npm; on Debian/Ubuntu run \`sudo apt-get install -y nodejs npm\`, then make again" >&2; exit 2; }
 	npm ci --prefix localml --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The end-to-end and checkpoint tests mount localml's blob file system (FUSE 3): say what is missing up front.
+# The end-to-end and checkpoint tests mount localml's blob file system (FUSE 3: fusermount3
+# and libfuse3.so.3, both in Debian's fuse3). Installed like everything else here: with apt-get as root (or
+# through passwordless sudo, as on GitHub's runners); otherwise the one command to run is printed.
+# APT_GET and FUSE_DEV are overridden only by tests/repo/test_repo_bare_machine.py.
+APT_GET ?= apt-get
+FUSE_DEV ?= /dev/fuse
+FUSE_FIX := sudo apt-get install -y fuse3
 fuse-check:
-	@command -v fusermount3 >/dev/null 2>&1 || { echo "make: fusermount3 not found: install Debian's fuse3 (apt-get install -y fuse3), needed by localml's rw_mount (localml/blobfs.py)" >&2; exit 2; }
-	@test -r /dev/fuse -a -w /dev/fuse || { echo "make: /dev/fuse is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
+	@if ! command -v fusermount3 >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then as=""; elif sudo -n true >/dev/null 2>&1; then as="sudo -n"; else \
+	    echo "make: fusermount3 not found and not root: run \`$(FUSE_FIX)\` (Debian/Ubuntu), then make again; localml's blob mount needs it (localml/mount.py)" >&2; exit 2; fi; \
+	  echo "make: installing Debian's fuse3 (fusermount3, libfuse3.so.3) for localml's blob mount: $${as:+$$as }$(APT_GET) install -y fuse3" >&2; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$as $(APT_GET) install -y -q fuse3 >/dev/null 2>&1 || { $$as $(APT_GET) update -q >/dev/null && $$as $(APT_GET) install -y -q fuse3 >/dev/null; } \
+	    || { echo "make: \`$(APT_GET) install -y fuse3\` failed (see above); install fuse3 by hand, then make again" >&2; exit 2; }; \
+	  command -v fusermount3 >/dev/null 2>&1 || { echo "make: fuse3 installed but fusermount3 is still not on PATH ($$PATH)" >&2; exit 2; }; \
+	fi
+	@test -r $(FUSE_DEV) -a -w $(FUSE_DEV) || { echo "make: $(FUSE_DEV) is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
 
 # The Pulumi CLI built from Pulumi's Go modules (engine/go), cached outside the checkout by version
 # (~/.cache/azml-gpu/engine): about 10 minutes the first time on 2 cores, seconds after (docs/engine.md).
@@ -55,7 +92,8 @@ test: setup fuse-check engine
 preview: $(VENV)/.installed $(PACK_VENV)/.installed
 	$(PY) -m preflight $(STACK)
 
-smoke: setup fuse-check
+# The smoke job writes no rw_mount output, so it needs no FUSE (only `make test`'s blob-mount tests do).
+smoke: setup
 	$(PY) -m localml smoke
 
 lint: $(VENV)/.installed

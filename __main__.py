@@ -15,7 +15,6 @@ from components import (
     GpuClusterArgs,
     ManagedNetwork,
     OutboundRule,
-    PersonGrant,
     PrivateEndpoints,
     PrivateEndpointsArgs,
     ResourceLocks,
@@ -31,6 +30,7 @@ from components import (
     workspace_lock_targets,
 )
 from stackconfig import ConfigError, StackConfig, from_pulumi_config
+from stackconfig.combinations import plan as grant_plan
 from stackconfig.outputs import stack_outputs
 
 
@@ -76,6 +76,8 @@ def main() -> None:
     identity = config.identity
     network = config.network
     cmk = identity.customer_managed_key
+    # Every role assignment the stack declares, decided once (stackconfig.identity.grant_plan).
+    plan = grant_plan(config)
 
     workspace = Workspace(
         ws_cfg.name,
@@ -99,6 +101,8 @@ def main() -> None:
             customer_managed_key=(
                 CustomerKey(cmk.key_vault_id, cmk.key_uri, cmk.user_assigned_identity_id) if cmk else None
             ),
+            user_assigned_identity_id=identity.workspace_identity_id,
+            identity_grants=[g for g in plan if g.before_workspace],
         ),
     )
 
@@ -140,13 +144,7 @@ def main() -> None:
             ),
         )
 
-    grants = stack_grants(
-        workspace,
-        clusters,
-        identity_datastores=identity.identity_datastores,
-        data_stores=identity.data_stores,
-        people=[PersonGrant(g.principal_id, g.principal_type, g.role) for g in identity.role_assignments],
-    )
+    grants = stack_grants(workspace, clusters, plan)
     RoleAssignments(
         f"{ws_cfg.name}-access",
         RoleAssignmentsArgs(

@@ -32,6 +32,9 @@ BUILT_IN: dict[str, str] = {
     "AzureML Compute Operator": "e503ece1-11d0-4e8e-8e2c-7a6c3bf38815",
     "AzureML Metrics Writer (preview)": "635dd51f-9968-44d3-b7fb-6d9a6bd613ae",
     "AzureML Registry User": "1823dd4f-9b8c-4ab6-ab4e-7397a3684615",
+    # Approves the private endpoints of a managed network's user-defined outbound rules
+    # (built-in-roles/ai-machine-learning#azure-ai-enterprise-network-connection-approver).
+    "Azure AI Enterprise Network Connection Approver": "b556d68e-0be0-4f35-a333-ad7ee1ce17ea",
     # Storage data plane
     "Storage Blob Data Contributor": "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
     "Storage Blob Data Reader": "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1",

@@ -14,14 +14,17 @@ The headline uses 3 failures expected in the 5-hour run, the drill's count (2 pr
 tests/e2e/test_runs_drills.py): job MTBF 5/3 h. A sensitivity table covers other rates.
 
 Checkpoints (Young 1974 / Daly 2006, jobs/runplan.py `young_daly`): interval tau = sqrt(2 C M) with C the time
-training is held per checkpoint, but never shorter than one background write (at most one write in flight,
-jobs/src/checkpointing.py). A checkpoint counts for a restart only once its write has finished. C and the
-write time scale the measured checkpoint bench to the seed's 8B model: a 12-bytes-per-parameter checkpoint
-(fp32 weights + AdamW moments, jobs/unmount.py) of 8e9 parameters = 96 GB; synchronous `torch.save` of it at
-`save_gbps` GB/s, and the project's stall = 3.9% of that (bench/checkpoint_stall.py, docs/job-scripts.md).
-The background write is sharded (jobs/src/checkpointing.py): each of the 16 ranks writes 1/16 of the bytes
-in parallel, so write time = bytes / min(writers x `write_gbps` (per writer, an assumption), nodes x the
-node's network, the storage account's ingress):
+training is held per checkpoint, but never shorter than one background write (at most one save in flight,
+jobs/src/checkpointing.py). A checkpoint counts for a restart only once it is committed (its write finished).
+The checkpoint path is DCP's async_save under FSDP (train.py): the seed's 8B model, 12 bytes per parameter
+(fp32 weights + AdamW moments, jobs/unmount.py) of 8e9 parameters = 96 GB, sharded: each of the 16 ranks
+holds and writes 1/16. C = staging, the copy of each rank's shard from GPU to host memory before
+async_save returns, at `stage_gbps` (default 25 GB/s, an assumption: about 40% of PCIe Gen5 x16's
+~63 GB/s per direction, 32 GT/s x 16 lanes with 128b/130b coding, PCI-SIG PCIe 5.0 base specification;
+H100 SXM's host link is PCIe Gen5 x16, NVIDIA H100 datasheet); 6 GB per rank takes 0.24 s. It is not
+measured: the CPU-only machine of bench/checkpoint_stall.py cannot show it (docs/job-scripts.md). The
+write then runs in the background, each rank its own shard, so write time = bytes / min(writers x
+`write_gbps` (per writer, an assumption), nodes x the node's network, the storage account's ingress):
   - node network: Standard_ND96isr_H100_v5, 80,000 Mbps across its NICs = 10 GB/s per node
     (https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series, "Network";
     MicrosoftDocs/azure-compute-docs articles/virtual-machines/sizes/gpu-accelerated/ndh100v5-series.md);
@@ -57,7 +60,7 @@ WRITERS = SEED_GPUS  # one shard per rank
 NODE_NET_GBIT = 80.0  # Standard_ND96isr_H100_v5 max network bandwidth, 80,000 Mbps (module docstring)
 ACCOUNT_INGRESS_GBIT = 25.0  # standard GPv2 default max ingress outside the listed regions (docstring)
 CKPT_BYTES = 8e9 * 12
-STALL_FRACTION = 0.039  # bench/checkpoint_stall.py: project stall / synchronous torch.save
+STAGE_GBPS = 25.0  # GPU-to-host copy per rank, GB/s (module docstring: an assumption under PCIe Gen5 x16)
 
 
 @dataclass
@@ -118,9 +121,12 @@ def write_rate_gbps(writers: int, per_writer_gbps: float, ingress_gbit: float) -
     return min(writers * per_writer_gbps, NODES * NODE_NET_GBIT / 8.0, ingress_gbit / 8.0)
 
 
-def inputs(job_mtbf_h: float, save_gbps: float, write_gbps: float, restart_s: float) -> Inputs:
-    """`write_gbps`: the rate of the whole (sharded) write, write_rate_gbps."""
-    stall = CKPT_BYTES / (save_gbps * 1e9) * STALL_FRACTION
+def inputs(
+    job_mtbf_h: float, stage_gbps: float, write_gbps: float, restart_s: float, writers: int = WRITERS
+) -> Inputs:
+    """`stage_gbps`: one rank's GPU-to-host copy of its shard; `write_gbps`: the rate of the whole (sharded)
+    write, write_rate_gbps."""
+    stall = CKPT_BYTES / writers / (stage_gbps * 1e9)
     write = CKPT_BYTES / (write_gbps * 1e9)
     tau = max(math.sqrt(2.0 * stall * job_mtbf_h * 3600.0), write)
     return Inputs(job_mtbf_h, stall, write, restart_s, tau)
@@ -136,7 +142,9 @@ def main() -> int:
         help="restart overhead measured in the drills, seconds (instead of --ledger)",
     )
     p.add_argument("--alloc-s", type=float, default=300.0, help="Azure node allocation + image start, s")
-    p.add_argument("--save-gbps", type=float, default=2.0, help="synchronous torch.save rate, GB/s")
+    p.add_argument(
+        "--stage-gbps", type=float, default=STAGE_GBPS, help="async_save staging, GPU to host, per rank, GB/s"
+    )
     p.add_argument(
         "--write-gbps", type=float, default=0.5, help="background write rate of one writer, GB/s (assumed)"
     )
@@ -159,6 +167,7 @@ def main() -> int:
         p.error("pass --ledger FILE (the drill run's ledger) or --drill-overhead-s S")
     for flag, value in (
         ("--writers", a.writers),
+        ("--stage-gbps", a.stage_gbps),
         ("--write-gbps", a.write_gbps),
         ("--ingress-gbit", a.ingress_gbit),
     ):
@@ -166,12 +175,12 @@ def main() -> int:
             p.error(f"{flag} must be positive (got {value})")
     restart = drill + a.alloc_s
     rate = write_rate_gbps(a.writers, a.write_gbps, a.ingress_gbit)
-    headline = inputs(PLANNED_H / 3, a.save_gbps, rate, restart)
+    headline = inputs(PLANNED_H / 3, a.stage_gbps, rate, restart, a.writers)
     mean, p5 = goodput(headline, a.runs, a.seed)
     rows = []
     for mtbf in (1.0, PLANNED_H / 3, 2.5, 5.0, 10.0):
         for alloc in (0.0, a.alloc_s, 2 * a.alloc_s):
-            inp = inputs(mtbf, a.save_gbps, rate, drill + alloc)
+            inp = inputs(mtbf, a.stage_gbps, rate, drill + alloc, a.writers)
             m, q = goodput(inp, a.runs, a.seed)
             rows.append(
                 {
@@ -194,6 +203,7 @@ def main() -> int:
             "nodes": NODES,
             "account_ingress_gbit": a.ingress_gbit,
             "rate_gbps": round(rate, 3),
+            "stage_gbps_per_rank": a.stage_gbps,
         },
         "headline": asdict(headline) | {"goodput": round(mean, 4), "p5": round(p5, 4)},
         "sensitivity": rows,

@@ -13,7 +13,7 @@ from components.gpu_cluster import (
     SshAccess,
     idle_duration,
 )
-from components.identity import Grant, PersonGrant, RoleAssignments, RoleAssignmentsArgs, stack_grants
+from components.identity import Grant, RoleAssignments, RoleAssignmentsArgs, stack_grants
 from components.locks import LockTarget, ResourceLocks, ResourceLocksArgs, workspace_lock_targets
 from components.network import (
     EndpointTarget,
@@ -31,7 +31,6 @@ __all__ = [
     "Grant",
     "ManagedNetwork",
     "OutboundRule",
-    "PersonGrant",
     "PrivateEndpoints",
     "PrivateEndpointsArgs",
     "RoleAssignments",

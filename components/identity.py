@@ -3,25 +3,10 @@
 Resource: `azure-native:authorization:RoleAssignment` (azure-native 3.29: Azure REST API 2022-04-01). Role
 names map to built-in role definition ids in one place, `azroles` (sources there).
 
-Which identity needs which role (learn.microsoft.com/azure/machine-learning/
-how-to-identity-based-service-authentication, "User-assigned managed identity > Workspace", the roles a
-workspace identity needs on its resources: Azure Storage "Storage Blob Data Contributor (data plane)",
-Azure Key Vault with the RBAC permission model "Key Vault Administrator (data plane)", plus control-plane
-Contributor grants that Azure ML makes itself for a system-assigned identity, so they are not repeated here;
-learn.microsoft.com/azure/machine-learning/how-to-disable-local-auth-storage: identity-based datastores need
-"Storage File Data Privileged Contributor" too, for the file share):
-- the workspace's identity: Key Vault Administrator on its vault (always: the vault uses RBAC, see
-  components/workspace.py); with identity-based system datastores, Storage Blob Data Contributor and Storage
-  File Data Privileged Contributor on its storage;
-- each cluster's identity, with identity-based datastores: Storage Blob Data Contributor on the workspace
-  storage (code, outputs and the checkpoint path of jobs/ live in its blob datastore); always: Storage Blob
-  Data Reader on each configured data store and AcrPull on the declared registry (its admin user is off, so
-  nodes pull environment images with an identity);
-- people and groups: their configured Azure ML role at workspace scope; with identity-based datastores,
-  those with AzureML Data Scientist also Storage Blob Data Contributor and Storage File Data Privileged
-  Contributor on the workspace storage (how-to-disable-local-auth-storage.md: with keys off the user's own
-  identity uploads code and reads data in studio).
-Nothing is ever granted at resource-group or subscription scope (policy `no-privileged-role-assignments`).
+Which identity gets which role is decided once, in `stackconfig.identity.grant_plan` (with its sources): never
+a grant Azure makes itself (a second identical assignment is a 409 RoleAssignmentExists), nothing at
+resource-group or subscription scope (policy `no-privileged-role-assignments`). `stack_grants` turns the plan
+into Grants of this stack's resources; `RoleAssignments` declares them.
 """
 
 from __future__ import annotations
@@ -101,13 +86,15 @@ class RoleAssignments(pulumi.ComponentResource):
         self.register_outputs({"assignmentIds": {k: v.id for k, v in self.assignments.items()}})
 
 
-@dataclass(frozen=True)
-class PersonGrant:
-    """A configured role for a person, group or service principal at workspace scope."""
+class PlannedGrantLike(Protocol):
+    """One entry of the stack's grant plan (`stackconfig.identity.PlannedGrant` satisfies it)."""
 
-    principal_id: str
+    key: str
+    scope: str
+    principal: str
     principal_type: PrincipalType
     role: str
+    before_workspace: bool
 
 
 class _WorkspaceLike(Protocol):
@@ -116,69 +103,42 @@ class _WorkspaceLike(Protocol):
     storage_account: Any
     key_vault: Any
     container_registry: Any
+    app_insights: Any
 
 
 class _ClusterLike(Protocol):
     principal_id: pulumi.Output[str]
 
 
+def scope_ids(workspace: _WorkspaceLike) -> dict[str, pulumi.Input[str]]:
+    """The plan's stack scopes (`stackconfig.identity.STACK_SCOPES`) -> the resource id each names."""
+    out: dict[str, pulumi.Input[str]] = {
+        "storage": workspace.storage_account.id,
+        "key_vault": workspace.key_vault.id,
+        "application_insights": workspace.app_insights.id,
+    }
+    if workspace.container_registry is not None:
+        out["container_registry"] = workspace.container_registry.id
+    return out
+
+
 def stack_grants(
-    workspace: _WorkspaceLike,
-    clusters: Mapping[str, _ClusterLike],
-    *,
-    identity_datastores: bool,
-    data_stores: Sequence[str] = (),
-    people: Sequence[PersonGrant] = (),
+    workspace: _WorkspaceLike, clusters: Mapping[str, _ClusterLike], plan: Sequence[PlannedGrantLike]
 ) -> list[Grant]:
-    """The grants of the module docstring, for the stack's workspace and clusters (name -> component)."""
-    sp: PrincipalType = "ServicePrincipal"  # managed identities are service principals in Entra ID
-    storage, vault, registry = (
-        workspace.storage_account.id,
-        workspace.key_vault.id,
-        workspace.container_registry,
-    )
-    ws = workspace.principal_id
-    grants = [Grant("ws/kv/administrator", vault, ws, sp, "Key Vault Administrator")]
-    if identity_datastores:
-        grants.append(Grant("ws/st/blob-contributor", storage, ws, sp, "Storage Blob Data Contributor"))
-        grants.append(
-            Grant("ws/st/file-privileged", storage, ws, sp, "Storage File Data Privileged Contributor")
-        )
-    for name, cluster in clusters.items():
-        node = cluster.principal_id
-        if identity_datastores:
-            grants.append(
-                Grant(f"{name}/st/blob-contributor", storage, node, sp, "Storage Blob Data Contributor")
-            )
-        for store in data_stores:
-            label = store.rstrip("/").rsplit("/", 1)[-1]
-            grants.append(Grant(f"{name}/{label}/blob-reader", store, node, sp, "Storage Blob Data Reader"))
-        if registry is not None:
-            grants.append(Grant(f"{name}/cr/pull", registry.id, node, sp, "AcrPull"))
-    for person in people:
-        who, kind = person.principal_id, person.principal_type
-        grants.append(
-            Grant(
-                f"people/{who}/{person.role.lower().replace(' ', '-')}",
-                workspace.workspace_id,
-                who,
-                kind,
-                person.role,
-            )
-        )
-        if identity_datastores and person.role == "AzureML Data Scientist":
-            grants.append(
-                Grant(
-                    f"people/{who}/st/blob-contributor", storage, who, kind, "Storage Blob Data Contributor"
-                )
-            )
-            grants.append(
-                Grant(
-                    f"people/{who}/st/file-privileged",
-                    storage,
-                    who,
-                    kind,
-                    "Storage File Data Privileged Contributor",
-                )
-            )
+    """The plan's grants that follow the workspace, as Grants of the stack's resources (the ones the plan
+    marks `before_workspace` are declared by `components.Workspace` itself). A scope that is not a stack
+    resource is an ARM id outside the stack, used as given."""
+    scopes = {**scope_ids(workspace), "workspace": workspace.workspace_id}
+    grants: list[Grant] = []
+    for planned in plan:
+        if planned.before_workspace:
+            continue
+        if planned.principal == "workspace":
+            principal: pulumi.Input[str] = workspace.principal_id
+        elif planned.principal.startswith("cluster:"):
+            principal = clusters[planned.principal.removeprefix("cluster:")].principal_id
+        else:
+            principal = planned.principal
+        scope = scopes.get(planned.scope, planned.scope)
+        grants.append(Grant(planned.key, scope, principal, planned.principal_type, planned.role))
     return grants

@@ -200,3 +200,26 @@ def managed_network_args(network_config: ManagedNetwork) -> ml.ManagedNetworkSet
         outbound_rules={r.name: _rule_args(r) for r in network_config.outbound_rules} or None,
         firewall_sku=network_config.firewall_sku,
     )
+
+
+# Isolation mode changes Azure refuses on a deployed workspace (how-to-managed-network.md: "Once a managed
+# VNet workspace is configured to allow internet outbound, the workspace cannot be reconfigured to disabled.
+# Similarly, once a managed VNet workspace is configured to allow only approved outbound, the workspace cannot
+# be reconfigured to allow internet outbound"; Limitations: "Once you enable managed virtual network isolation
+# of your workspace ... you can't disable it"). Absent (no managedNetwork) is Disabled.
+_ISOLATION_RANK = {"Disabled": 0, "AllowInternetOutbound": 1, "AllowOnlyApprovedOutbound": 2}
+
+
+def refused_isolation_change(old: str | None, new: str | None) -> str | None:
+    """Why Azure refuses changing a deployed workspace's `managedNetwork.isolationMode` from `old` to `new`
+    (None when it accepts it). Only tightening is allowed: Disabled -> AllowInternetOutbound ->
+    AllowOnlyApprovedOutbound. The deployed mode is in the state, not the config: the gate's update evaluation
+    is where this is asked (docs/azure-behaviour.md section 15)."""
+    before, after = old or "Disabled", new or "Disabled"
+    if _ISOLATION_RANK.get(after, 0) >= _ISOLATION_RANK.get(before, 0):
+        return None
+    return (
+        f"managedNetwork.isolationMode {before} -> {after}: Azure can't loosen a workspace's managed network "
+        "once set (how-to-managed-network.md); keep "
+        f"isolation_mode: {before}, or create a new workspace (stack) for the looser network"
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -12,11 +12,19 @@ import pulumi_azure_native.authorization as authorization
 import pulumi_azure_native.containerregistry as containerregistry
 import pulumi_azure_native.keyvault as keyvault
 import pulumi_azure_native.machinelearningservices as ml
+import pulumi_azure_native.managedidentity as managedidentity
 import pulumi_azure_native.operationalinsights as operationalinsights
 import pulumi_azure_native.resources as resources
 import pulumi_azure_native.storage as storage
 
 from components import naming
+from components.identity import (
+    Grant,
+    PlannedGrantLike,
+    RoleAssignments,
+    RoleAssignmentsArgs,
+    scope_ids,
+)
 from components.network import ManagedNetwork, managed_network_args
 
 TYPE_TOKEN = "azml-gpu:components:Workspace"
@@ -62,7 +70,19 @@ class WorkspaceArgs:
       account (then only Entra ID reaches the data: needs identity datastores; stackconfig checks).
     - `customer_managed_key` (default None): a `CustomerKey`; sent as `encryption` (create-only in Azure:
       learn.microsoft.com/azure/machine-learning/concept-customer-managed-keys), with the key's user-assigned
-      identity added to the workspace identity (`SystemAssigned,UserAssigned`).
+      identity added to the workspace identity (`SystemAssigned,UserAssigned`). Its key vault must be in
+      the workspace's subscription (how-to-setup-customer-managed-keys.md, Limitations: "The key vault that
+      contains your customer-managed key must be in the same Azure subscription as the Azure Machine
+      Learning workspace"): another subscription raises at construction.
+    - `user_assigned_identity_id` (default None: a system-assigned identity, whose role assignments Azure
+      makes itself): ARM id of a user-assigned identity for the workspace, sent as identity type
+      UserAssigned with `primaryUserAssignedIdentity` (the shape PSRule's Azure.ML.UserManagedIdentity
+      checks). The identity is looked up (a missing one fails at preview), and `identity_grants` (the plan
+      entries marked `before_workspace`, `stackconfig.identity.grant_plan`) are declared before the
+      workspace, which depends on them: "you need to set up the following access" for a user-assigned
+      workspace identity (how-to-identity-based-service-authentication.md, "User-assigned managed
+      identity").
+    - `identity_grants` (default empty): see `user_assigned_identity_id`.
     """
 
     name: str
@@ -82,6 +102,8 @@ class WorkspaceArgs:
     system_datastores_auth_mode: Literal["accessKey", "identity"] = "accessKey"
     storage_shared_key_access: bool = True
     customer_managed_key: CustomerKey | None = None
+    user_assigned_identity_id: str | None = None
+    identity_grants: Sequence[PlannedGrantLike] = ()
 
 
 @dataclass(frozen=True)
@@ -230,19 +252,62 @@ class Workspace(pulumi.ComponentResource):
             )
 
         cmk = args.customer_managed_key
+        if cmk is not None:
+            vault_subscription = cmk.key_vault_id.split("/")[2] if cmk.key_vault_id.count("/") > 2 else ""
+            if vault_subscription.lower() != str(client.subscription_id).lower():
+                raise ValueError(
+                    f"customer-managed key: the key vault {cmk.key_vault_id} is in subscription "
+                    f"{vault_subscription}, not the workspace's ({client.subscription_id}); Azure ML needs "
+                    "the key vault in the workspace's subscription (how-to-setup-customer-managed-keys.md, "
+                    "Limitations): put the key in a vault of that subscription"
+                )
+        uai = args.user_assigned_identity_id
+        depends: list[pulumi.Resource] = []
+        self.identity_assignments: RoleAssignments | None = None
+        if uai:
+            parts = uai.split("/")
+            found = managedidentity.get_user_assigned_identity_output(
+                resource_group_name=parts[4],
+                resource_name=parts[-1],
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            )
+            uai_principal: pulumi.Output[str] = found.principal_id
+            scopes = scope_ids(self)
+            self.identity_assignments = RoleAssignments(
+                f"{name}-identity",
+                RoleAssignmentsArgs(
+                    subscription_id=client.subscription_id,
+                    name_seed=f"/subscriptions/{client.subscription_id}/resourceGroups/{args.resource_group}",
+                    grants=[
+                        Grant(g.key, scopes[g.scope], uai_principal, g.principal_type, g.role)
+                        for g in args.identity_grants
+                        if g.before_workspace and g.scope in scopes
+                    ],
+                ),
+                opts=child,
+            )
+            depends.append(self.identity_assignments)
+        ids = ([uai] if uai else []) + (
+            [cmk.user_assigned_identity_id] if cmk and cmk.user_assigned_identity_id != uai else []
+        )
+        if uai:
+            # No system-assigned identity: every grant is the stack's (grant_plan).
+            identity = ml.ManagedServiceIdentityArgs(
+                type=ml.ManagedServiceIdentityType.USER_ASSIGNED, user_assigned_identities=ids
+            )
+        elif cmk:
+            identity = ml.ManagedServiceIdentityArgs(
+                type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED_USER_ASSIGNED, user_assigned_identities=ids
+            )
+        else:
+            identity = ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED)
         self.ml_workspace = ml.Workspace(
             f"{name}-mlw",
             workspace_name=args.name,
             resource_group_name=rg_name,
             location=args.region,
-            identity=(
-                ml.ManagedServiceIdentityArgs(
-                    type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED_USER_ASSIGNED,
-                    user_assigned_identities=[cmk.user_assigned_identity_id],
-                )
-                if cmk
-                else ml.ManagedServiceIdentityArgs(type=ml.ManagedServiceIdentityType.SYSTEM_ASSIGNED)
-            ),
+            identity=identity,
+            primary_user_assigned_identity=uai,
             encryption=(
                 ml.EncryptionPropertyArgs(
                     status=ml.EncryptionStatus.ENABLED,
@@ -285,14 +350,18 @@ class Workspace(pulumi.ComponentResource):
             description=args.description,
             sku=ml.SkuArgs(name="Basic", tier=ml.SkuTier.BASIC),
             tags=tags,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
         )
         self.workspace_name: pulumi.Output[str] = self.ml_workspace.name
         self.workspace_id: pulumi.Output[str] = self.ml_workspace.id
-        # The system-assigned identity's principal (an Entra object id), known once the workspace exists.
-        self.principal_id: pulumi.Output[str] = self.ml_workspace.identity.apply(
-            lambda identity: identity.principal_id if identity else None
-        )
+        # The workspace identity's principal (an Entra object id): the user-assigned identity's, else the
+        # system-assigned one's, known once the workspace exists.
+        if uai:
+            self.principal_id: pulumi.Output[str] = uai_principal
+        else:
+            self.principal_id = self.ml_workspace.identity.apply(
+                lambda identity: identity.principal_id if identity else None
+            )
 
         self.register_outputs(
             {

@@ -1,5 +1,3 @@
-import sys
+from jobs.cli import entry
 
-from jobs.cli import main
-
-sys.exit(main())
+entry()

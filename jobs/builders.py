@@ -187,12 +187,23 @@ def check_shape(
         )
 
 
-def _processes(target: Target, requested: int | None) -> int:
+def processes(target: Target, requested: int | None) -> int:
     # Never unset: default to the GPUs per node (catalog); a GPU-partition or CPU size gets 1.
     return requested if requested is not None else max(target.gpus_per_node, 1)
 
 
-def _command(
+_processes = processes
+
+
+def check_run_name(run_name: str) -> None:
+    if not run_name or not _RUN_NAME.match(run_name):
+        raise UsageError(
+            f"--run-name {run_name!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit; the same name resumes from the same checkpoint folder"
+        )
+
+
+def command_job(
     target: Target,
     *,
     command: str,
@@ -205,7 +216,10 @@ def _command(
     inputs: dict | None = None,
     outputs: dict | None = None,
     env: dict[str, str] | None = None,
+    code: str | Path = SRC_DIR,
 ) -> Command:
+    """An azure-ai-ml `command(...)` job on `target`: compute or serverless size and tier, PyTorch
+    distribution with `processes` per node, NCCL_DEBUG=INFO under the caller's environment variables."""
     from azure.ai.ml import command as ml_command
     from azure.ai.ml.entities import QueueSettings
 
@@ -221,7 +235,7 @@ def _command(
         if target.tier == "spot":
             kwargs["queue_settings"] = QueueSettings(job_tier="Spot")
     return ml_command(
-        code=str(SRC_DIR),
+        code=str(code),
         command=command,
         environment=environment or DEFAULT_ENVIRONMENT,
         instance_count=nodes,
@@ -237,7 +251,10 @@ def _command(
     )
 
 
-def _tags(kind: str, target: Target, nodes: int, processes: int) -> dict[str, str]:
+_command = command_job
+
+
+def tags(kind: str, target: Target, nodes: int, processes: int) -> dict[str, str]:
     return {
         "azml-gpu.kind": kind,
         "azml-gpu.size": target.size,
@@ -245,6 +262,9 @@ def _tags(kind: str, target: Target, nodes: int, processes: int) -> dict[str, st
         "azml-gpu.processes-per-node": str(processes),
         "azml-gpu.expect-world-size": str(nodes * processes),
     }
+
+
+_tags = tags
 
 
 def smoke(
@@ -394,11 +414,7 @@ def train(
     script_args: tuple[str, ...] = (),
 ) -> BuiltJob:
     """The training job. Its checkpoint output is fixed by run name (rw_mount), so a resubmit resumes."""
-    if not run_name or not _RUN_NAME.match(run_name):
-        raise UsageError(
-            f"--run-name {run_name!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a "
-            "letter or digit; the same name resumes from the same checkpoint folder"
-        )
+    check_run_name(run_name)
     inputs = _train_inputs(data, steps, batch_size, log_every)
     from azure.ai.ml import Output
 

@@ -8,6 +8,8 @@ import argparse
 import importlib
 import sys
 
+from stackconfig.cli import JsonErrorParser
+
 #: Every `python -m jobs` command, in `--help` order: its name -> its module in `jobs/commands/`, which
 #: defines `register(subparsers)` adding that one command. A new command is one line here.
 COMMANDS: dict[str, str] = {
@@ -26,7 +28,9 @@ COMMANDS: dict[str, str] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    # A usage error under --json prints `{"ok": false, "error", "exit_code": 2}` on stdout too, at every level
+    # (`python -m jobs submit smoke --json --bogus`), as `jobs.errors.fail` does for the commands' own errors.
+    parser: argparse.ArgumentParser = JsonErrorParser(
         prog="python -m jobs",
         description="Build, render, submit and verify Azure ML GPU jobs from the stack outputs.",
         allow_abbrev=False,
@@ -44,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit code (README.md, "Exit codes")."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after the first `--` belongs to the job's script. argparse cannot give a trailing
     # positional list to a command that also has a leading positional (`submit train ... -- --n-layer 20`),
@@ -64,3 +69,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{args.command} takes no script arguments after `--` (got {' '.join(tail)})")
         args.script_args = tail
     return int(args.func(args) or 0)
+
+
+def entry() -> None:
+    """The `azml-gpu-jobs` console script: `python -m jobs` (a closed stdout ends quietly, exit 141)."""
+    from stackconfig.cli import run_main
+
+    run_main(main)

@@ -107,3 +107,77 @@ def render_text(s: Scaling) -> str:
     ]
     lines += [f"problem: {p}" for p in s.problems]
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- first-run check
+
+#: Seed, worked example: "On the first run, check ... measured tokens per second is within about 20
+#: percent of the estimate. If it is far below, the cause is usually input pipeline stalls or TCP fallback,
+#: not the GPUs." (docs/reference/seed-azure-ml-compute-in-depth.txt)
+TOLERANCE = 0.20
+SLOW_CAUSES = (
+    "input pipeline stalls (data loading slower than the GPUs: more loader workers, local or cached data)",
+    "TCP fallback (NCCL on Socket instead of InfiniBand: `python -m jobs verify` shows the transport)",
+)
+
+
+@dataclass
+class FirstRun:
+    """Measured tokens/s per GPU against the plan's estimate."""
+
+    logdir: str
+    expected_tokens_per_gpu_s: float
+    measured_tokens_per_gpu_s: float
+    deviation: float  # (measured - expected) / expected
+    within: bool
+    tolerance: float = TOLERANCE
+    warnings: list[str] = field(default_factory=list)
+
+
+def expected_rate(value: float | None, plan_file: str | None) -> float | None:
+    """--expect-tokens-per-gpu-s, else the `tokens_per_gpu_s` of a `jobs plan --json` file, else None."""
+    import json
+    import math
+
+    if value is not None and plan_file is not None:
+        raise UsageError("pass --expect-tokens-per-gpu-s or --plan, not both")
+    if plan_file is not None:
+        try:
+            value = float(json.loads(Path(plan_file).read_text())["tokens_per_gpu_s"])
+        except FileNotFoundError:
+            raise UsageError(
+                f"--plan {plan_file}: no such file; write it with `python -m jobs plan ... --json`"
+            ) from None
+        except (ValueError, KeyError, TypeError):
+            raise UsageError(
+                f"--plan {plan_file}: not the JSON of `python -m jobs plan --json` (no tokens_per_gpu_s)"
+            ) from None
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--expect-tokens-per-gpu-s {value}: must be above 0 (the plan's tokens/s per GPU)")
+    return value
+
+
+def first_run(run: Run, expected: float) -> FirstRun:
+    deviation = (run.tokens_per_gpu_s - expected) / expected
+    check = FirstRun(run.logdir, expected, run.tokens_per_gpu_s, deviation, abs(deviation) <= TOLERANCE)
+    if deviation < -TOLERANCE:
+        check.warnings.append(
+            f"{run.logdir}: {run.tokens_per_gpu_s:,.0f} tokens/s per GPU is {-deviation:.0%} below the "
+            f"plan's {expected:,.0f} (more than {TOLERANCE:.0%}); the usual causes are not the GPUs but "
+            + " and ".join(SLOW_CAUSES)
+        )
+    elif deviation > TOLERANCE:
+        check.warnings.append(
+            f"{run.logdir}: {run.tokens_per_gpu_s:,.0f} tokens/s per GPU is {deviation:.0%} above the "
+            f"plan's {expected:,.0f} (more than {TOLERANCE:.0%}): the plan's hours and cost are too high; "
+            "plan again with the measured rate"
+        )
+    return check
+
+
+def render_first_run(c: FirstRun) -> list[str]:
+    head = (
+        f"tokens/s per GPU: {c.measured_tokens_per_gpu_s:,.0f} measured, {c.expected_tokens_per_gpu_s:,.0f} "
+        f"planned ({c.deviation:+.0%}, {'within' if c.within else 'beyond'} {c.tolerance:.0%})"
+    )
+    return [head, *(f"warning: {w}" for w in c.warnings)]

@@ -13,7 +13,23 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+#: The exit codes of every `python -m jobs` command, one meaning each (the table in README.md, "Exit codes").
+EXIT_OK = 0
+#: The check ran and said no: a job failed or was not verified, a cluster differs from the stack.
+EXIT_FAILED = 1
+#: Bad input: a flag, a file, a cluster name; the message names it and the fix. Never anything else.
 EXIT_USAGE = 2
+#: The job was not created: Azure refused the create, or (`run`) its nodes do not fit the region's quota.
+EXIT_NOT_CREATED = 3
+#: An Azure query failed (job status, the compute list, a delete or purge), so there is no verdict.
+EXIT_QUERY = 4
+#: The job ended in a terminal state other than Completed or Failed: Canceled, NotResponding, Paused.
+EXIT_ENDED_OTHERWISE = 5
+#: Interrupted here (Ctrl-C or SIGTERM to `jobs local`): 128 + SIGINT, as a shell reports it.
+EXIT_INTERRUPTED = 130
+#: stdout was closed before the report was written (`--json | head`): 128 + SIGPIPE, as a shell reports a
+#: process that SIGPIPE ended (stackconfig.cli.EXIT_CLOSED_PIPE).
+EXIT_CLOSED_PIPE = 141
 
 
 class UsageError(Exception):

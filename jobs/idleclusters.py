@@ -4,6 +4,11 @@
 (azure-notes.md 3.5, how-to-create-attach-compute-cluster.md), so each cluster holds max_instances x
 vCPUs per node (`vmsizes.quota.reserve`). The seed's last step: "Review clusters monthly and delete the
 ones nobody uses, to release their quota" -> a cluster with no job in the last 30 days is flagged.
+
+"No job in 30 days" needs the cluster to be 30 days old: its age is the live compute's `createdOn`
+(ComputeResource.properties.createdOn, read-only date-time in the Azure ML REST spec 2025-12-01; azure-ai-ml
+`Compute.created_on`). A younger cluster is never flagged (it says when it can be judged), and a cluster the
+workspace does not have is not flagged either (nothing to delete; `jobs check-deploy` says what is missing).
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ class ClusterAudit:
     idle_days: float | None
     unused: bool
     reason: str | None
+    #: When Azure created the cluster (ISO 8601), None when the workspace does not have it.
+    created_at: str | None = None
+    #: Why the cluster is not judged yet (too new, or not in the workspace), else None.
+    note: str | None = None
 
 
 def compute_name(compute: Any) -> str | None:
@@ -69,7 +78,29 @@ def last_jobs(jobs: Any) -> dict[str, tuple[str, dt.datetime]]:
     return newest
 
 
-def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED_DAYS) -> list[ClusterAudit]:
+def _utc(value: dt.datetime | str) -> dt.datetime:
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def created_times(computes: Any) -> dict[str, dt.datetime | None]:
+    """lower-case compute name -> when Azure created it (`createdOn`; None when Azure left it out), from
+    `ml.compute.list()`."""
+    return {
+        str(c.name).lower(): _utc(c.created_on) if getattr(c, "created_on", None) else None for c in computes
+    }
+
+
+def audit(
+    outputs: StackOutputs,
+    jobs: Any,
+    now: dt.datetime,
+    days: int = UNUSED_DAYS,
+    created: dict[str, dt.datetime | None] | None = None,
+) -> list[ClusterAudit]:
+    """Each stack cluster's idle quota and last job. `created`: `created_times` of the live computes (None:
+    not read, every cluster judged by its jobs alone)."""
     from vmsizes.quota import ClusterDemand, reserve
 
     newest = last_jobs(jobs)
@@ -78,7 +109,28 @@ def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED
         r = reserve([ClusterDemand(c.name, c.size, c.region, c.tier, c.max_instances)]).reservations[0]
         last = newest.get(c.name.lower())
         idle = (now - last[1]).total_seconds() / 86400 if last else None
-        if last is None:
+        live = created is None or c.name.lower() in created
+        born = created.get(c.name.lower()) if created is not None else None
+        age = (now - born).total_seconds() / 86400 if born is not None else None
+        note = None
+        if not live:
+            unused, reason = False, None
+            note = "not in the workspace: nothing to delete (`jobs check-deploy` says what is missing)"
+        elif age is not None and age < days and (idle is None or idle > days):
+            unused, reason = False, None
+            minutes = age * 1440
+            when = (  # whole units, rounded down: 29.9 days is "29 days", under 30
+                f"{int(minutes)} minutes"
+                if minutes < 120
+                else f"{int(minutes // 60)} hours"
+                if minutes < 48 * 60
+                else f"{int(age)} days"
+            )
+            note = (
+                f"created {when} ago, under the {days} days it takes to call a cluster unused; "
+                f"judged from {(born + dt.timedelta(days=days)).date().isoformat()}"
+            )
+        elif last is None:
             unused, reason = True, "no job found on this cluster"
         elif idle is not None and idle > days:
             unused, reason = True, f"last job {idle:.0f} days ago (over {days})"
@@ -101,6 +153,8 @@ def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED
                 idle,
                 unused,
                 reason,
+                born.isoformat() if born is not None else None,
+                note,
             )
         )
     return result
@@ -108,6 +162,10 @@ def audit(outputs: StackOutputs, jobs: Any, now: dt.datetime, days: int = UNUSED
 
 def fetch_jobs(ml: MLClient) -> list[Any]:
     return list(ml.jobs.list())
+
+
+def fetch_computes(ml: MLClient) -> list[Any]:
+    return list(ml.compute.list())
 
 
 def to_json(rows: list[ClusterAudit]) -> list[dict]:
@@ -122,6 +180,7 @@ def render_text(rows: list[ClusterAudit]) -> str:
             f"{r.cluster} ({r.max_instances} x {r.size}, {r.region}, {r.tier}): holds {r.vcpus_held} "
             f"vCPUs of {r.quota_family or 'unknown family'} while idle; {last}"
             + (f"\n  UNUSED: {r.reason}" if r.unused else "")
+            + (f"\n  not judged: {r.note}" if r.note else "")
         )
         if r.min_instances > 0:
             lines.append(

@@ -3,10 +3,50 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from jobs.builders import BuiltJob
 
 KINDS = ("smoke", "train", "scaling", "health")
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of a flag: sets the same value as the new one and says, on stderr, to use the new one.
+    Hidden from --help, so every command shows one name per concept."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        self.new = new
+        kwargs.setdefault("help", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated and will be removed; use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_processes_per_node(p: argparse.ArgumentParser, *, default: int | None, help: str) -> None:
+    """`--processes-per-node N`, the one name of Azure ML's process_count_per_instance in every command
+    (render, submit, run, local); `--procs-per-node` is `jobs local`'s old spelling, kept as an alias."""
+    p.add_argument("--processes-per-node", type=int, default=default, metavar="N", help=help)
+    p.add_argument(
+        "--procs-per-node",
+        dest="processes_per_node",
+        type=int,
+        metavar="N",
+        action=DeprecatedAlias,
+        new="--processes-per-node",
+        default=argparse.SUPPRESS,
+    )
 
 
 def add_outputs_args(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -34,11 +74,8 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--nodes", type=int, help="instance_count (smoke: 2, capped by the cluster's max; train: 1)"
     )
-    s.add_argument(
-        "--processes-per-node",
-        type=int,
-        metavar="N",
-        help="process_count_per_instance (default: the size's GPUs per node)",
+    add_processes_per_node(
+        s, default=None, help="process_count_per_instance (default: the size's GPUs per node)"
     )
     s.add_argument(
         "--allow-tcp",
@@ -96,23 +133,57 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
 
 def build(args: argparse.Namespace) -> list[BuiltJob]:
     """The job(s) the flags describe, validated, with their settings (jobs/settings.py); raises UsageError
-    with the flag to fix."""
-    from jobs.settings import attach
-
-    built = _build(args)
-    for b in built:
-        attach(b, getattr(args, "set", None) or ())
-    return built
-
-
-def _build(args: argparse.Namespace) -> list[BuiltJob]:
+    with the flag to fix. What the user should know about the shape (a smoke job smaller than asked) is in
+    each job's `extra["notes"]`; `announce` prints it."""
     from jobs import builders, outputs
-    from jobs.errors import UsageError
+    from jobs.settings import attach
 
     outs = None
     if args.stack or args.outputs:
         outs = outputs.load(args.stack, args.outputs)
     target = builders.resolve_target(outs, args.cluster, args.serverless, args.size, args.spot)
+    built = _build(args, target)
+    for b in built:
+        attach(b, getattr(args, "set", None) or ())
+        b.extra["notes"] = shape_notes(args, target, b)
+    return built
+
+
+#: The smoke job's default node count (jobs/builders.py `smoke`: 2, capped by the cluster's max).
+SMOKE_NODES = 2
+
+
+def shape_notes(args: argparse.Namespace, target: Any, built: BuiltJob) -> list[str]:
+    """Why a smoke job runs smaller than its default 2 nodes when --nodes was not given: the cluster's
+    max_instances, or a size without usable RDMA and no --allow-tcp (the two caps in `builders.smoke`)."""
+    if built.kind != "smoke" or args.nodes is not None or built.nodes >= SMOKE_NODES:
+        return []
+    where = f"cluster {target.compute}" if target.compute else f"serverless {target.size}"
+    if target.max_instances is not None and target.max_instances < SMOKE_NODES:
+        why = f"{where} allows {target.max_instances} node (max_instances)"
+        fix = "raise the cluster's max_instances to 2 or smoke-test a larger cluster"
+    else:
+        why = f"{target.size} has no usable RDMA and a multi-node job over TCP needs --allow-tcp"
+        fix = "add --allow-tcp to test 2 nodes over TCP"
+    lost = "across nodes" if built.processes_per_node > 1 else "across nodes or between GPUs"
+    return [
+        f"smoke job capped to {built.nodes} node x {built.processes_per_node} "
+        f"process{'es' if built.processes_per_node != 1 else ''} (default {SMOKE_NODES} nodes): {why}; "
+        f"it checks that a job runs, not NCCL {lost}; to test that, {fix}"
+    ]
+
+
+def announce(built: list[BuiltJob]) -> None:
+    """Print each job's notes (`shape_notes`) on stderr, once, before anything is rendered or submitted."""
+    for b in built:
+        for note in b.extra.get("notes", ()):
+            print(f"note: {note}", file=sys.stderr)
+
+
+def _build(args: argparse.Namespace, target: Any) -> list[BuiltJob]:
+    from jobs import builders
+    from jobs.errors import UsageError
+
     common = {
         "processes": args.processes_per_node,
         "environment": args.environment,

@@ -29,7 +29,9 @@ def to_yaml(built: BuiltJob, out: Path) -> str:
     buf = io.StringIO()
     built.job._to_job().dump(buf)
     data = yaml.safe_load(buf.getvalue())
-    data["code"] = os.path.relpath(SRC_DIR, out.resolve().parent)
+    code = built.extra.get("code", SRC_DIR)  # a --file job's own code folder (jobs/userjob.py)
+    if isinstance(code, Path) or os.path.isabs(str(code)):
+        data["code"] = os.path.relpath(code, out.resolve().parent)
     # Drop empty mappings the dump writes; the CLI and load_job read them as absent.
     data = {k: v for k, v in data.items() if v not in ({}, None)}
     return yaml.safe_dump({"$schema": SCHEMA, **data}, sort_keys=False, default_flow_style=False)

@@ -1,8 +1,9 @@
 """Submit a built job, follow it to a terminal state, download every rank's logs and verify them.
 
-Exit codes follow azureml-examples' run-job.sh (platform-notes "Runner exit codes"):
-0 completed (and verified), 1 failed or not verified, 2 another terminal state (Canceled,
-NotResponding, Paused), 3 create failed, 4 status query failed.
+Exit codes follow azureml-examples' run-job.sh (platform-notes "Runner exit codes"): 0 completed (and
+verified), 1 failed or not verified, 3 create failed, 4 status query failed; except that another terminal
+state (Canceled, NotResponding, Paused) is 5, not run-job.sh's 2, which here means bad input only
+(jobs/errors.py, README "Exit codes").
 Terminal states: azure-ai-ml `RunHistoryConstants.TERMINAL_STATUSES` (operations/_run_history_constants.py).
 `jobs.stream` prints rank 0 only and raises when the job fails; `jobs.download(all=True)` works only in a
 terminal state (platform-notes "Logs"; `JobOperations.download`).
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from jobs import logfiles
 from jobs.builders import BuiltJob
-from jobs.errors import error_detail
+from jobs.errors import EXIT_ENDED_OTHERWISE, EXIT_FAILED, EXIT_OK, EXIT_QUERY, error_detail
+from jobs.errors import EXIT_NOT_CREATED as EXIT_CREATE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from azure.ai.ml import MLClient
     from rich.console import Console
 
-EXIT_OK, EXIT_FAILED, EXIT_OTHER, EXIT_CREATE, EXIT_STATUS = 0, 1, 2, 3, 4
+EXIT_OTHER, EXIT_STATUS = EXIT_ENDED_OTHERWISE, EXIT_QUERY
 TERMINAL = ("Completed", "Failed", "Canceled", "NotResponding", "Paused")
 #: Before the job runs: waiting for nodes or its environment (azure-ai-ml JobStatus).
 WAITING = ("NotStarted", "Starting", "Provisioning", "Preparing", "Queued")

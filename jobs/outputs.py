@@ -1,5 +1,10 @@
 """Read the stack outputs: `pulumi stack output --json --stack S`, or the same JSON from a file.
 
+`--stack S` reads `$AZML_GPU_OUTPUTS_DIR/S.json` instead of asking the Pulumi CLI when that variable names a
+folder: offline, no Pulumi CLI needed. `python -m localml serve --deploy S` sets it in the environment it
+prints (the outputs of the stack it deployed on the local control plane); a CI job can point it at the
+outputs an earlier job saved.
+
 The shape is defined once, in `stackconfig.outputs` (StackOutputs / ClusterOutput); this module only
 fetches the JSON and turns every way it can go wrong into a `UsageError` that names the flag.
 """
@@ -7,6 +12,7 @@ fetches the JSON and turns every way it can go wrong into a `UsageError` that na
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -64,14 +70,39 @@ def from_file(path: str | Path) -> StackOutputs:
     return _validate(raw, f"--outputs {path}")
 
 
+#: A folder of `<stack>.json` stack outputs that `--stack` reads instead of the Pulumi CLI.
+OUTPUTS_DIR_ENV = "AZML_GPU_OUTPUTS_DIR"
+
+
+def from_outputs_dir(stack: str, folder: str) -> StackOutputs:
+    """`--stack S` with AZML_GPU_OUTPUTS_DIR set: `<folder>/S.json`."""
+    path = Path(folder) / f"{stack}.json"
+    if not path.is_file():
+        known = sorted(p.stem for p in Path(folder).glob("*.json")) if Path(folder).is_dir() else []
+        raise UsageError(
+            f"--stack {stack}: no {path} ({OUTPUTS_DIR_ENV}={folder} holds the outputs of: "
+            f"{', '.join(known) or 'no stack'}); use one of those stacks, start `python -m localml serve "
+            f"--deploy {stack}`, or unset {OUTPUTS_DIR_ENV} to ask the Pulumi CLI"
+        )
+    try:
+        return from_file(path)
+    except UsageError as exc:
+        raise UsageError(f"--stack {stack} ({OUTPUTS_DIR_ENV}): {exc}") from None
+
+
 def from_stack(stack: str) -> StackOutputs:
-    """`--stack S`: run the real Pulumi CLI (`pulumi stack output --json --stack S`)."""
+    """`--stack S`: `$AZML_GPU_OUTPUTS_DIR/S.json` when that is set, else the real Pulumi CLI
+    (`pulumi stack output --json --stack S`)."""
+    folder = os.environ.get(OUTPUTS_DIR_ENV)
+    if folder:
+        return from_outputs_dir(stack, folder)
     exe = shutil.which("pulumi")
     if exe is None:
         raise UsageError(
             f"--stack {stack}: the `pulumi` CLI is not on PATH; install it "
-            "(https://www.pulumi.com/docs/install/) or pass --outputs FILE with the JSON "
-            "of `pulumi stack output --json`"
+            "(https://www.pulumi.com/docs/install/), pass --outputs FILE with the JSON "
+            f"of `pulumi stack output --json`, or, offline, set {OUTPUTS_DIR_ENV} to a folder of "
+            f"<stack>.json outputs (`python -m localml serve --deploy {stack}` prints it)"
         )
     proc = subprocess.run(
         [exe, "stack", "output", "--json", "--stack", stack], capture_output=True, text=True, check=False

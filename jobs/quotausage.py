@@ -208,6 +208,7 @@ def to_json(rows: list[UsageRow]) -> list[dict]:
 def render_text(rows: list[UsageRow], only_used: bool = True) -> str:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="Azure ML compute quota (vCPUs)")
     for col in ("region", "quota", "used", "limit", "free", "stack reserves"):
@@ -220,7 +221,9 @@ def render_text(rows: list[UsageRow], only_used: bool = True) -> str:
         flag = "" if r.stack_vcpus is None or r.stack_vcpus <= r.limit else " (over)"
         table.add_row(
             r.region,
-            r.name + (f" [{r.family}]" if r.family else ""),
+            # A family by the catalog's key (vmsizes.quota.family_key), the one spelling plan, audit, run
+            # and the policies print; Azure's name for the row stays in --json's `name`. Text, not markup.
+            Text(r.family or r.name),
             str(r.used),
             str(r.limit),
             str(r.free),

@@ -29,6 +29,51 @@ class Checkpointing:
     expected_goodput: float
 
 
+#: Model-state bytes per parameter of mixed-precision Adam (ZeRO, SC 2020, section 3.1: 2 + 2 + 12).
+BYTES_PER_PARAM = 16
+BYTES_SOURCE = (
+    "16 bytes/parameter: 16-bit weights (2) + gradients (2) + Adam's fp32 weights, momentum, variance (12); "
+    "Rajbhandari et al., ZeRO, SC 2020, section 3.1"
+)
+GIB = 2**30
+
+
+@dataclass
+class Memory:
+    params: int
+    bytes_per_param: int
+    bytes_source: str
+    gpus: int
+    gpu_memory_gib: float
+    gpu_memory_source: str
+    ddp_gib_per_gpu: float
+    fsdp_gib_per_gpu: float
+    fits_ddp: bool
+    fits_fsdp: bool
+    use: str | None
+
+
+def memory_fit(params: int, gpus: int, gpu_memory_gib: float, source: str) -> Memory:
+    """Model-state memory per GPU under DDP (all of it) and FSDP (1/gpus of it), against the GPU's."""
+    total = params * BYTES_PER_PARAM / GIB
+    ddp, fsdp = total, total / gpus
+    fits_ddp, fits_fsdp = ddp <= gpu_memory_gib, fsdp <= gpu_memory_gib
+    use = "ddp" if fits_ddp else "fsdp" if fits_fsdp else None
+    return Memory(
+        params,
+        BYTES_PER_PARAM,
+        BYTES_SOURCE,
+        gpus,
+        gpu_memory_gib,
+        source,
+        ddp,
+        fsdp,
+        fits_ddp,
+        fits_fsdp,
+        use,
+    )
+
+
 @dataclass
 class Plan:
     tokens: float
@@ -47,6 +92,7 @@ class Plan:
     price_per_node_hour: float | None = None
     cost: float | None = None
     checkpointing: Checkpointing | None = None
+    memory: Memory | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -81,6 +127,8 @@ def plan(
     mtbf_hours: float | None = None,
     region: str | None = None,
     tier: str = "dedicated",
+    params: int | None = None,
+    gpu_memory_gib: float | None = None,
 ) -> Plan:
     for flag, value in (
         ("--tokens", tokens),
@@ -106,6 +154,10 @@ def plan(
         raise UsageError(f"--goodput {goodput}: a fraction in (0, 1], e.g. 0.85")
     if price_per_node_hour is not None and price_per_node_hour < 0:
         raise UsageError(f"--price-per-node-hour {price_per_node_hour}: must not be negative")
+    if params is not None and params < 1:
+        raise UsageError(f"--params {params}: must be at least 1 (the model's parameter count, e.g. 8.03e9)")
+    if gpu_memory_gib is not None and not (math.isfinite(gpu_memory_gib) and gpu_memory_gib > 0):
+        raise UsageError(f"--gpu-memory-gib {gpu_memory_gib}: must be above 0 (memory of one GPU)")
     if (checkpoint_seconds is None) != (mtbf_hours is None):
         raise UsageError("--checkpoint-seconds and --mtbf-hours go together; pass both or neither")
 
@@ -161,6 +213,10 @@ def plan(
             p.cost = p.node_hours * price_per_node_hour
     elif price_per_node_hour is not None:
         raise UsageError("--price-per-node-hour needs --size (nodes come from the size's GPUs per node)")
+    if params is not None:
+        p.memory = _memory(p, params, gpus, gpu_memory_gib, size)
+    elif gpu_memory_gib is not None:
+        raise UsageError("--gpu-memory-gib needs --model or --params (what has to fit)")
     if checkpoint_seconds is not None and mtbf_hours is not None:
         p.checkpointing = young_daly(checkpoint_seconds, mtbf_hours)
         if p.checkpointing.expected_goodput < 0.5:
@@ -172,6 +228,31 @@ def plan(
                 "faster or the job more reliable"
             )
     return p
+
+
+def _memory(p: Plan, params: int, gpus: int, gpu_memory_gib: float | None, size: str | None) -> Memory:
+    if gpu_memory_gib is not None:
+        mem, source = gpu_memory_gib, "--gpu-memory-gib"
+    elif size is not None:
+        from vmsizes import describe
+
+        vm = describe(p.size or size)
+        if not vm.gpu_memory_gb or not vm.gpus:
+            raise UsageError(f"--size {vm.name}: the catalog has no GPU memory for it; pass --gpu-memory-gib")
+        # The catalog's gpu_memory_gb is the VM's total in the vendor's GB (10^9 bytes); per GPU, in GiB.
+        mem = vm.gpu_memory_gb / vm.gpus * 1e9 / GIB
+        source = (
+            f"{vm.name}: {vm.gpu_memory_gb:g} GB over {vm.gpus} GPUs (vmsizes catalog), {mem:.1f} GiB each"
+        )
+    else:
+        raise UsageError("--model/--params needs --size or --gpu-memory-gib (the memory of one GPU)")
+    m = memory_fit(params, gpus, mem, source)
+    if m.use is None:
+        p.notes.append(
+            f"the model states alone ({m.fsdp_gib_per_gpu:.1f} GiB per GPU sharded over {gpus}) exceed a "
+            f"GPU's {mem:.1f} GiB: use more GPUs (FSDP divides by them) or a GPU with more memory"
+        )
+    return m
 
 
 def render_text(p: Plan) -> str:
@@ -194,5 +275,19 @@ def render_text(p: Plan) -> str:
             f"(Young/Daly sqrt(2 x {c.checkpoint_seconds:g} s x {c.mtbf_hours:g} h)); "
             f"expected goodput from checkpoints and rework {c.expected_goodput:.3f}"
         )
+    if p.memory:
+        m = p.memory
+        verdict = {"ddp": "use DDP", "fsdp": "use FSDP (--parallel fsdp)", None: "neither fits"}[m.use]
+        lines += [
+            f"memory: {m.params:,} parameters x {m.bytes_per_param} bytes of model state ({m.bytes_source})",
+            f"  DDP:  {m.ddp_gib_per_gpu:,.1f} GiB per GPU: {'fits' if m.fits_ddp else 'does NOT fit'} in "
+            f"{m.gpu_memory_gib:.1f} GiB",
+            f"  FSDP over {m.gpus} GPUs: {m.fsdp_gib_per_gpu:,.1f} GiB per GPU: "
+            f"{'fits' if m.fits_fsdp else 'does NOT fit'} ({m.gpu_memory_gib - m.fsdp_gib_per_gpu:,.1f} GiB "
+            "left for activations)"
+            if m.fits_fsdp
+            else f"  FSDP over {m.gpus} GPUs: {m.fsdp_gib_per_gpu:,.1f} GiB per GPU: does NOT fit",
+            f"  {verdict}; activations, the gathered block and buffers come on top of the model states",
+        ]
     lines += [f"note: {n}" for n in p.notes]
     return "\n".join(lines)

@@ -18,16 +18,19 @@ environment. `render` writes them into the YAML (`limits.timeout`, `resources.sh
   cleanup" on a NCCL error or watchdog timeout, https://pytorch.org/docs/stable/torch_nccl_environment_variables.html):
   a hung or failed collective ends the process (and the job, so `jobs run` can resubmit) instead of
   blocking in cleanup; pinned because its default changed between torch releases.
-- Environment per size, where Azure publishes it: the ND A100 v4 / NDm A100 v4 and ND H100 v5 settings of
-  the Azure HPC VM image, which writes them to /etc/nccl.conf on the VM (Azure/azhpc-images
-  customizations/ndv4.sh, ndv5.sh): `NCCL_IB_PCI_RELAXED_ORDERING=1`, `NCCL_TOPO_FILE` (the topology file
-  the image places under /opt/microsoft) and, on ND H100 v5, `NCCL_IGNORE_CPU_AFFINITY=1`. A job runs in a
-  container that does not read the VM's /etc/nccl.conf, hence the variables. `UCX_IB_PCI_RELAXED_ORDERING=on`,
-  `CUDA_DEVICE_ORDER=PCI_BUS_ID` and `NCCL_SOCKET_IFNAME=eth0` are what Azure's own NCCL health checks pass
-  on these sizes (Azure/azurehpc-health-checks, customTests NCCL all-reduce). A topology file the container
-  does not have is harmless: NCCL logs "Could not open XML topology file" and detects the topology itself
-  (NVIDIA/nccl src/graph/xml.cc `ncclTopoGetXmlFromFile` returns success). ND H200 v5 and the GB200/GB300
-  sizes get none: Azure publishes no such file for them in that repository.
+- Environment per size, where Azure publishes it: what the Azure HPC VM image writes to /etc/nccl.conf on
+  the VM (Azure/azhpc-images at 8e9d055f, components/customizations/ndv4.sh and ndv5.sh):
+  `NCCL_IB_PCI_RELAXED_ORDERING=1` and `NCCL_IGNORE_CPU_AFFINITY=1` on both the ND A100 v4 family and the ND
+  H100 v5 family; the image picks the file by size (components/setup_sku_customizations.sh:
+  `standard_nd*v4) topoFamily="ndv4"`, `standard_nd96is*_h[1-2]00_v5) topoFamily="ndv5"`), so ND H200 v5
+  gets the ND H100 v5 set. A job runs in a container that does not read the VM's /etc/nccl.conf, hence the
+  variables. `NCCL_TOPO_FILE` is not set: the file the image points it at (/opt/microsoft/ndv5/topo.xml, a
+  link the image makes on the VM) is a host path an Azure ML job container does not mount, so the variable
+  would name a file that is not there; NCCL then detects the topology itself (NVIDIA/nccl src/graph/xml.cc
+  `ncclTopoGetXmlFromFile` returns success on a missing file), which is what it does without the variable.
+  `UCX_IB_PCI_RELAXED_ORDERING=on`, `CUDA_DEVICE_ORDER=PCI_BUS_ID` and `NCCL_SOCKET_IFNAME=eth0` are what
+  Azure's own NCCL health checks pass on these sizes (Azure/azurehpc-health-checks, customTests NCCL
+  all-reduce). The GB200/GB300 sizes get none (their ndv6.sh is not this project's sizes' set).
 - `DATASET_UNMOUNT_TIMEOUT_SECONDS` for train jobs: jobs/unmount.py (time to upload the last checkpoint).
 """
 
@@ -47,24 +50,15 @@ _HEALTH_CHECK_ENV = {
     "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
     "NCCL_SOCKET_IFNAME": "eth0",
 }
+# The /etc/nccl.conf lines of azhpc-images ndv4.sh and ndv5.sh (the same two variables), minus NCCL_TOPO_FILE.
+_AZHPC_NCCL_CONF = {"NCCL_IB_PCI_RELAXED_ORDERING": "1", "NCCL_IGNORE_CPU_AFFINITY": "1"}
 #: catalog series -> environment (sources in the module docstring)
 SERIES_ENV: dict[str, dict[str, str]] = {
-    "ND A100 v4 (NDasrA100_v4)": {
-        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
-        "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml",
-        **_HEALTH_CHECK_ENV,
-    },
-    "NDm A100 v4 (NDm_A100_v4)": {
-        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
-        "NCCL_TOPO_FILE": "/opt/microsoft/ndv4-topo.xml",
-        **_HEALTH_CHECK_ENV,
-    },
-    "ND H100 v5": {
-        "NCCL_IB_PCI_RELAXED_ORDERING": "1",
-        "NCCL_TOPO_FILE": "/opt/microsoft/ndv5-topo.xml",
-        "NCCL_IGNORE_CPU_AFFINITY": "1",
-        **_HEALTH_CHECK_ENV,
-    },
+    "ND A100 v4 (NDasrA100_v4)": {**_AZHPC_NCCL_CONF, **_HEALTH_CHECK_ENV},
+    "NDm A100 v4 (NDm_A100_v4)": {**_AZHPC_NCCL_CONF, **_HEALTH_CHECK_ENV},
+    "ND H100 v5": {**_AZHPC_NCCL_CONF, **_HEALTH_CHECK_ENV},
+    # azhpc-images maps ND96is*_H200_v5 to the ND H100 v5 customization (ndv5.sh).
+    "ND H200 v5": {**_AZHPC_NCCL_CONF, **_HEALTH_CHECK_ENV},
 }
 _SHM = re.compile(r"^[1-9][0-9]*[bkmg]$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -11,14 +11,19 @@ checkpoint is still uploading when it ends (a cancel, a preemption notice) loses
 WRITE_RATE is a chosen, conservative 60 MiB/s: the only per-blob throughput figure Azure's scalability
 targets state is 60 MiB/s (a single page blob); a block blob's is "up to storage account ingress/egress
 limits" and depends on concurrency and the sender (MicrosoftDocs/azure-docs includes/storage-blob-scale-
-targets.md), and a FUSE flush uploads one file from one node. Parameters are counted for jobs/src/model.py
-from the model flags among the script arguments, with train.py's defaults.
+targets.md), and a FUSE flush uploads one file from one node. Parameters are counted for train.py's
+Llama (jobs/src/llamaconfig.py) from the model flags among the script arguments, with train.py's defaults.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
+
+from jobs.src.llamaconfig import PRESETS, param_count
+
+SHAPE_FIELDS = ("n_layer", "n_head", "n_kv_head", "n_embd", "ffn_hidden", "block_size", "vocab_size")
 
 WRITE_RATE_BYTES_S = 60 * 2**20
 #: Azure ML's default DATASET_UNMOUNT_TIMEOUT_SECONDS, the floor.
@@ -28,14 +33,15 @@ ENV = "DATASET_UNMOUNT_TIMEOUT_SECONDS"
 
 
 def model_params(script_args: tuple[str, ...] = ()) -> int:
-    """Parameters of train.py's GPT for these script arguments (defaults as in train.py's parser)."""
+    """Parameters of train.py's Llama for these script arguments: the --model preset (default tiny) with
+    the shape flags given over it (jobs/src/llamaconfig.py, the model's one definition)."""
     p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    for flag, default in (("--n-layer", 2), ("--n-embd", 64), ("--block-size", 64), ("--vocab-size", 512)):
-        p.add_argument(flag, type=int, default=default)
+    p.add_argument("--model", choices=sorted(PRESETS), default="tiny")
+    for f in SHAPE_FIELDS:
+        p.add_argument("--" + f.replace("_", "-"), dest=f, type=int)
     a, _ = p.parse_known_args(list(script_args))
-    c = a.n_embd
-    # wte (tied with lm_head) + wpe + per block (2 LayerNorms, qkv, proj, fc, proj; no Linear biases) + ln_f
-    return a.vocab_size * c + a.block_size * c + a.n_layer * (12 * c * c + 4 * c) + 2 * c
+    given = {f: getattr(a, f) for f in SHAPE_FIELDS if getattr(a, f) is not None}
+    return param_count(dataclasses.replace(PRESETS[a.model], **given))
 
 
 def checkpoint_bytes(params: int) -> int:

@@ -19,7 +19,7 @@ from localml.store import TERMINAL, CodeVersion, Job, now_iso, workspace_id
 from localml.validation import checked
 
 if TYPE_CHECKING:
-    from localml.controlplane import ControlPlane
+    from localml.plane import Plane
 
 WS = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
 #: Route parameters -> the spec's path parameters, for the body check (localml/validation.py).
@@ -34,7 +34,7 @@ def _ws_id(req: Request) -> str:
     return workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
 
 
-def register(router: Router, cp: ControlPlane) -> None:
+def register(router: Router, cp: Plane) -> None:
     a = router.add
     a(
         "GET",
@@ -80,7 +80,7 @@ def register(router: Router, cp: ControlPlane) -> None:
 # --- code versions -------------------------------------------------------------------------------
 
 
-def _code_list(cp: ControlPlane, req: Request) -> Response:
+def _code_list(cp: Plane, req: Request) -> Response:
     """With ``hash``: every code version of the workspace with that content hash, whatever its name
     (azure-ai-ml gives each anonymous upload a fresh name and reuses what this returns); else the
     versions of ``name``."""
@@ -100,14 +100,14 @@ def _code_hash(body: dict[str, Any]) -> str | None:
     return props.get("properties", {}).get("hash_sha256") or props.get("hash")
 
 
-def _code_get(cp: ControlPlane, req: Request) -> Response:
+def _code_get(cp: Plane, req: Request) -> Response:
     code = cp.store.codes.get((_ws_id(req).lower(), req.params["name"], req.params["version"]))
     if code is None:
         return error(404, "UserError", f"code {req.params['name']}:{req.params['version']} not found")
     return Response(200, code.body)
 
 
-def _code_put(cp: ControlPlane, req: Request) -> Response:
+def _code_put(cp: Plane, req: Request) -> Response:
     ws_id, name, version = _ws_id(req), req.params["name"], req.params["version"]
     body = req.json()
     props = body.get("properties", {})
@@ -129,7 +129,7 @@ def _code_put(cp: ControlPlane, req: Request) -> Response:
     return Response(201 if existing is None else 200, resource)
 
 
-def _pending_upload(cp: ControlPlane, req: Request) -> Response:
+def _pending_upload(cp: Plane, req: Request) -> Response:
     container_url, sas_url = cp.blobs.new_upload_container()
     return Response(
         200,
@@ -148,7 +148,7 @@ def _pending_upload(cp: ControlPlane, req: Request) -> Response:
 # --- jobs --------------------------------------------------------------------------------------
 
 
-def _job_put(cp: ControlPlane, req: Request) -> Response:
+def _job_put(cp: Plane, req: Request) -> Response:
     ws_id, name = _ws_id(req), req.params["name"]
     props = req.json().get("properties", {})
     with cp.store.lock:
@@ -169,18 +169,18 @@ def _job_put(cp: ControlPlane, req: Request) -> Response:
     return Response(201, job.resource())
 
 
-def _job_get(cp: ControlPlane, req: Request) -> Response:
+def _job_get(cp: Plane, req: Request) -> Response:
     job = cp.store.job(_ws_id(req), req.params["name"])
     if job is None:
         return error(404, "UserError", f"job {req.params['name']!r} not found")
     return Response(200, job.resource())
 
 
-def _job_list(cp: ControlPlane, req: Request) -> Response:
+def _job_list(cp: Plane, req: Request) -> Response:
     return Response(200, {"value": [j.resource() for j in cp.store.jobs_in(_ws_id(req))]})
 
 
-def _job_cancel(cp: ControlPlane, req: Request) -> Response:
+def _job_cancel(cp: Plane, req: Request) -> Response:
     job = cp.store.job(_ws_id(req), req.params["name"])
     if job is None:
         return error(404, "UserError", f"job {req.params['name']!r} not found")
@@ -193,7 +193,7 @@ def _job_cancel(cp: ControlPlane, req: Request) -> Response:
 # --- datastores --------------------------------------------------------------------------------
 
 
-def _datastore(cp: ControlPlane, ws_id: str, name: str) -> dict[str, Any]:
+def _datastore(cp: Plane, ws_id: str, name: str) -> dict[str, Any]:
     return {
         "id": f"{ws_id}/datastores/{name}",
         "name": name,
@@ -210,14 +210,14 @@ def _datastore(cp: ControlPlane, ws_id: str, name: str) -> dict[str, Any]:
     }
 
 
-def _datastore_get(cp: ControlPlane, req: Request) -> Response:
+def _datastore_get(cp: Plane, req: Request) -> Response:
     name = req.params["name"]
     if name not in DATASTORES:
         return error(404, "UserError", f"datastore {name!r} not found (localml has {sorted(DATASTORES)})")
     return Response(200, _datastore(cp, _ws_id(req), name))
 
 
-def _datastore_list(cp: ControlPlane, req: Request) -> Response:
+def _datastore_list(cp: Plane, req: Request) -> Response:
     names = list(DATASTORES)
     if req.query.get("isDefault", "").lower() == "true":
         names = ["workspaceblobstore"]

@@ -43,14 +43,14 @@ from localml.store import workspace_id
 from localml.validation import checked
 
 if TYPE_CHECKING:
-    from localml.controlplane import ControlPlane
+    from localml.plane import Plane
 
 COMPUTE_TYPE = "Microsoft.MachineLearningServices/workspaces/computes"
 #: `underlyingResourceAction` values (SPEC parameters.UnderlyingResourceActionParameter: required, enum).
 UNDERLYING_ACTIONS = ("Delete", "Detach")
 
 
-def register(router: Router, cp: ControlPlane, ws: str) -> None:
+def register(router: Router, cp: Plane, ws: str) -> None:
     a = router.add
     a("GET", ws + "/computes", lambda r: _list(cp, r), "computes list")
     a(
@@ -154,9 +154,7 @@ def _check(body: Any) -> str | None:
     return None
 
 
-def _resource(
-    cp: ControlPlane, ws_id: str, name: str, body: dict[str, Any], created: str | None
-) -> dict[str, Any]:
+def _resource(cp: Plane, ws_id: str, name: str, body: dict[str, Any], created: str | None) -> dict[str, Any]:
     """The ARM resource GET answers for a PUT body (SPEC ComputeResource: Resource + identity, location,
     tags, sku; `properties` a Compute with computeType discriminator)."""
     now = _now()
@@ -194,7 +192,7 @@ def _resource(
     }
 
 
-def _put(cp: ControlPlane, req: Request) -> Response:
+def _put(cp: Plane, req: Request) -> Response:
     ws_id, ws_key, key = _key(req)
     name = req.params["compute"]
     try:
@@ -228,19 +226,19 @@ def _put(cp: ControlPlane, req: Request) -> Response:
     return Response(200 if existing else 201, answer)
 
 
-def _get(cp: ControlPlane, req: Request) -> Response:
+def _get(cp: Plane, req: Request) -> Response:
     _, ws_key, key = _key(req)
     with cp.store.lock:
         found = cp.store.computes.get((ws_key, key))
     return Response(200, found) if found is not None else _not_found(req.params["compute"])
 
 
-def _list(cp: ControlPlane, req: Request) -> Response:
+def _list(cp: Plane, req: Request) -> Response:
     # SPEC PaginatedComputeResourcesList: {value, nextLink}; one page, no nextLink (`$skip` ignored).
     return Response(200, {"value": cp.store.computes_in(_ws_id(req))})
 
 
-def _delete(cp: ControlPlane, req: Request) -> Response:
+def _delete(cp: Plane, req: Request) -> Response:
     """SPEC Compute_Delete: `underlyingResourceAction` is required, "Delete the underlying compute if
     'Delete', or detach the underlying compute from workspace if 'Detach'"; 204 "The target compute does
     not exist". Detach keeps the cluster's vmSize for a later PUT of the same name (see `_put`)."""
@@ -273,7 +271,7 @@ def node_id(compute: str, job: str, node: int) -> str:
     return f"{compute}-{job}-n{node}"
 
 
-def _list_nodes(cp: ControlPlane, req: Request) -> Response:
+def _list_nodes(cp: Plane, req: Request) -> Response:
     """SPEC Compute_ListNodes: POST .../computes/{computeName}/listNodes, 200 `AmlComputeNodesInformation`
     {nodes: [AmlComputeNodeInformation {nodeId, privateIpAddress, publicIpAddress, port, nodeState, runId}],
     nextLink}; nodeState one of idle, running, preparing, unusable, leaving, preempted (SPEC enum, and

@@ -17,10 +17,13 @@ accepts a JSON body), the request azure-native makes for a `machinelearningservi
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
 
 ARM_BODY_KEYS = ("location", "identity", "tags", "properties")  # the Compute PUT body (ComputeResource)
 
@@ -37,6 +40,37 @@ def declared_bodies(result: Any) -> dict[str, dict[str, Any]]:
     # Every number crossed the engine's wire as a double; azure-native sends the REST schema's integer-typed
     # properties (ScaleSettings.maxNodeCount: int32) as JSON integers.
     return plain_numbers(bodies)
+
+
+def deploy_stack(stack: str, env: dict[str, str], work: Path, say: Callable[[str], None]) -> Path:
+    """What `pulumi up` of `stack` leaves behind, on the control plane `env` points at: its outputs written
+    as `<work>/<stack>.json` (`python -m preflight STACK --outputs-file F`: the program under Pulumi mocks)
+    and each AmlCompute it declares PUT (`put` below). Returns the outputs file; raises RuntimeError naming
+    the step that failed. Used by `make smoke` (dev) and `python -m localml serve --deploy STACK`."""
+    from preflight.program import run_program
+
+    work.mkdir(parents=True, exist_ok=True)
+    outputs_file, bodies_file = work / f"{stack}.json", work / f"{stack}-computes.json"
+
+    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        say("$ python " + " ".join(argv))
+        return subprocess.run(
+            [sys.executable, *argv], cwd=ROOT, env=env, timeout=300, stdout=subprocess.PIPE, text=True
+        )
+
+    r = run(["-m", "preflight", stack, "--outputs-file", str(outputs_file)])
+    if r.returncode != 0 or not outputs_file.exists():
+        raise RuntimeError(
+            f"could not write the {stack} stack outputs (python -m preflight exit {r.returncode})"
+        )
+    bodies_file.write_text(json.dumps(declared_bodies(run_program(stack))))
+    say(f"deploying the {stack} stack's clusters as `pulumi up` would (one PUT per declared AmlCompute)")
+    r = run(["-m", "localml.deploy", str(outputs_file), "put", str(bodies_file)])
+    if r.returncode != 0:
+        raise RuntimeError(
+            f"could not create the {stack} clusters (python -m localml.deploy exit {r.returncode})"
+        )
+    return outputs_file
 
 
 def main(argv: list[str]) -> int:

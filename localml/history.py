@@ -13,7 +13,7 @@ from localml.http import Request, Response, Router, error
 from localml.store import Job, workspace_id
 
 if TYPE_CHECKING:
-    from localml.controlplane import ControlPlane
+    from localml.plane import Plane
 
 HWS = (
     "/history/v1.0/subscriptions/{sub}/resourceGroups/{rg}"
@@ -21,7 +21,7 @@ HWS = (
 )
 
 
-def register(router: Router, cp: ControlPlane) -> None:
+def register(router: Router, cp: Plane) -> None:
     a = router.add
     a(
         "GET",
@@ -34,7 +34,7 @@ def register(router: Router, cp: ControlPlane) -> None:
     a("POST", HWS + "/rundata", lambda r: _run_data(cp, r), "run history: run data")
 
 
-def _discovery(cp: ControlPlane) -> dict[str, str]:
+def _discovery(cp: Plane) -> dict[str, str]:
     base = cp.base_url
     return {
         "api": base,
@@ -50,7 +50,7 @@ def _discovery(cp: ControlPlane) -> dict[str, str]:
     }
 
 
-def _job(cp: ControlPlane, req: Request, run_id: str) -> Job | None:
+def _job(cp: Plane, req: Request, run_id: str) -> Job | None:
     ws_id = workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
     return cp.store.job(ws_id, run_id)
 
@@ -80,7 +80,7 @@ def _run_body(job: Job) -> dict[str, Any]:
     return body
 
 
-def _details(cp: ControlPlane, req: Request) -> Response:
+def _details(cp: Plane, req: Request) -> Response:
     run_id = req.params["run"]
     job = _job(cp, req, run_id)
     if job is None:
@@ -92,7 +92,7 @@ def _details(cp: ControlPlane, req: Request) -> Response:
     return Response(200, body)
 
 
-def _run_data(cp: ControlPlane, req: Request) -> Response:
+def _run_data(cp: Plane, req: Request) -> Response:
     run_id = str(req.json().get("runId", ""))
     job = _job(cp, req, run_id)
     if job is None:

@@ -45,7 +45,7 @@ from localml.http import Request, Response, Router, error
 from vmsizes.regions import normalize_region
 
 if TYPE_CHECKING:
-    from localml.controlplane import ControlPlane
+    from localml.plane import Plane
 
 PROVIDER = "Microsoft.KeyVault"
 VAULT = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.KeyVault/vaults/{vault}"
@@ -59,7 +59,7 @@ IN_DELETED_STATE = (
 DEFAULT_RETENTION_DAYS = 90
 
 
-def register(router: Router, cp: ControlPlane) -> None:
+def register(router: Router, cp: Plane) -> None:
     a = router.add
     a("PUT", VAULT, lambda r: _put(cp, r), "key vault PUT (create or update)")
     a("GET", VAULT, lambda r: _get(cp, r), "key vault GET")
@@ -109,7 +109,7 @@ def _check(body: Any) -> str | None:
     return None
 
 
-def _put(cp: ControlPlane, req: Request) -> Response:
+def _put(cp: Plane, req: Request) -> Response:
     name = req.params["vault"].lower()
     try:
         body = req.json()
@@ -158,20 +158,20 @@ def _taken(req: Request) -> Response:
     )
 
 
-def _owned(cp: ControlPlane, req: Request) -> dict[str, Any] | None:
+def _owned(cp: Plane, req: Request) -> dict[str, Any] | None:
     found = cp.store.vaults.get(req.params["vault"].lower())
     if found is None or found["id"].lower() != _vault_id(req).lower():
         return None
     return found
 
 
-def _get(cp: ControlPlane, req: Request) -> Response:
+def _get(cp: Plane, req: Request) -> Response:
     with cp.store.lock:
         found = _owned(cp, req)
     return Response(200, found) if found is not None else _not_found(req)
 
 
-def _delete(cp: ControlPlane, req: Request) -> Response:
+def _delete(cp: Plane, req: Request) -> Response:
     """SPEC Vaults_Delete: 200, or 204 when there is nothing to delete. Always a soft delete: the vault
     becomes a `DeletedVault` in its location until purged."""
     name = req.params["vault"].lower()
@@ -204,7 +204,7 @@ def _delete(cp: ControlPlane, req: Request) -> Response:
     return Response(200, None)
 
 
-def _deleted(cp: ControlPlane, req: Request) -> dict[str, Any] | None:
+def _deleted(cp: Plane, req: Request) -> dict[str, Any] | None:
     found = cp.store.deleted_vaults.get(req.params["vault"].lower())
     if found is None or found["subscription"] != req.params["sub"]:
         return None
@@ -221,13 +221,13 @@ def _deleted_not_found(req: Request) -> Response:
     )
 
 
-def _get_deleted(cp: ControlPlane, req: Request) -> Response:
+def _get_deleted(cp: Plane, req: Request) -> Response:
     with cp.store.lock:
         found = _deleted(cp, req)
     return Response(200, found["resource"]) if found is not None else _deleted_not_found(req)
 
 
-def _purge(cp: ControlPlane, req: Request) -> Response:
+def _purge(cp: Plane, req: Request) -> Response:
     name = req.params["vault"].lower()
     with cp.store.lock:
         found = _deleted(cp, req)

@@ -18,7 +18,7 @@ The clients poll with azure-core's `LocationPolling` (`azure/core/polling/base_p
 Where localml differs: the Location URL is localml's own choice, in the usual ARM shape
 `/subscriptions/{sub}/providers/{provider}/locations/{location}/operationResults/{id}` (Azure's URLs are
 opaque to the client, which polls them as given), and an operation finishes after a fixed number of polls
-(`ControlPlane.lro_polls`) instead of after Azure's own work. `Retry-After` is 1 s, the smallest whole value
+(`Plane.lro_polls`) instead of after Azure's own work. `Retry-After` is 1 s, the smallest whole value
 (azure-core treats 0 as absent and falls back to its 30 s default).
 """
 
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from localml.http import Request, Response, Router, error
 
 if TYPE_CHECKING:
-    from localml.controlplane import ControlPlane
+    from localml.plane import Plane
 
 POLL = "/subscriptions/{sub}/providers/{provider}/locations/{location}/operationResults/{op}"
 RETRY_AFTER_S = "1"
@@ -47,11 +47,11 @@ class Operation:
     done: bool = False
 
 
-def register(router: Router, cp: ControlPlane) -> None:
+def register(router: Router, cp: Plane) -> None:
     router.add("GET", POLL, lambda r: _poll(cp, r), "long-running operation status (Location)")
 
 
-def start(cp: ControlPlane, sub: str, provider: str, location: str, finish: Callable[[], None]) -> Response:
+def start(cp: Plane, sub: str, provider: str, location: str, finish: Callable[[], None]) -> Response:
     """Register an operation and answer the 202 that starts it."""
     op_id = str(uuid.uuid4())
     with cp.store.lock:
@@ -61,7 +61,7 @@ def start(cp: ControlPlane, sub: str, provider: str, location: str, finish: Call
     return Response(202, None, {"Location": url, "Retry-After": RETRY_AFTER_S})
 
 
-def _poll(cp: ControlPlane, req: Request) -> Response:
+def _poll(cp: Plane, req: Request) -> Response:
     with cp.store.lock:
         op = cp.store.operations.get(req.params["op"])
         if op is None:

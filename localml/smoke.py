@@ -44,7 +44,7 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.Com
 def main(work: Path | None = None, timeout: float = 600.0, as_json: bool = False) -> int:
     t0 = time.monotonic()
     work = work or Path(tempfile.mkdtemp(prefix="localml-smoke-"))
-    outputs_file, logs = work / "dev-outputs.json", work / "job-logs"
+    logs = work / "job-logs"
     say(f"starting Azurite and the control plane (work folder {work})")
     with LocalAzureML() as local:
         env = local.subprocess_env()
@@ -53,20 +53,12 @@ def main(work: Path | None = None, timeout: float = 600.0, as_json: bool = False
             f"control plane {local.control_plane.base_url}; SDKs pointed at it by "
             + ", ".join(sorted(local.environ))
         )
-        r = _run([sys.executable, "-m", "preflight", "dev", "--outputs-file", str(outputs_file)], env, 300)
-        if r.returncode != 0 or not outputs_file.exists():
-            say(f"FAILED: could not write the dev stack outputs (exit {r.returncode})")
-            return 1
-        from localml.deploy import declared_bodies
-        from preflight.program import run_program
+        from localml.deploy import deploy_stack
 
-        bodies_file = work / "dev-computes.json"
-        bodies_file.write_text(json.dumps(declared_bodies(run_program("dev"))))
-        say("deploying the dev stack's clusters as `pulumi up` would (one PUT per declared AmlCompute)")
-        put = [sys.executable, "-m", "localml.deploy", str(outputs_file), "put", str(bodies_file)]
-        r = _run(put, env, 300)
-        if r.returncode != 0:
-            say(f"FAILED: could not create the dev clusters (exit {r.returncode})")
+        try:
+            outputs_file = deploy_stack("dev", env, work, say)
+        except RuntimeError as exc:
+            say(f"FAILED: {exc}")
             return 1
         r = _run([sys.executable, "-m", "jobs", "check-deploy", "--outputs", str(outputs_file)], env, 300)
         if r.returncode != 0:

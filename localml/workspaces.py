@@ -48,7 +48,7 @@ from localml.http import Request, Response, Router, error
 from localml.store import TERMINAL, workspace_id
 
 if TYPE_CHECKING:
-    from localml.controlplane import ControlPlane
+    from localml.plane import Plane
 
 PROVIDER = "Microsoft.MachineLearningServices"
 #: Workspace states other than live; a name in neither set nor `Store.workspaces` exists implicitly.
@@ -56,7 +56,7 @@ DELETING, SOFT_DELETED, PURGED = "Deleting", "SoftDeleted", "Purged"
 SOFT_DELETED_MESSAGE = "Soft-deleted workspace exists. Please purge or recover it. https://aka.ms/wsoftdelete"
 
 
-def register(router: Router, cp: ControlPlane, ws: str) -> None:
+def register(router: Router, cp: Plane, ws: str) -> None:
     a = router.add
     a("GET", ws, lambda r: _get(cp, r), "workspace GET")
     a("PUT", ws, lambda r: _put(cp, r), "workspace PUT (create or update)")
@@ -89,7 +89,7 @@ def _not_found(req: Request) -> Response:
     )
 
 
-def _resource(cp: ControlPlane, req: Request, sent: dict[str, Any] | None, state: str) -> dict[str, Any]:
+def _resource(cp: Plane, req: Request, sent: dict[str, Any] | None, state: str) -> dict[str, Any]:
     """The workspace as GET answers it (SPEC `Workspace`): what a PUT sent, with the read-only properties the
     service sets (`workspaceId`, `discoveryUrl`, `provisioningState`, the identity's ids)."""
     ws_id = workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
@@ -124,7 +124,7 @@ def _resource(cp: ControlPlane, req: Request, sent: dict[str, Any] | None, state
     }
 
 
-def _get(cp: ControlPlane, req: Request) -> Response:
+def _get(cp: Plane, req: Request) -> Response:
     key = _key(req)
     with cp.store.lock:
         state = cp.store.workspace_state.get(key)
@@ -134,7 +134,7 @@ def _get(cp: ControlPlane, req: Request) -> Response:
     return Response(200, _resource(cp, req, sent, state or "Succeeded"))
 
 
-def _put(cp: ControlPlane, req: Request) -> Response:
+def _put(cp: Plane, req: Request) -> Response:
     key = _key(req)
     try:
         body = req.json()
@@ -159,7 +159,7 @@ def _put(cp: ControlPlane, req: Request) -> Response:
     return Response(200, _resource(cp, req, body, "Succeeded"))
 
 
-def _delete(cp: ControlPlane, req: Request) -> Response:
+def _delete(cp: Plane, req: Request) -> Response:
     key = _key(req)
     purge = req.query.get("forceToPurge", "false").lower() == "true"
     with cp.store.lock:

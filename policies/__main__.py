@@ -1,17 +1,25 @@
-"""Entry point the Pulumi CLI runs: `python -u -m pulumi.policy <engine-address> .` in policies/.
+"""Entry point the Pulumi CLI runs: `python -u -m pulumi.policy <engine-address> .` in the pack's folder.
 
-The size catalog `vmsizes/` lives at the repository root and is read in place, not copied: the repository root
-(the parent of this file's folder) is put on sys.path, so `import vmsizes` and `import policies` resolve to
-the checkout whatever the working directory. vmsizes needs only the standard library and PyYAML, both in
-policies/requirements.txt.
+The pack is this folder alone (what `pulumi policy publish` uploads), whatever it is called: its modules
+import each other as `policies.<module>`, so the folder is registered as the package `policies` here.
+Everything else it imports (pulumi-policy, PyYAML, isodate, and the repository's size catalog `vmsizes`,
+`azroles` and `stackconfig`'s standard-library checks as the wheel `azml-gpu-catalog`) comes from the pack's
+virtualenv, built from requirements.txt; nothing is read from outside the folder.
 """
 
+import importlib.util
 import sys
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+if "policies" not in sys.modules:
+    _HERE = Path(__file__).resolve().parent
+    _spec = importlib.util.spec_from_file_location(
+        "policies", _HERE / "__init__.py", submodule_search_locations=[str(_HERE)]
+    )
+    assert _spec is not None and _spec.loader is not None
+    _package = importlib.util.module_from_spec(_spec)
+    sys.modules["policies"] = _package
+    _spec.loader.exec_module(_package)
 
 from policies.registry import build_pack  # noqa: E402
 

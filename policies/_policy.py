@@ -71,7 +71,9 @@ def to_pulumi(module: ModuleType) -> Policy:
         def run_resource(args: ResourceValidationArgs, report_violation: Callable[..., None]) -> None:
             # What Analyze saw of a lock, for the stack policies (why here: policies/locks.py docstring).
             record_analyzed(args)
-            for message in validate_resource(args, args.get_config() or {}):
+            # Sorted: the same resource gives the same report in the same order, whatever the order in
+            # which a policy collected its findings.
+            for message in sorted(validate_resource(args, args.get_config() or {})):
                 report_violation(message, None)
 
         return ResourceValidationPolicy(
@@ -85,7 +87,10 @@ def to_pulumi(module: ModuleType) -> Policy:
         validate_stack: StackValidate = module.validate
 
         def run_stack(args: StackValidationArgs, report_violation: Callable[..., None]) -> None:
-            for found in validate_stack(args.resources, args.get_config() or {}):
+            # Sorted by resource and message: AnalyzeStack's resources come in registration order, which
+            # varies from run to run (the SDK registers from a thread pool); the report must not.
+            found_all = validate_stack(args.resources, args.get_config() or {})
+            for found in sorted(found_all, key=lambda v: (v.urn or "", v.message)):
                 report_violation(found.message, found.urn)
 
         return StackValidationPolicy(

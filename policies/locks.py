@@ -122,7 +122,7 @@ def from_dependencies(resource: Any) -> LockTarget:
     the resource the scope is computed from (a resource group created in this stack, or another resource)."""
     sources = list((getattr(resource, "property_dependencies", None) or {}).get("scope", []))
     if any(d.resource_type == RESOURCE_GROUP for d in sources):
-        names = ", ".join(d.name for d in sources if d.resource_type == RESOURCE_GROUP)
+        names = ", ".join(sorted(d.name for d in sources if d.resource_type == RESOURCE_GROUP))
         return LockTarget("resource-group", None, f"the resource group {names} created in this stack")
     if sources:
         first = sources[0]

@@ -60,7 +60,7 @@ def _what(path: str, subnets: dict[str, list[str]]) -> tuple[str, list[str]] | N
 def _message(level: Any, name: str, what: str, shown: str, clusters: list[str]) -> str:
     return (
         f"{level if isinstance(level, str) else 'a'} lock '{name}' on {what} ({shown}) "
-        f"used by cluster(s) {', '.join(clusters)}: "
+        f"used by cluster(s) {', '.join(sorted(clusters))}: "
         "Azure ML creates, updates and deletes these network resources as it scales, "
         "so scaling fails and the cluster sticks at 'resizing'. "
         "Fix: remove the lock; lock the storage, key vault and registry instead."

@@ -1,7 +1,8 @@
 """private-network-cost (advisory, stack): a managed network's costs and risks.
 
 The advisory side of private-network, computed from the same pure `private_network.findings` (sources there):
-FQDN outbound rules deploy a billed Azure Firewall; locks may block the managed network's operations.
+FQDN outbound rules deploy a billed Azure Firewall. (Locks next to a managed network are mandatory in
+private-network.)
 """
 
 from __future__ import annotations
@@ -15,13 +16,11 @@ from policies._policy import STACK, Violation
 from policies.private_network import findings
 
 NAME = "private-network-cost"
-DESCRIPTION = (
-    "Managed network costs and risks: FQDN rules deploy a billed Azure Firewall; locks may block it."
-)
+DESCRIPTION = "Managed network costs: FQDN outbound rules deploy a billed Azure Firewall."
 ENFORCEMENT = EnforcementLevel.ADVISORY
 KIND = STACK
 CONFIG: dict[str, Any] = {}
 
 
 def validate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
-    return [Violation(text, urn) for text, urn in findings(list(resources))[1]]
+    return [Violation(text, urn) for text, urn in findings(list(resources), {})[1]]

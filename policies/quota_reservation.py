@@ -133,7 +133,7 @@ def _who(report: QuotaReport, pool: Pool) -> str:
         if pool.kind == "family" and pool.family is None and r.size not in pool.sizes:
             continue
         parts.append(f"{r.cluster} ({r.nodes} x {r.vcpus_per_node} vCPUs of {r.size})")
-    return ", ".join(parts) + (" reserves" if len(parts) == 1 else " reserve")
+    return ", ".join(sorted(parts)) + (" reserves" if len(parts) == 1 else " reserve")
 
 
 def reservation(clusters: Iterable[Cluster]) -> tuple[QuotaReport, list[tuple[str, str]]]:

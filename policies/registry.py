@@ -15,6 +15,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyPack
 
 from policies import (
+    compute_in_virtual_network,
     cross_region_compute,
     idle_timer_bounds,
     idle_timer_parseable,
@@ -22,6 +23,7 @@ from policies import (
     min_nodes_zero,
     multi_node_requires_rdma,
     no_locks_on_cluster_network,
+    no_locks_on_granted_resources,
     no_privileged_role_assignments,
     no_privileged_role_assignments_by_dependency,
     no_resource_group_locks,
@@ -35,6 +37,7 @@ from policies import (
     secure_defaults,
     ssh_decided_at_creation,
     vm_series_retiring_soon,
+    workspace_user_assigned_identity,
 )
 from policies._policy import to_pulumi
 from vmsizes import all_sizes
@@ -48,6 +51,7 @@ MODULES: tuple[ModuleType, ...] = (
     no_resource_group_locks,
     no_resource_group_locks_by_dependency,
     no_locks_on_cluster_network,
+    no_locks_on_granted_resources,
     ssh_decided_at_creation,
     quota_reservation,
     quota_reservation_unknown,
@@ -62,6 +66,8 @@ MODULES: tuple[ModuleType, ...] = (
     private_network_inputs,
     private_network,
     private_network_cost,
+    compute_in_virtual_network,
+    workspace_user_assigned_identity,
 )
 BY_NAME: dict[str, ModuleType] = {m.NAME: m for m in MODULES}
 

@@ -14,7 +14,12 @@ azure-native 3.29 input docstrings unless noted):
 - Workspace `publicNetworkAccess` must be "Disabled" ("Whether requests from Public Network are allowed";
   absent means Azure's default, Enabled), unless the workspace name is in config `public_workspaces` (a
   workspace meant to be used from CI and laptops without a VPN, such as dev, lists itself there). That a
-  Disabled workspace is still reachable (a private endpoint or a managed network) is `private-network`'s.
+  Disabled workspace is still reachable (a private endpoint) is `private-network`'s.
+- Workspace `allowPublicAccessWhenBehindVnet` must not be true ("The flag to indicate whether to allow public
+  access when behind VNet", an input azure-native still takes): it switches public access back on the SDK v1
+  way whatever `publicNetworkAccess` says; PSRule for Azure's Azure.ML.PublicAccess requires it unset or
+  false next to Disabled (Azure/PSRule.Rules.Azure rules/Azure.ML.Rule.yaml). A workspace listed in
+  `public_workspaces` is public on purpose and not reported for it.
 - Storage account: `allowBlobPublicAccess` must not be true ("The default interpretation is false") and
   `minimumTlsVersion` must be "TLS1_2" ("The default interpretation is TLS 1.0 ... 1.3 is not supported").
 - Key vault: `properties.enablePurgeProtection` must be true (a workspace's key vault cannot change after
@@ -104,8 +109,19 @@ def _resource_messages(
 ) -> list[str]:
     if resource_type == WORKSPACE:
         access, name = read(props, "publicNetworkAccess"), read(props, "workspaceName")
-        if why := undecided(publicNetworkAccess=access, workspaceName=name):
+        behind = read(props, "allowPublicAccessWhenBehindVnet")
+        if why := undecided(
+            publicNetworkAccess=access, workspaceName=name, allowPublicAccessWhenBehindVnet=behind
+        ):
             return [why]
+        if behind is True and name not in public_workspaces:
+            return [
+                f"workspace allowPublicAccessWhenBehindVnet is true (publicNetworkAccess "
+                f"{access or 'not set'}): public access is switched back on the SDK v1 way, so the "
+                "workspace API is reachable from the internet (PSRule Azure.ML.PublicAccess). "
+                "Fix: remove allowPublicAccessWhenBehindVnet (the program never sends it), or list the "
+                "workspace in secure-defaults.public_workspaces if public access is intended."
+            ]
         if access != "Disabled" and name not in public_workspaces:
             shown = access if access else "not set (Azure's default: Enabled)"
             return [

@@ -1,5 +1,7 @@
-"""`python -m preflight STACK [--json] [--date YYYY-MM-DD] [--state FILE] [--outputs-file F]`: the offline
-policy gate, in the two previews a stack goes through (first deploy, and update against deployed state).
+"""`python -m preflight STACK [--json | --format markdown] [--date YYYY-MM-DD] [--state FILE]
+[--export-state FILE] [--outputs-file F]`: the offline policy gate, in the two previews a stack goes through
+(first deploy, and update against deployed state). `python -m preflight init-config STACK` writes the policy
+config of a new stack (preflight.initconfig).
 
 Exit 0: no mandatory violation; 1: mandatory violations; 2: invalid input (bad flag, invalid stack or policy
 config, every problem listed) or a program error (message, no traceback). Progress goes to stderr.
@@ -52,6 +54,19 @@ def parser() -> argparse.ArgumentParser:
         "diffs against it and lists what the change replaces (default: the stack deployed as declared)",
     )
     p.add_argument(
+        "--export-state",
+        type=Path,
+        metavar="FILE",
+        help="write the state of the stack deployed as declared, as `pulumi stack export` writes it, for "
+        "offline --state use (not with --state)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="text (default) or markdown (verdict first, each violation once: for a CI job summary)",
+    )
+    p.add_argument(
         "--outputs-file",
         type=Path,
         metavar="F",
@@ -81,6 +96,10 @@ def _fail(args: argparse.Namespace, problems: list[str], extra: dict[str, object
         document = {"stack": args.stack, "errors": problems, **(extra or {})}
         document["summary"] = {"exit_code": EXIT_INVALID}
         print(json.dumps(document, indent=2))
+    elif getattr(args, "format", "text") == "markdown":
+        # the job summary says why there is no verdict
+        print(f"## Policy gate: cannot evaluate stack `{args.stack}` ({len(problems)} problem(s))\n")
+        print("\n".join(f"- {p}" for p in problems))
     print(f"preflight: {args.stack}: cannot evaluate ({len(problems)} problem(s)):", file=sys.stderr)
     for problem in problems:
         print(f"  - {problem}", file=sys.stderr)
@@ -102,11 +121,26 @@ def _outputs_file_problems(path: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["init-config"]:
+        from preflight.initconfig import main as init_config
+        from preflight.program import REPO_ROOT
+
+        return init_config(argv[1:], REPO_ROOT)
     args = parser().parse_args(argv)
     from preflight.gate import evaluate
     from stackconfig.loader import StackFileError, read_config_block
 
     problems = _outputs_file_problems(args.outputs_file) if args.outputs_file is not None else []
+    if args.export_state is not None:
+        problems += [
+            p.replace("--outputs-file", "--export-state") for p in _outputs_file_problems(args.export_state)
+        ]
+        if args.state is not None:
+            problems.append(
+                "--export-state: writes the stack deployed as declared, which --state replaces; drop one of "
+                "them"
+            )
     if args.state is not None and not args.state.is_file():
         what = "is a directory" if args.state.is_dir() else "does not exist"
         problems.append(
@@ -139,7 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     if result.errors:
         problems = result.resource_problems
-        return _fail(args, result.errors, {"resource_check": {"problems": problems}} if problems else None)
+        extra: dict[str, object] = {"resource_check": {"problems": problems}} if problems else {}
+        if problems and result.violations:
+            # Analyze still ran on the resources whose Check failed (the engine's order)
+            extra["violations"] = [
+                {**v.as_json(), "evaluations": result.evaluations_of(v)} for v in result.violations
+            ]
+            for v in result.violations:
+                print(f"preflight: {v.enforcement} {v.policy} on {v.urn}: {v.message}", file=sys.stderr)
+        return _fail(args, result.errors, extra or None)
     if args.outputs_file is not None:
         from stackconfig.outputs import StackOutputs
 
@@ -149,8 +191,21 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as e:
             return _fail(args, [f"--outputs-file: cannot write {args.outputs_file}: {e}"])
         print(f"preflight: wrote the stack outputs to {args.outputs_file}", file=sys.stderr)
+    if args.export_state is not None:
+        from preflight.program import exported_state
+
+        try:
+            document = exported_state(result.evaluations[-1].program)
+            args.export_state.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        except OSError as e:
+            return _fail(args, [f"--export-state: cannot write {args.export_state}: {e}"])
+        print(f"preflight: wrote the deployed-as-declared state to {args.export_state}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
+    elif args.format == "markdown":
+        from preflight.report import markdown
+
+        print(markdown(result))
     else:
         from preflight.report import render
 

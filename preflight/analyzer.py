@@ -26,7 +26,7 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -257,11 +257,15 @@ class PolicyPack:
         return {p.name: p for p in self.info.policies}
 
     def configure(
-        self, config: Mapping[str, Any], gate_checks: Mapping[str, Mapping[str, Any]] | None = None
+        self,
+        config: Mapping[str, Any],
+        gate_checks: Mapping[str, Mapping[str, Any]] | None = None,
+        notes: list[str] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """Validate a `--policy-pack-config` object against the pack, send it; returns the effective
-        config (the gate's own checks included, but not sent to the pack)."""
-        effective = resolve_config(config, self.policies(), gate_checks)
+        config (the gate's own checks included, but not sent to the pack). `notes`: what the CLI accepts but
+        no policy reads (policyconfig.resolve_config)."""
+        effective = resolve_config(config, self.policies(), gate_checks, notes)
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, (level, props) in effective.items():
             if gate_checks and name in gate_checks:
@@ -298,7 +302,13 @@ class PolicyPack:
         return _violations(self._call(self.stub.Analyze, request), r.urn)
 
     def analyze_stack(self, resources: Iterable[Resource]) -> list[Violation]:
+        """AnalyzeStack over every resource. A violation that names no resource of the stack is the root
+        stack's, as the engine reports it (pkg/resource/deploy/analyze_snapshot.go
+        `resolveStackPolicyViolationURN`, called from step_generator.go with `DefaultRootStackURN`)."""
         assert self.stub is not None
+        resources = list(resources)
+        in_stack = {r.urn for r in resources}
+        root = next((r.urn for r in resources if r.type == "pulumi:pulumi:Stack"), "")
         request = analyzer_pb2.AnalyzeStackRequest()
         for r in resources:
             item = request.resources.add(
@@ -314,7 +324,8 @@ class PolicyPack:
             for key, urns in r.property_dependencies.items():
                 if urns:  # the engine skips empty lists (analyzer_plugin.go AnalyzeStack)
                     item.propertyDependencies[key].urns.extend(urns)
-        return _violations(self._call(self.stub.AnalyzeStack, request))
+        found = _violations(self._call(self.stub.AnalyzeStack, request))
+        return [v if v.urn in in_stack else replace(v, urn=root) for v in found]
 
 
 __all__ = [

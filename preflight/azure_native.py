@@ -13,16 +13,26 @@ schema as the provider binary of that version, so they cannot drift from the pin
   unknown, else the resource group's location (`getDefaultLocation`); v3 adds `azureApiVersion` (the
   resource's API version) when absent. Schema defaults are NOT added by Check (they come from the SDK's
   `...Args` classes, in the program). Auto-naming is not replayed: this program names every resource.
-- `detailed_diff`: `Diff` -> `diff.go calculateDetailedDiff`. Old inputs against new checked inputs; keys
-  are dotted input paths down to the leaves (`properties.properties.vmSize`, `a[0]`); keys starting with
-  `__` are ignored; an unknown new value counts as unchanged; top-level `resourceGroupName` compares
-  ignoring case and `location` ignoring case and spaces (`applyAzureSpecificDiff`). Replacements the
-  provider decides itself: every path parameter (the SDK's input-only properties: `computeName`,
-  `workspaceName`, `resourceGroupName`, a lock's `scope` and `lockName`) and the manual force-new list
-  (`gen/replacement.go forceNewMap`: ResourceGroup `location`; StorageAccount `location`, `isHnsEnabled`).
-  Nothing under a Compute's `properties` forces a replacement in the provider: the spec's create-only marks
-  (`computeLocation`, `disableLocalAuth`) sit inside a union type, which `findForceNew` does not descend.
-  Provider delete-before-replace: replacements present and no `__createBeforeDelete` flag.
+- `detailed_diff` -> `Diff`: `Diff` -> `diff.go` `diff` / `objectDiff` / `valueDiff` /
+  `calculateDetailedDiff` / `calculateChangesAndReplacements` (read at pulumi-azure-native v3-era
+  `provider/pkg/provider/diff.go`, `provider.go (*azureNativeProvider).Diff`). Old inputs against new checked
+  inputs; keys are dotted input paths down to the leaves (`properties.properties.vmSize`, `a[0]`); keys
+  starting with `__` are ignored; a null is no value. **An unknown new value is a change** (pulumi sdk
+  `PropertyValue.DeepEquals`: a computed value equals only a computed value), so a path parameter or
+  force-new key that becomes unknown (its resource is replaced) is an `UPDATE_REPLACE`; a new key with an
+  unknown value is an `ADD`. Arrays whose spec property carries `x-ms-identifiers` are diffed as keyed sets
+  (`diffKeyedArrays`), others by index; top-level `resourceGroupName` compares ignoring case and `location`
+  ignoring case and spaces (`applyAzureSpecificDiff`). Replace keys (`replacement_keys`): every path
+  parameter of the PUT route, every top-level body input marked create-only (`x-ms-mutability` without
+  `update`: gen/properties.go `forceNew`), and the manual `gen/replacement.go forceNewMap` entries (by name,
+  at the top level and one level into object types); a child `UPDATE` under a replace key replaces too.
+  `changes` skips a top-level `ADD` equal to the spec default; an `ADD_REPLACE` equal to the old output is an
+  `ADD`. Delete-before-replace: replacements present, unless the old inputs carry `__createBeforeDelete`. The
+  metadata comes from the vendored REST spec of the API version the inputs carry
+  (`preflight.schema.metadata`); with no vendored spec, the path parameters are the SDK's input-only
+  properties (inputs that are not outputs). Nothing under a Compute's `properties` forces a replacement in
+  the provider: the spec's create-only marks (`computeLocation`, `disableLocalAuth`) sit inside a union type,
+  which `findForceNew` does not descend.
 - `preview_outputs`: `Create`/`Update` with `preview=true` -> `PreviewOutputs(inputs, res.Response)`: the
   response shape (the SDK's output properties); each output whose name is an input is copied from the input,
   every other one is unknown; input-only (path) properties are absent. `Update` also keeps `name` and
@@ -31,18 +41,29 @@ schema as the provider binary of that version, so they cannot drift from the pin
   `ResponseBodyToSdkOutputs`, `checkpointObject` adds `azureApiVersion`; no `__inputs` in v3), for the
   synthetic state of the update evaluation.
 
+Public API (the lead's stand-in provider plugin uses the same functions): `shape(token) -> Shape | None`;
+`check(token, news, olds, provider_location, group_location) -> dict`; `replacement_keys(token,
+api_version=None) -> frozenset[str]` (the provider's replace-key set, `[]` for array elements);
+`detailed_diff(token, olds, news, old_outputs=None) -> Diff` (`detailed`: path -> kind; `changes`: the
+top-level keys that change, as the DiffResponse's `diffs`; `replaces`: the detailed keys that replace, as its
+`replaces`; `changed_keys` / `replace_keys`: the same sorted and unique; `delete_before_replace`; `changed`:
+any change, i.e. DIFF_SOME); `preview_outputs(token, inputs, old_outputs=None) -> dict`;
+`deployed_outputs(token, inputs, azure_name, arm_type) -> dict`. `UNKNOWN`, `SIG_KEY`, `SECRET_SIG`,
+`is_unknown` are `preflight.wire`'s.
+
 Where this differs from the provider (docs/preflight.md lists it too): nested object types are echoed
 verbatim in preview outputs (the provider recurses into `Ref` types and marks their read-only fields, e.g.
-`identity.principalId`, unknown; unions such as Compute `properties` are echoed in both); arrays with
-`x-ms-identifiers` are diffed by index, not as keyed sets; a deployed resource's read-only outputs are
-filled only where the policies or the program read them (name, type, provisioning state, the AmlCompute
-node counts).
+`identity.principalId`, unknown; unions such as Compute `properties` are echoed in both); the force-new flags
+are derived from the vendored spec extracts, not from the provider's generated metadata file; a deployed
+resource's read-only outputs are filled only where the policies or the program read them (name, type,
+provisioning state, the AmlCompute node counts).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import re
 import uuid
 from collections.abc import Mapping
@@ -50,20 +71,36 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from preflight import schema
+from preflight.wire import SECRET_SIG, SIG_KEY, UNKNOWN, is_unknown
 from vmsizes.regions import normalize_region
 
-# pulumi/pulumi sdk/go/common/resource/plugin/rpc.go UnknownStringValue; since pulumi v3.249 every unknown
-# reaches an analyzer as this string (pkg/resource/plugin/analyzer_plugin.go, property.Map round trip).
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-# pulumi sdk/go/common/resource/properties.go SigKey / SecretSig: a secret on the wire.
-SIG_KEY = "4dabf18193072939515e22adb298388d"
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+__all__ = [
+    "SECRET_SIG",
+    "SIG_KEY",
+    "UNKNOWN",
+    "Diff",
+    "Shape",
+    "check",
+    "deployed_outputs",
+    "detailed_diff",
+    "is_unknown",
+    "preview_outputs",
+    "replacement_keys",
+    "shape",
+]
+
 CREATE_BEFORE_DELETE = "__createBeforeDelete"
 # The tenant of deployed managed identities (preflight.mocks answers getClientConfig with the same one).
 FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 
-# gen/replacement.go forceNewMap entries for the resource types this project declares (no ML or lock entry).
+# gen/replacement.go forceNewMap entries (module -> resource -> property names; matched by name at the top
+# level and inside the resource's object types) for the resource types this project declares. No entry for
+# the ML, lock, diagnostic-setting, DNS-zone-group, key-vault or registry types; Insights Component's entry is
+# empty ("covered by x-ms-mutability"). noForceNewMap has nothing for these types.
 FORCE_NEW: dict[str, frozenset[str]] = {
+    "azure-native:authorization:RoleAssignment": frozenset({"principalId", "scope"}),
+    "azure-native:network:PrivateEndpoint": frozenset({"subnet"}),
     "azure-native:resources:ResourceGroup": frozenset({"location"}),
     "azure-native:storage:StorageAccount": frozenset({"location", "isHnsEnabled"}),
 }
@@ -114,10 +151,6 @@ def shape(token: str) -> Shape | None:
     )
 
 
-def is_unknown(value: Any) -> bool:
-    return isinstance(value, str) and value == UNKNOWN
-
-
 def _drop_nulls(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
@@ -159,78 +192,213 @@ def _normal_location(value: Any) -> Any:
     return normalize_region(value) if isinstance(value, str) else value
 
 
-def _same_top_level(key: str, old: Any, new: Any) -> bool:
-    if key == "resourceGroupName" and isinstance(old, str) and isinstance(new, str):
-        return old.lower() == new.lower()
-    if key == "location":
-        return _normal_location(old) == _normal_location(new)
-    return old == new
+@cache
+def replacement_keys(token: str, api_version: str | None = None) -> frozenset[str]:
+    """The provider's replace-key set for `token` (diff.go `calculateDetailedDiff` `replaceKeys`): dotted
+    input names, `[]` for array elements (`privateLinkServiceConnections[].name`). `api_version`: the one the
+    inputs carry (default: the SDK's)."""
+    spec = shape(token)
+    version = api_version or (spec.api_version if spec else None)
+    meta = schema.metadata(token, version) if version else None
+    manual = FORCE_NEW.get(token, frozenset())
+    if meta is None:
+        return (spec.path_params if spec else frozenset()) | manual
+    keys = set(meta.path_params) | set(meta.create_only) | set(manual)
+    for prefix, names in meta.nested.items():
+        keys |= {prefix + n for n in names if n in manual}
+    return frozenset(keys)
 
 
-def _value_diff(base: str, old: Any, new: Any, out: dict[str, str]) -> None:
-    if is_unknown(new) or old == new:
-        return
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        for key in sorted(set(old) | set(new)):
-            path = f"{base}.{key}"
-            if key not in new:
-                out[path] = "DELETE"
-            elif key not in old:
-                out[path] = "ADD"
-            else:
-                _value_diff(path, old[key], new[key], out)
-    elif isinstance(old, list) and isinstance(new, list):
-        for i in range(max(len(old), len(new))):
-            path = f"{base}[{i}]"
-            if i >= len(new):
-                out[path] = "DELETE"
-            elif i >= len(old):
-                out[path] = "ADD"
-            else:
-                _value_diff(path, old[i], new[i], out)
-    else:
-        out[base] = "UPDATE"
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get(SIG_KEY) == SECRET_SIG
+
+
+def _secret_value(value: Any) -> Any:
+    return value.get("value", value.get("plaintext", value.get("ciphertext"))) if _is_secret(value) else value
+
+
+def _has_value(value: Any) -> bool:
+    return value is not None
+
+
+class _Differ:
+    """diff.go `objectDiff` / `valueDiff` (which kinds) and `calculateObjectDiff` / `calculateValueDiff`
+    (the detailed keys and their REPLACE marks), in one walk."""
+
+    def __init__(self, replace: frozenset[str], identifiers: Mapping[str, tuple[str, ...]]) -> None:
+        self.replace = replace
+        self.identifiers = identifiers
+        self.out: dict[str, str] = {}
+
+    def kind(self, base: str, replace_base: str, kind: str) -> None:
+        self.out[base] = f"{kind}_REPLACE" if replace_base in self.replace else kind
+
+    def object(
+        self, olds: Mapping[str, Any], news: Mapping[str, Any], base: str, rbase: str, spath: str
+    ) -> None:
+        for key in sorted(set(olds) | set(news)):
+            if key.startswith("__"):
+                continue
+            path, rpath, sp = f"{base}{key}", f"{rbase}{key}", f"{spath}{key}"
+            if key in olds and key in news:
+                old, new = olds[key], news[key]
+                if not self.differs(old, new, sp):
+                    continue
+                if not _has_value(old):
+                    self.kind(path, rpath, "ADD")
+                elif not _has_value(new):
+                    self.kind(path, rpath, "DELETE")
+                else:
+                    self.value(old, new, path, rpath, sp)
+            elif key in olds:
+                if _has_value(olds[key]):
+                    self.kind(path, rpath, "DELETE")
+            elif _has_value(news[key]):
+                self.kind(path, rpath, "ADD")
+
+    def differs(self, old: Any, new: Any, spath: str) -> bool:
+        probe = _Differ(self.replace, self.identifiers)
+        probe.value(old, new, "x", "x", spath)
+        return bool(probe.out)
+
+    def value(self, old: Any, new: Any, base: str, rbase: str, spath: str) -> None:
+        if _is_secret(old) or _is_secret(new):
+            if not (_is_secret(old) and _is_secret(new) and _secret_value(old) == _secret_value(new)):
+                self.kind(base, rbase, "UPDATE")
+            return
+        if isinstance(old, list) and isinstance(new, list):
+            keys = self.identifiers.get(spath)
+            pairs = self.keyed(old, new, keys) if keys else self.indexed(old, new)
+            for index, o, n in pairs:
+                path = f"{base}[{index}]"
+                if o is _MISSING:
+                    self.out[path] = "ADD"
+                elif n is _MISSING:
+                    self.out[path] = "DELETE"
+                else:
+                    self.value(o, n, path, f"{rbase}[]", spath)
+            return
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            before = set(self.out)
+            self.object(old, new, f"{base}.", f"{rbase}.", f"{spath}.")
+            if rbase in self.replace:
+                # "If the parent property causes a replacement, all child properties cause a replacement."
+                for key in set(self.out) - before:
+                    if self.out[key] == "UPDATE":
+                        self.out[key] = "UPDATE_REPLACE"
+            return
+        if old == new and type(old) is type(new):
+            return
+        numbers = isinstance(old, int | float) and isinstance(new, int | float)
+        if numbers and not isinstance(old, bool) and not isinstance(new, bool) and float(old) == float(new):
+            return  # every number is a double on the wire
+        self.kind(base, rbase, "UPDATE")
+
+    @staticmethod
+    def indexed(old: list[Any], new: list[Any]) -> list[tuple[int, Any, Any]]:
+        return [
+            (i, old[i] if i < len(old) else _MISSING, new[i] if i < len(new) else _MISSING)
+            for i in range(max(len(old), len(new)))
+        ]
+
+    @staticmethod
+    def keyed(old: list[Any], new: list[Any], keys: tuple[str, ...]) -> list[tuple[int, Any, Any]]:
+        """`diffKeyedArrays`: elements matched by their identifier values; adds and updates at the new index,
+        deletes at the old one; non-objects are skipped."""
+
+        def ident(item: Any) -> str | None:
+            if not isinstance(item, Mapping):
+                return None
+            return json.dumps([item.get(k) for k in keys], sort_keys=True, default=str)
+
+        olds = {ident(o): (i, o) for i, o in enumerate(old) if ident(o) is not None}
+        seen: set[str] = set()
+        pairs: list[tuple[int, Any, Any]] = []
+        for i, n in enumerate(new):
+            key = ident(n)
+            if key is None:
+                continue
+            seen.add(key)
+            pairs.append((i, olds[key][1], n) if key in olds else (i, _MISSING, n))
+        pairs += [(i, o, _MISSING) for key, (i, o) in olds.items() if key not in seen]
+        return pairs
+
+
+_MISSING = object()
 
 
 @dataclass(frozen=True)
 class Diff:
-    """The provider's DiffResponse: detailed diff (path -> kind, `*_REPLACE` for what it replaces itself),
-    the top-level changed keys, the keys it replaces on, and its delete-before-replace choice."""
+    """The provider's DiffResponse. `detailed`: detailed diff (path -> kind, `*_REPLACE` for what it replaces
+    itself); `changes`: the top-level keys that change (the response's `diffs`, order of `detailed`);
+    `replaces`: the detailed keys that replace (the response's `replaces`); `changed_keys` / `replace_keys`:
+    the same, sorted and unique; `delete_before_replace`: the provider's choice."""
 
     detailed: Mapping[str, str]
     changed_keys: tuple[str, ...]
     replace_keys: tuple[str, ...]
     delete_before_replace: bool
+    changes: tuple[str, ...] = ()
+    replaces: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.detailed)
+        """DIFF_SOME: at least one change (a default-valued ADD alone is none)."""
+        return bool(self.changes)
 
 
-def detailed_diff(token: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Diff:
-    """`Diff` of the old inputs (state) against the new checked inputs."""
+def _same_top_level(key: str, old: Any, new: Any) -> bool:
+    """`applyAzureSpecificDiff`, for top-level updates between two strings."""
+    if isinstance(old, str) and isinstance(new, str) and not (is_unknown(old) or is_unknown(new)):
+        if key == "resourceGroupName":
+            return old.lower() == new.lower()
+        if key == "location":
+            return _normal_location(old) == _normal_location(new)
+    return False
+
+
+def detailed_diff(
+    token: str,
+    olds: Mapping[str, Any],
+    news: Mapping[str, Any],
+    old_outputs: Mapping[str, Any] | None = None,
+) -> Diff:
+    """`Diff` of the old inputs (state) against the new checked inputs (module docstring)."""
+    version = news.get("azureApiVersion") if isinstance(news.get("azureApiVersion"), str) else None
     spec = shape(token)
-    replace_on = (spec.path_params if spec else frozenset()) | FORCE_NEW.get(token, frozenset())
-    detailed: dict[str, str] = {}
-    for key in sorted(set(olds) | set(news)):
-        if key.startswith("__"):
-            continue
-        if key not in news:
-            detailed[key] = "DELETE"
-        elif key not in olds:
-            if not is_unknown(news[key]):
-                detailed[key] = "ADD"
-        elif not is_unknown(news[key]) and not _same_top_level(key, olds[key], news[key]):
-            _value_diff(key, olds[key], news[key], detailed)
-    for path, kind in list(detailed.items()):
-        top = re.split(r"[.\[]", path, maxsplit=1)[0]
-        if top in replace_on:
-            detailed[path] = f"{kind}_REPLACE"
-    changed = tuple(sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in detailed}))
-    replaces = tuple(k for k in changed if k in replace_on)
+    version = version or (spec.api_version if spec else None)
+    meta = schema.metadata(token, version) if version else None
+    differ = _Differ(replacement_keys(token, version), meta.identifiers if meta else {})
+    kept_olds = {k: v for k, v in olds.items() if not (k in news and _same_top_level(k, v, news[k]))}
+    kept_news = {k: v for k, v in news.items() if not (k in olds and _same_top_level(k, olds[k], v))}
+    differ.object(kept_olds, kept_news, "", "", "")
+    detailed = dict(sorted(differ.out.items()))
+    defaults = meta.defaults if meta else {}
+    changes: list[str] = []
+    replaces: list[str] = []
+    for key, kind in list(detailed.items()):
+        if kind == "ADD_REPLACE":
+            outputs = old_outputs or {}
+            if key not in olds and key in news and key in outputs and outputs[key] == news[key]:
+                detailed[key] = kind = "ADD"
+            else:
+                replaces.append(key)
+        elif kind == "ADD" and key not in olds and key in news:
+            if key in defaults and news[key] == defaults[key]:
+                continue  # "a new property that is merely being initialized with its default value"
+        elif kind in ("DELETE_REPLACE", "UPDATE_REPLACE"):
+            replaces.append(key)
+        changes.append(key.split(".", 1)[0])
     flag = olds.get(CREATE_BEFORE_DELETE)
-    dbr = bool(replaces) and not (isinstance(flag, bool) and flag)
-    return Diff(detailed, changed, replaces, dbr)
+    dbr = (not flag) if isinstance(flag, bool) else bool(replaces)
+    return Diff(
+        detailed,
+        tuple(sorted(set(changes))),
+        tuple(sorted(set(replaces))),
+        dbr,
+        tuple(changes),
+        tuple(replaces),
+    )
 
 
 def preview_outputs(

@@ -20,6 +20,7 @@ running PolicyPack to reuse it.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -31,10 +32,18 @@ from typing import Any
 
 from policies.clusters import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
-from preflight import permissions, replacements, resource_check
+from preflight import duplicates, permissions, replacements, resource_check
 from preflight.analyzer import PackError, PolicyPack, Violation
 from preflight.azure_native import UNKNOWN
-from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment, Kind, StateFileError, StateResource, read_state
+from preflight.engine import (
+    FIRST_DEPLOY,
+    UPDATE,
+    Deployment,
+    Kind,
+    StateFile,
+    StateFileError,
+    read_state_file,
+)
 from preflight.policyconfig import PolicyConfigError, load_policy_config
 from preflight.program import (
     LOCATION_KEY,
@@ -48,6 +57,19 @@ from preflight.program import (
 from preflight.resource import Provider, Resource
 
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2
+COMPUTE = "azure-native:machinelearningservices:Compute"
+# A `remediate` violation is a mandatory one to the engine (pulumi/pulumi v3.274.1 pkg/resource/deploy/
+# step_generator.go AnalyzeResources: "Stack policies cannot be remediated, so treat the level as mandatory";
+# analyze_snapshot.go: a remediation still violating is "downgraded" from remediate to mandatory).
+BLOCKING = ("mandatory", "remediate")
+
+
+def _as_engine_reports(found: list[Violation]) -> list[Violation]:
+    """The violations as the engine reports them: `remediate` becomes `mandatory`."""
+    return [replace(v, enforcement="mandatory") if v.enforcement == "remediate" else v for v in found]
+
+
+INIT_CONFIG = "python -m preflight init-config {stack}"
 
 Progress = Callable[[str], None]
 
@@ -66,7 +88,7 @@ class Evaluation:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_MANDATORY if any(v.enforcement == "mandatory" for v in self.violations) else EXIT_OK
+        return EXIT_MANDATORY if any(v.enforcement in BLOCKING for v in self.violations) else EXIT_OK
 
     @property
     def unknown_inputs(self) -> int:
@@ -134,22 +156,21 @@ class GateResult:
 
     @property
     def violations(self) -> list[Violation]:
-        """Every distinct violation of the evaluations, first-deploy first."""
-        seen: dict[tuple[str, str, str, str], Violation] = {}
+        """Every distinct violation of the evaluations, merged by policy, resource and subject (the message)
+        at the worst level either gave it, sorted by level, policy, resource and message."""
+        rank = {"remediate": 0, "mandatory": 0, "advisory": 1, "disabled": 2}
+        seen: dict[tuple[str, str, str], Violation] = {}
         for evaluation in self.evaluations:
             for v in evaluation.violations:
-                seen.setdefault((v.policy, v.enforcement, v.urn, v.message), v)
-        return list(seen.values())
+                key = (v.policy, v.urn, v.message)
+                if key not in seen or rank.get(v.enforcement, 3) < rank.get(seen[key].enforcement, 3):
+                    seen[key] = v
+        return sorted(seen.values(), key=lambda v: (rank.get(v.enforcement, 3), v.policy, v.urn, v.message))
 
     def evaluations_of(self, violation: Violation) -> list[str]:
+        key = (violation.policy, violation.urn, violation.message)
         return [
-            e.kind
-            for e in self.evaluations
-            if any(
-                (v.policy, v.enforcement, v.urn, v.message)
-                == (violation.policy, violation.enforcement, violation.urn, violation.message)
-                for v in e.violations
-            )
+            e.kind for e in self.evaluations if any((v.policy, v.urn, v.message) == key for v in e.violations)
         ]
 
     @property
@@ -159,7 +180,9 @@ class GateResult:
         return max((e.exit_code for e in self.evaluations), default=EXIT_OK)
 
     def by_level(self, level: str) -> list[Violation]:
-        return [v for v in self.violations if v.enforcement == level]
+        """`mandatory` includes `remediate` (it blocks the same way)."""
+        levels = BLOCKING if level == "mandatory" else (level,)
+        return [v for v in self.violations if v.enforcement in levels]
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -190,7 +213,7 @@ class GateResult:
                     "inputs": json.loads(json.dumps(dict(r.inputs), default=str)),
                     "options": dict(r.options),
                 }
-                for r in self.resources
+                for r in sorted(self.resources, key=lambda r: r.urn)
             ],
             "evaluations": [e.as_json() for e in self.evaluations],
             "violations": [{**v.as_json(), "evaluations": self.evaluations_of(v)} for v in self.violations],
@@ -282,10 +305,11 @@ def _quota_rows(clusters: list[Cluster], quotas: Mapping[str, Any]) -> list[dict
                 "reserved_vcpus": pool.vcpus,
                 "quota": quota,
                 "status": status,
-                "clusters": list(pool.clusters),
+                "clusters": sorted(pool.clusters),
             }
         )
-    return rows
+    order = {"family": 0, "regional-total": 1, "low-priority": 2}
+    return sorted(rows, key=lambda q: (q["region"], order.get(q["kind"], 3), q["family"] or "", q["label"]))
 
 
 def _policy_config(
@@ -299,12 +323,14 @@ def _policy_config(
     default = root / "policies" / "config" / f"{stack}.json"
     chosen = path or default
     if path is None and not default.exists():
-        result.notes.append(
-            f"no {default.relative_to(root)}: the pack's own levels and defaults apply, as with `pulumi "
-            "preview --policy-pack policies` and no --policy-pack-config (secure-defaults stays advisory, "
-            "quota-reservation has no quotas to check)"
+        # `pulumi preview --policy-pack policies` alone would run with the pack's defaults: secure-defaults
+        # advisory, no quota to check. A new stack must say what it enforces, so that is an error here.
+        result.errors.append(
+            f"{default.relative_to(root)}: no policy config for stack '{stack}', so the pack would run with "
+            "its defaults (no quota checked, secure-defaults advisory); create it with "
+            f'`{INIT_CONFIG.format(stack=stack)}` and review it (docs/config.md, "Adding a stack")'
         )
-        return {}
+        return None
     try:
         loaded = load_policy_config(chosen)
     except PolicyConfigError as e:
@@ -312,6 +338,91 @@ def _policy_config(
         return None
     result.policy_config_file = str(chosen)
     return loaded
+
+
+ML_WORKSPACE = "azure-native:machinelearningservices:Workspace"
+
+
+def _allow_list_problems(
+    config: Mapping[str, Any],
+    pack: PolicyPack,
+    gate_checks: Mapping[str, Mapping[str, Any]],
+    program: ProgramResult,
+    state: StateFile | None,
+    stack: str,
+) -> list[str]:
+    """Allow-lists of the policy config (a property whose schema describes "Cluster names ..." or "Workspace
+    names ...") that name no cluster or workspace of the stack: a typo there silently leaves the policy
+    enforced, or an acknowledgement that acknowledges nothing. `cluster-replacement.acknowledged` may also
+    name a cluster of the state that the change deletes."""
+    schemas = {
+        name: dict(spec.get("configSchema", {}).get("properties", {})) for name, spec in gate_checks.items()
+    }
+    for name, info in pack.policies().items():
+        if info.HasField("configSchema"):
+            from google.protobuf import json_format
+
+            schemas[name] = dict(json_format.MessageToDict(info.configSchema).get("properties", {}))
+    clusters = sorted(
+        {str(r.program_inputs.get("computeName") or r.name) for r in program.resources if r.type == COMPUTE}
+    )
+    workspaces = sorted(
+        {
+            str(r.program_inputs.get("workspaceName") or r.name)
+            for r in program.resources
+            if r.type == ML_WORKSPACE
+        }
+    )
+    in_state = sorted(
+        {
+            str(s.inputs.get("computeName") or s.urn.split("::")[-1])
+            for s in (state.resources.values() if state else [])
+            if s.type == COMPUTE
+        }
+    )
+    problems = []
+    for policy in sorted(config):
+        entry = config[policy]
+        if not isinstance(entry, Mapping):
+            continue
+        for key in sorted(entry):
+            spec = schemas.get(policy, {}).get(key, {})
+            description = str(spec.get("description", "")) if isinstance(spec, Mapping) else ""
+            values = entry[key]
+            if not isinstance(values, list):
+                continue
+            if description.startswith("Cluster names"):
+                known = sorted(set(clusters) | (set(in_state) if policy == replacements.NAME else set()))
+                what = "cluster"
+            elif description.startswith("Workspace names"):
+                known, what = workspaces, "workspace"
+            else:
+                continue
+            for i, value in enumerate(values):
+                if not isinstance(value, str) or value in known:
+                    continue
+                close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
+                fix = f"did you mean {close[0]}?" if close else "fix the name or remove it"
+                problems.append(
+                    f"{policy}.{key}[{i}]: {value!r} names no {what} of stack '{stack}' (its {what}s: "
+                    f"{', '.join(known) or 'none'}), so it allows or acknowledges nothing; {fix}"
+                )
+    return problems
+
+
+def _state_owner_problems(state: StateFile, path: Path, stack: str, project: str) -> list[str]:
+    """A --state file must be this stack's: its URNs name `urn:pulumi:<stack>::<project>::...`."""
+    from preflight.engine import state_names
+
+    names = state_names(path)
+    if not names or names == {(stack, project)}:
+        return []
+    shown = ", ".join(f"stack '{s}' of project '{p}'" for s, p in sorted(names))
+    return [
+        f"--state: {path} is the state of {shown}, not of stack '{stack}' of project '{project}'; export "
+        f"this stack's state with `pulumi stack export --stack {stack} --show-secrets --file FILE` or "
+        f"`python -m preflight {stack} --export-state FILE`"
+    ]
 
 
 def _with_date(config: Mapping[str, Any], pack: PolicyPack, on: date | None) -> dict[str, Any]:
@@ -368,13 +479,18 @@ def evaluate(
         result.errors.append(
             f"STACK {stack!r}: no Pulumi.{stack}.yaml in {root}; use one of: {', '.join(known) or '(none)'}"
         )
-    chosen_config = _policy_config(stack, root, policy_config, policy_config_path, result)
-    state: dict[str, StateResource] | None = None
+    # (no policy config error for a stack that does not exist: the first error says which ones do)
+    chosen_config = (
+        _policy_config(stack, root, policy_config, policy_config_path, result) if not result.errors else None
+    )
+    state: StateFile | None = None
     if state_path is not None:
         try:
-            state = read_state(state_path)
+            state = read_state_file(state_path)
         except (OSError, StateFileError, ValueError) as e:
             result.errors.append(f"--state: {e}")
+        else:
+            result.errors.extend(_state_owner_problems(state, state_path, stack, PROJECT))
     if result.errors or chosen_config is None:
         return result
 
@@ -393,7 +509,12 @@ def evaluate(
     plans = [
         (Deployment(FIRST_DEPLOY, provider_location=location), "none (a new stack)"),
         (
-            Deployment(UPDATE, provider_location=location, state=state),
+            Deployment(
+                UPDATE,
+                provider_location=location,
+                state=state.resources if state is not None else None,
+                pending_deletes=state.pending_deletes if state is not None else (),
+            ),
             str(state_path) if state_path is not None else "the stack deployed as declared (synthetic state)",
         ),
     ]
@@ -403,23 +524,54 @@ def evaluate(
             program = _run(stack, root, config, deployment, result)
             if program is None:
                 return result
+            if deployment.duplicates:
+                block = config if config is not None else read_stack_config(stack, root)
+                result.errors = duplicates.problems(deployment.duplicates, block)
+                return result
             # The provider's Check runs before Analyze; its failures fail the preview (exit 2).
             checked = resource_check.check(program.resources, flat)
             result.resource_check = checked.coverage_rows()
-            if checked.problems:
-                result.resource_problems = [p.as_json() for p in checked.problems]
-                say_kind = f"{deployment.kind} preview: the Azure REST spec rejects"
-                result.errors = [f"{say_kind} {p.message}" for p in checked.problems]
-                return result
             if own_pack is not None and pack is None:
                 own_pack.connect()
                 pack = own_pack
             assert pack is not None
+            if checked.problems:
+                # The engine reports a Check failure as an error of the resource (step_generator.go
+                # continueStepsFromImport -> issueCheckErrors: "<type> resource '<name>': property <p> value
+                # <v> has a problem: <reason>"), still runs Analyze on it, then stops the deployment
+                # ("resource <urn> is invalid"): no AnalyzeStack, `pulumi preview` fails. The gate gives
+                # exit 2 (the input is invalid, not a policy verdict) and reports what Analyze said of them.
+                result.resource_problems = [p.as_json() for p in checked.problems]
+                say_kind = f"{deployment.kind} preview: the Azure REST spec rejects"
+                result.errors = [f"{say_kind} {p.message}" for p in checked.problems]
+                invalid = {p.urn for p in checked.problems}
+                try:
+                    result.policy_config = pack.configure(
+                        _with_date(chosen_config, pack, on), replacements.GATE_CHECKS
+                    )
+                except PolicyConfigError as e:
+                    result.errors += [f"policy config: {p}" for p in e.problems]
+                    return result
+                evaluation = Evaluation(deployment.kind, state_label, program)
+                evaluation.resources = [r for r in _resources(program, provider) if r.urn in invalid]
+                for r in evaluation.resources:
+                    evaluation.violations.extend(_as_engine_reports(pack.analyze(r)))
+                result.evaluations.append(evaluation)
+                return result
+            said: list[str] = []
             try:
                 result.policy_config = pack.configure(
-                    _with_date(chosen_config, pack, on), replacements.GATE_CHECKS
+                    _with_date(chosen_config, pack, on), replacements.GATE_CHECKS, said
                 )
+                result.notes.extend(n for n in said if n not in result.notes)
+                listed = _allow_list_problems(
+                    chosen_config, pack, replacements.GATE_CHECKS, program, state, stack
+                )
+                if listed:
+                    result.errors = [f"policy config: {p}" for p in listed]
+                    return result
             except PolicyConfigError as e:
+                result.notes.extend(n for n in said if n not in result.notes)
                 result.errors = [f"policy config: {p}" for p in e.problems]
                 return result
             evaluation = Evaluation(deployment.kind, state_label, program)
@@ -429,20 +581,32 @@ def evaluate(
                 "AnalyzeStack)"
             )
             for r in evaluation.resources:
-                evaluation.violations.extend(pack.analyze(r))
-            evaluation.violations.extend(pack.analyze_stack(evaluation.resources))
+                evaluation.violations.extend(_as_engine_reports(pack.analyze(r)))
+            evaluation.violations.extend(_as_engine_reports(pack.analyze_stack(evaluation.resources)))
             if deployment.kind == UPDATE:
                 evaluation.replacements = replacements.replacement_rows(program.resources)
-                evaluation.violations.extend(
-                    replacements.findings(program.resources, result.policy_config.get(replacements.NAME, {}))
-                )
                 # Providers are the engine's (default providers are created and retired by it), not the
-                # program's: a state's provider entries are not deletes of the stack's resources.
+                # program's: a state's provider entries are not deletes of the stack's resources. External
+                # (read) resources are dropped from the state, not deleted.
                 registered = {r.urn for r in program.resources}
+                live = list(state.resources.values()) if state is not None else []
+                pending = list(state.pending_deletes) if state is not None else []
                 evaluation.deletes = sorted(
-                    u
-                    for u, s in (state or {}).items()
-                    if u not in registered and not s.type.startswith("pulumi:providers:")
+                    {
+                        s.urn
+                        for s in live + pending
+                        if (s.delete or s.urn not in registered)
+                        and not s.type.startswith("pulumi:providers:")
+                        and not s.external
+                    }
+                )
+                evaluation.violations.extend(
+                    replacements.findings(
+                        program.resources,
+                        result.policy_config.get(replacements.NAME, {}),
+                        replacements.deleted_clusters(live + pending, registered),
+                        live + [r for r in program.resources if r.custom],
+                    )
                 )
                 result.outputs = program.outputs
                 result.permissions = permissions.required(program.resources, program.invokes)
@@ -450,7 +614,7 @@ def evaluate(
         result.engine_log = [m for _, m, _ in pack.engine.messages]
 
         known = result.evaluations[-1].resources
-        clusters = _clusters(known)
+        clusters = sorted(_clusters(known), key=lambda c: (c.name, c.urn))
         result.clusters = _cluster_rows(clusters)
         quotas = result.policy_config.get("quota-reservation", {}).get("quotas", {})
         result.quota = _quota_rows(clusters, quotas)

@@ -99,20 +99,31 @@ class ProgramResult:
 
 def exported_state(result: ProgramResult) -> dict[str, Any]:
     """A run (of a deployed stack: the default synthetic state) as `pulumi stack export` writes it
-    (apitype.UntypedDeployment version 3: deployment.resources[] with urn, custom, type, id, inputs, outputs,
-    parent), for `python -m preflight --state` in tests, benchmarks and examples."""
-    resources = [
-        {
-            "urn": r.urn,
-            "custom": r.custom,
-            "type": r.type,
-            "id": r.id,
-            "inputs": dict(r.inputs),
-            "outputs": dict(r.outputs),
-            "parent": r.parent,
-        }
-        for r in result.resources
-    ]
+    (apitype.UntypedDeployment version 3, ResourceV3: urn, custom, type, id, inputs, outputs, parent,
+    dependencies, propertyDependencies, provider, protect, replaceOnChanges; empty fields omitted as the CLI
+    omits them), for `python -m preflight STACK --export-state FILE` and `--state`. Providers are the
+    engine's: the default provider is written first, as the engine registers it before its resources."""
+    resources: list[dict[str, Any]] = []
+    for r in result.resources:
+        entry: dict[str, Any] = {"urn": r.urn, "custom": r.custom, "type": r.type}
+        if r.id:
+            entry["id"] = r.id
+        entry["inputs"] = dict(r.inputs)
+        entry["outputs"] = dict(r.outputs or {})
+        if r.parent:
+            entry["parent"] = r.parent
+        if r.protect:
+            entry["protect"] = True
+        if r.dependencies:
+            entry["dependencies"] = list(r.dependencies)
+        if r.provider_ref:
+            entry["provider"] = r.provider_ref
+        deps = {k: list(v) for k, v in sorted(r.property_dependencies.items()) if v}
+        if deps:
+            entry["propertyDependencies"] = deps
+        if r.replace_on_changes:
+            entry["replaceOnChanges"] = r.replace_on_changes
+        resources.append(entry)
     return {"version": 3, "deployment": {"manifest": {"magic": "", "version": ""}, "resources": resources}}
 
 
@@ -173,6 +184,7 @@ def _to_resource(reg: Registration, registered: Mapping[str, Any] | None) -> Res
         program_inputs=reg.inputs,
         op=step.op,
         replacement=step.replacement,
+        old_id=step.old_id or None,
     )
 
 

@@ -16,6 +16,7 @@ level ""`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from preflight.analyzer import Violation
@@ -65,7 +66,7 @@ def summary(resource: Resource) -> str:
 def replacement_rows(resources: Iterable[Resource]) -> list[dict[str, Any]]:
     """Every resource the update replaces, with the diff keys that trigger it."""
     rows = []
-    for r in resources:
+    for r in sorted(resources, key=lambda r: (r.name, r.urn)):
         if r.op != "replace" or r.replacement is None:
             continue
         rows.append(
@@ -74,7 +75,8 @@ def replacement_rows(resources: Iterable[Resource]) -> list[dict[str, Any]]:
                 "type": r.type,
                 "name": r.name,
                 "fields": list(r.replacement.fields),
-                "trigger": "replaceOnChanges" if r.replacement.by_replace_on_changes else "provider",
+                "trigger": r.replacement.how,
+                "because": r.replacement.because,
                 "delete_before_replace": r.replacement.delete_before_replace,
                 "summary": summary(r),
             }
@@ -82,30 +84,123 @@ def replacement_rows(resources: Iterable[Resource]) -> list[dict[str, Any]]:
     return rows
 
 
-def findings(resources: Iterable[Resource], config: Mapping[str, Any]) -> list[Violation]:
-    """One violation per replaced cluster not in `acknowledged`, at the configured level."""
+LOCK_TYPES = (
+    "azure-native:authorization:ManagementLockByScope",
+    "azure-native:authorization:ManagementLockAtResourceLevel",
+    "azure-native:authorization:ManagementLockAtResourceGroupLevel",
+    "azure-native:authorization:ManagementLockAtSubscriptionLevel",
+)
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """A cluster in the state that the update deletes: gone from the program, or a pending delete."""
+
+    urn: str
+    name: str
+    arm_id: str
+    pending: bool = False
+
+
+def deleted_clusters(state: Iterable[Any], registered: set[str]) -> list[Deleted]:
+    """The AmlCompute clusters of the state (engine.StateResource) the update deletes (not registered, or a
+    pending delete). Deleting a cluster kills its running jobs as a replacement does."""
+    out = []
+    for s in state:
+        if s.type != COMPUTE or s.external or (s.urn in registered and not s.delete):
+            continue
+        name = s.inputs.get("computeName") or s.outputs.get("name") or s.urn.split("::")[-1]
+        out.append(Deleted(s.urn, str(name), str(s.id or ""), bool(s.delete)))
+    return sorted(out, key=lambda d: (d.name, d.urn, d.pending))
+
+
+def _lock_scopes(locks: Iterable[Any]) -> list[tuple[str, str, str]]:
+    """(scope, lock name, level) of each lock whose scope is known: a ManagementLockByScope's `scope`, or the
+    scope in its ARM id (`<scope>/providers/Microsoft.Authorization/locks/<name>`)."""
+    found = []
+    for lock in locks:
+        if lock.type not in LOCK_TYPES:
+            continue
+        inputs = dict(getattr(lock, "inputs", {}) or {})
+        scope = inputs.get("scope")
+        lock_id = str(getattr(lock, "id", "") or "")
+        marker = "/providers/Microsoft.Authorization/locks/"
+        if not (isinstance(scope, str) and scope.startswith("/")) and marker in lock_id:
+            scope = lock_id.split(marker)[0]
+        if isinstance(scope, str) and scope.startswith("/"):
+            name = str(inputs.get("lockName") or lock.urn.split("::")[-1])
+            found.append((scope, name, str(inputs.get("level", "CanNotDelete"))))
+    return sorted(set(found))
+
+
+def blocking_locks(arm_id: str, locks: Iterable[Any]) -> list[tuple[str, str, str]]:
+    """The locks that block deleting the resource `arm_id`: every lock at its scope or a parent scope ("When
+    you apply a lock at a parent scope, all resources within that scope inherit the same lock",
+    learn.microsoft.com/azure/azure-resource-manager/management/lock-resources); CanNotDelete and ReadOnly
+    both forbid a delete."""
+    target = arm_id.lower().rstrip("/")
+    return [
+        lock
+        for lock in _lock_scopes(locks)
+        if target == lock[0].lower().rstrip("/") or target.startswith(lock[0].lower().rstrip("/") + "/")
+    ]
+
+
+def _cluster_name(r: Resource) -> str:
+    return str(r.program_inputs.get("computeName") or r.name)
+
+
+def findings(
+    resources: Iterable[Resource],
+    config: Mapping[str, Any],
+    deleted: Iterable[Deleted] = (),
+    locks: Iterable[Any] = (),
+) -> list[Violation]:
+    """One violation per replaced or deleted cluster not in `acknowledged`, at the configured level; and, for
+    an acknowledged one, a mandatory violation per lock that blocks its delete (`pulumi up` would fail).
+    `locks`: the lock resources of the old state and of the program (what `blocking_locks` reads)."""
     level = str(config.get("enforcementLevel", GATE_CHECKS[NAME]["enforcementLevel"]))
     if level == "disabled":
         return []
     acknowledged = set(config.get("acknowledged", []))
+    lock_list = list(locks)
     found = []
+    targets: list[tuple[str, str, str, str]] = []  # (cluster, urn, arm id, what happens)
     for r in resources:
         if r.type != COMPUTE or r.op != "replace" or r.replacement is None:
             continue
-        cluster = str(r.program_inputs.get("computeName") or r.name)
-        if cluster in acknowledged:
-            continue
-        found.append(
-            Violation(
-                NAME,
-                level,
-                r.urn,
-                f"{summary(r)}: the cluster is deleted with every job running on it, and Azure fixes these "
-                "settings at creation. Fix: revert the change, or schedule it and add "
-                f"'{cluster}' to cluster-replacement.acknowledged in the policy config; after `pulumi up`, "
-                "run `python -m jobs check-deploy` (a cluster recreated under the same name has come back "
-                "with its old size: docs/azure-behaviour.md).",
-                DESCRIPTION,
+        targets.append((_cluster_name(r), r.urn, str(r.old_id or ""), summary(r)))
+    for d in deleted:
+        why = "a pending delete in the state" if d.pending else "no longer in the stack config"
+        targets.append((d.name, d.urn, d.arm_id, f"{d.name} will be deleted ({why})"))
+    for cluster, urn, arm_id, what in sorted(targets):
+        if cluster not in acknowledged:
+            found.append(
+                Violation(
+                    NAME,
+                    level,
+                    urn,
+                    f"{what}: the cluster is deleted with every job running on it, and Azure fixes "
+                    "these settings at creation. Fix: revert the change, or schedule it and add "
+                    f"'{cluster}' to cluster-replacement.acknowledged in the policy config; after "
+                    "`pulumi up`, run `python -m jobs check-deploy` (a cluster recreated under the same "
+                    "name has come back with its old size: docs/azure-behaviour.md).",
+                    DESCRIPTION,
+                )
             )
-        )
+            continue
+        for scope, lock, lock_level in blocking_locks(arm_id, lock_list) if arm_id else []:
+            found.append(
+                Violation(
+                    NAME,
+                    "mandatory",
+                    urn,
+                    f"cluster-replacement.acknowledged: '{cluster}' is acknowledged, but the {lock_level} "
+                    f"lock '{lock}' on {scope} blocks deleting it (a lock applies to every resource "
+                    "below its scope), so `pulumi up` fails at the delete. Fix: remove the lock for this "
+                    "change (azml-gpu:locks.workspace: false, or the lock's own key), deploy, then lock "
+                    "again.",
+                    DESCRIPTION,
+                )
+            )
     return found

@@ -2,13 +2,17 @@
 update's replacements), the Azure permissions `pulumi up` needs, and the verdict.
 
 Rich tables on a terminal; plain aligned text when stdout is not a tty (CI logs, pipes). `--json` is
-GateResult.as_json (schema in docs/preflight.md).
+GateResult.as_json (schema in docs/preflight.md). `markdown(result)` is the review form (`--format markdown`,
+written to the CI job summary): verdict first, each violation once with the evaluations it appeared in,
+resource and cluster names rather than URNs, short lines.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 from preflight import permissions
@@ -113,7 +117,10 @@ def _evaluation_lines(evaluation: Evaluation) -> list[tuple[str, str]]:
     for urn in evaluation.deletes:
         lines.append(("yellow", f"  delete: {urn.split('::')[-1]} ({urn.split('::')[-2].split('$')[-1]})"))
     for level in LEVEL_ORDER:
-        found = [v for v in evaluation.violations if v.enforcement == level]
+        found = sorted(
+            (v for v in evaluation.violations if v.enforcement == level),
+            key=lambda v: (v.policy, v.urn, v.message),
+        )
         if not found:
             continue
         style = "red" if level == "mandatory" else "yellow"
@@ -121,7 +128,7 @@ def _evaluation_lines(evaluation: Evaluation) -> list[tuple[str, str]]:
         for v in found:
             lines.append((style, f"    {v.policy} {v.urn or '(stack)'}"))
             lines.append(("", f"      {v.message}"))
-    mandatory = sum(v.enforcement == "mandatory" for v in evaluation.violations)
+    mandatory = sum(v.enforcement in ("mandatory", "remediate") for v in evaluation.violations)
     advisory = sum(v.enforcement == "advisory" for v in evaluation.violations)
     verdict = "FAIL" if evaluation.exit_code else "PASS"
     lines.append(("", f"  {verdict} ({mandatory} mandatory, {advisory} advisory)"))
@@ -191,3 +198,67 @@ def _verdict(result: GateResult) -> str:
             "`pulumi up` would be blocked."
         )
     return f"PASS: no mandatory violation in either evaluation ({advisory} advisory)."
+
+
+def _subject(urn: str) -> str:
+    """A violation's resource by name: `h100-x4 (Compute)`; the stack for the root stack's URN (where the
+    engine puts a stack-level finding) or an empty one."""
+    if not urn or urn.split("::")[-2:-1] == ["pulumi:pulumi:Stack"]:
+        return "the stack"
+    parts = urn.split("::")
+    return f"{parts[-1]} ({parts[-2].split('$')[-1].split(':')[-1]})" if len(parts) >= 2 else urn
+
+
+def _relative(path: str | None) -> str:
+    if path is None:
+        return "none"
+    from preflight.program import REPO_ROOT
+
+    try:
+        return str(Path(path).resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return path
+
+
+def markdown(result: GateResult) -> str:
+    """The review form of the report (module docstring)."""
+    mandatory, advisory = result.by_level("mandatory"), result.by_level("advisory")
+    verdict = "FAIL" if result.exit_code else "PASS"
+    out = [
+        f"## Policy gate: {verdict} for stack `{result.stack}`",
+        "",
+        f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s); policy config "
+        f"`{_relative(result.policy_config_file)}`; retirement evaluated on {result.evaluation_date}.",
+        "",
+    ]
+    for evaluation in result.evaluations:
+        steps = ", ".join(f"{n} {op}" for op, n in evaluation.steps.items())
+        mark = "fails" if evaluation.exit_code else "passes"
+        out.append(f"- {evaluation.kind} preview {mark} ({steps})")
+    out.append("")
+    for title, found in (("Mandatory", mandatory), ("Advisory", advisory)):
+        if not found:
+            continue
+        out += [f"### {title}", ""]
+        for v in found:
+            seen = ", ".join(result.evaluations_of(v))
+            out.append(f"- **{v.policy}** on {_subject(v.urn)} ({seen}):")
+            out += textwrap.wrap(v.message, width=100, initial_indent="  ", subsequent_indent="  ")
+        out.append("")
+    changes = [row for e in result.evaluations for row in e.replacements]
+    deletes = [u for e in result.evaluations for u in e.deletes]
+    if changes or deletes:
+        out += ["### What the update replaces or deletes", ""]
+        out += [f"- replace: {row['summary']}" for row in sorted(changes, key=lambda r: r["summary"])]
+        out += [f"- delete: {_subject(u)}" for u in sorted(set(deletes))]
+        out.append("")
+    if result.clusters:
+        out += ["### Clusters", "", "| cluster | size | max nodes | region | tier |", "|---|---|---|---|---|"]
+        out += [
+            "| "
+            + " | ".join([c["name"], *(_fmt(c[k]) for k in ("size", "max_nodes", "region")), c["tier"]])
+            + " |"
+            for c in result.clusters
+        ]
+        out.append("")
+    return "\n".join(out)

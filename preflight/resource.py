@@ -56,6 +56,7 @@ class Resource:
     program_inputs: Mapping[str, Any] = field(default_factory=dict)
     op: str = "create"
     replacement: Replacement | None = None
+    old_id: str | None = None  # the id in the state, for a replace (whose new id is unknown)
 
     @property
     def replace_on_changes(self) -> list[str]:

@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from preflight.azure_native import SECRET_SIG, SIG_KEY, is_unknown
+from preflight.wire import SECRET_SIG, SIG_KEY, is_unknown
 
 SPECS = Path(__file__).resolve().parent / "azure_specs"
 
@@ -306,6 +306,20 @@ class _Checker:
                     self.value(extra, item, _join(path, key))
             return
         if isinstance(value, list):
+            if self.sdk_shape and kind == "object" and path.split(".")[-1] == "userAssignedIdentities":
+                # azure-native takes `identity.userAssignedIdentities` as a list of identity ids and sends
+                # ARM the map id -> {} the spec types (azure-native 3.29 `ManagedServiceIdentityArgs.
+                # user_assigned_identities: Sequence[str]`; preflight.azure_native._identity_map): in the
+                # SDK shape a list of strings is that map's keys.
+                for i, item in enumerate(value):
+                    if not isinstance(item, str) and not is_unknown(item):
+                        self.fail(
+                            f"{path}[{i}]",
+                            "type string",
+                            f"'{path}[{i}]' should be of type 'string' (an identity's ARM id)",
+                            resolved,
+                        )
+                return
             if kind != "array":
                 self.fail(
                     path, f"type {kind}", f"'{path}' should be of type '{kind}' but got an array", resolved
@@ -530,3 +544,112 @@ def check_request(operation: str, api_version: str | None, params: Mapping[str, 
     result = check_operation(found[0], found[1], params, body, sdk_shape=False)
     result.note = found[2]
     return result
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """What azure-native's generator derives from a resource's PUT operation for Diff (provider/pkg/gen:
+    `resources.AzureAPIResource.PutParameters`, `AzureAPIProperty.ForceNew` / `ArrayIdentifiers` / `Default`),
+    read from the vendored spec in the SDK shape (flattened containers merged, SDK names).
+
+    - `path_params`: the route's path parameters (`Location == "path"`: every one forces a replacement);
+    - `create_only`: top-level body inputs whose `x-ms-mutability` has `create` and not `update`
+      (gen/properties.go `propChangeForcesRecreate`; on a nested type the flag is
+      `ForceNewSetOnReferencedType`, which does not force a replacement of the resource);
+    - `nested`: each top-level input whose type is an object `Ref` (not a union: the provider does not enter
+      `oneOf`) -> the names of that type's inputs, with `.` or, for arrays of objects, `[].` (diff.go
+      `calculateDetailedDiff` looks for force-new names there);
+    - `identifiers`: dotted input path of each array with `x-ms-identifiers` -> those keys (diff.go
+      `diffKeyedArrays`);
+    - `defaults`: top-level input -> the spec's `default` (an ADD equal to it is no change:
+      `calculateChangesAndReplacements`)."""
+
+    source: str
+    path_params: frozenset[str]
+    create_only: frozenset[str]
+    nested: Mapping[str, frozenset[str]]
+    identifiers: Mapping[str, tuple[str, ...]]
+    defaults: Mapping[str, Any]
+
+
+def _walk_identifiers(
+    checker: _Checker, node: _Node, path: str, out: dict[str, tuple[str, ...]], depth: int
+) -> None:
+    if depth > 8:
+        return
+    resolved = _deref(node)
+    if resolved is None or _object(resolved).discriminator:
+        return
+    names, _ = checker.fields(resolved, path)
+    for _name, (prop, full) in names.items():
+        target = _deref(prop)
+        if target is None:
+            continue
+        ids = prop.schema.get("x-ms-identifiers", target.schema.get("x-ms-identifiers"))
+        if target.schema.get("type") == "array":
+            if isinstance(ids, list) and ids:
+                out[full] = tuple(sorted(str(i) for i in ids))
+            items = target.schema.get("items")
+            if isinstance(items, Mapping):
+                _walk_identifiers(
+                    checker, _Node(items, target.file, f"{target.pointer}/items"), full, out, depth + 1
+                )
+        elif target.schema.get("properties") or target.schema.get("allOf"):
+            _walk_identifiers(checker, target, full, out, depth + 1)
+
+
+@cache
+def metadata(token: str, api_version: str | None) -> Metadata | None:
+    """The Diff metadata of `token` at `api_version` from the vendored spec; None when none is vendored."""
+    found = _lookup("resources", token, api_version)
+    if isinstance(found, str):
+        return None
+    relative, operation_id, _ = found
+    op, route_params = _operation(relative, operation_id)
+    checker = _Checker(sdk_shape=True)
+    path_params: set[str] = set()
+    body: _Node | None = None
+    for raw in op.schema.get("parameters", []) or []:
+        param = _deref(_Node(raw, op.file, op.pointer))
+        if param is None:
+            continue
+        if param.schema.get("in") == "path" and param.schema.get("name") not in _CLIENT_PARAMS:
+            path_params.add(_sdk_name(str(param.schema.get("name")), param.schema))
+        elif param.schema.get("in") == "body" and isinstance(param.schema.get("schema"), Mapping):
+            body = _deref(_Node(param.schema["schema"], param.file, f"{param.pointer}/schema"))
+    # A route parameter the vendored extract does not declare (an unresolved common-types $ref) is still one.
+    path_params |= {p for p in route_params if p not in _CLIENT_PARAMS}
+    create_only: set[str] = set()
+    nested: dict[str, frozenset[str]] = {}
+    defaults: dict[str, Any] = {}
+    identifiers: dict[str, tuple[str, ...]] = {}
+    if body is not None:
+        names, _ = checker.fields(body, "")
+        for name, (prop, _full) in names.items():
+            mutability = prop.schema.get("x-ms-mutability")
+            if isinstance(mutability, list) and "create" in mutability and "update" not in mutability:
+                create_only.add(name)
+            if "default" in prop.schema:
+                defaults[name] = prop.schema["default"]
+            target = _deref(prop)
+            if target is None:
+                continue
+            item = target
+            suffix = "."
+            if target.schema.get("type") == "array" and isinstance(target.schema.get("items"), Mapping):
+                item = _deref(_Node(target.schema["items"], target.file, f"{target.pointer}/items")) or target
+                suffix = "[]."
+            if item is not target or target.schema.get("properties") or target.schema.get("allOf"):
+                obj = _object(item)
+                if not obj.discriminator and (obj.properties or obj.missing):
+                    inner, _ = _Checker(sdk_shape=True).fields(item, "")
+                    nested[name + suffix] = frozenset(inner)
+        _walk_identifiers(checker, body, "", identifiers, 0)
+    return Metadata(
+        f"{relative}#{operation_id}",
+        frozenset(path_params),
+        frozenset(create_only),
+        nested,
+        identifiers,
+        defaults,
+    )

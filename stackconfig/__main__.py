@@ -1,7 +1,5 @@
 """Entry point for `python -m stackconfig`."""
 
-import sys
+from stackconfig.cli import entry
 
-from stackconfig.cli import main
-
-sys.exit(main())
+entry()

@@ -22,19 +22,61 @@ Sources:
 - [KEYS] learn.microsoft.com/azure/machine-learning/how-to-disable-local-auth-storage: with shared key access
   disabled on the storage account, the workspace's datastores must use identity-based access
   (systemDatastoresAuthMode identity).
+- [MNO] how-to-managed-network.md, "Configure a managed virtual network to allow only approved outbound":
+  "Adding an outbound for a service tag or FQDN is only valid when the managed VNet is configured to
+  allow_only_approved_outbound"; allow-only-approved traffic leaves only through the required rules and
+  the user's rules, and "you can't use an FQDN rule to access Azure Storage Accounts. You must use a private
+  endpoint instead": a data store read by the jobs needs a private-endpoint rule.
+- [CCR] learn.microsoft.com/azure/machine-learning/how-to-create-attach-compute-cluster, "Limitations"
+  (MicrosoftDocs/azure-docs articles/machine-learning/how-to-create-attach-compute-cluster.md): "Compute
+  clusters can be created in a different region than your workspace ... This preview isn't available if
+  you're using a private endpoint-enabled workspace."
+- [SSH] how-to-managed-network.md, "Limitations": "If your compute instance is in a managed network and is
+  configured for no public IP, use the `az ml compute connect-ssh` command to connect to it using SSH". SSH
+  into a no-public-IP node of a managed network is documented for compute instances only; a cluster's SSH
+  there may be unreachable. Conservative reading (docs/azure-behaviour.md section 15): refused, since SSH
+  (and with it local auth) is fixed at creation and would be left on for nothing.
+- [LOCK] learn.microsoft.com/azure/azure-resource-manager/management/lock-resources, "Considerations
+  before applying your locks": "A cannot-delete lock on a resource or resource group prevents the deletion
+  of Azure RBAC assignments"; how-to-managed-network.md, "Limitations": "Make sure there are no scope locks
+  on the Azure Machine Learning resources and resource group. Internal operations related to managed
+  virtual network might be blocked". The decision (docs/azure-behaviour.md section 17): a lock never sits
+  on a resource the stack grants a role on (replacing a cluster, removing a grant or `pulumi destroy` would
+  fail half-way), and a workspace with a managed network has no locks. An unset lock flag follows the
+  decision (`resolved_locks`); a flag set to true against it is a config error.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from stackconfig import rules
-
-if TYPE_CHECKING:
-    from stackconfig.models import StackConfig
+from stackconfig.identity import STACK_SCOPES, IdentityConfig, PlannedGrant, grant_plan
+from stackconfig.network import NetworkConfig
 
 # Azure Storage service host names (blob, file, dfs, queue, table, web endpoints), public cloud.
 _STORAGE_HOST_SUFFIXES = (".core.windows.net",)
+
+# What each lock flag locks, as messages name it.
+LOCK_TARGET_NAMES = {
+    "storage": "the storage account",
+    "key_vault": "the key vault",
+    "container_registry": "the container registry",
+    "application_insights": "Application Insights",
+    "workspace": "the workspace",
+}
+
+
+class StackLike(Protocol):
+    """What the combinations read of a parsed config (`stackconfig.StackConfig` satisfies it; typed
+    structurally so this module does not import the models that import it)."""
+
+    workspace: Any
+    clusters: Sequence[Any]
+    locks: Any
+    network: NetworkConfig
+    identity: IdentityConfig
 
 
 def _storage_host(fqdn: str) -> bool:
@@ -42,13 +84,94 @@ def _storage_host(fqdn: str) -> bool:
     return any(host.endswith(suffix) for suffix in _STORAGE_HOST_SUFFIXES)
 
 
-def problems(config: StackConfig) -> list[tuple[str, str]]:
+def private_endpoint_rule_targets(network: NetworkConfig) -> list[str]:
+    """The ARM ids the managed network's user-defined private-endpoint rules reach."""
+    if network.managed is None or not network.managed.enabled:
+        return []
+    return [
+        r.service_resource_id
+        for r in network.managed.outbound_rules
+        if r.type == "private_endpoint" and r.service_resource_id
+    ]
+
+
+def plan(config: StackLike) -> list[PlannedGrant]:
+    """The stack's role assignments (`stackconfig.identity.grant_plan`) for this config."""
+    return grant_plan(
+        config.identity,
+        [c.name for c in config.clusters],
+        has_registry=config.workspace.container_registry,
+        private_endpoint_rule_targets=private_endpoint_rule_targets(config.network),
+    )
+
+
+def granted_scopes(config: StackLike) -> dict[str, list[PlannedGrant]]:
+    """Stack resource (a lock flag name) -> the stack's grants on it."""
+    out: dict[str, list[PlannedGrant]] = {scope: [] for scope in STACK_SCOPES}
+    for grant in plan(config):
+        if grant.scope in out:
+            out[grant.scope].append(grant)
+    return out
+
+
+def resolved_locks(config: StackLike) -> dict[str, bool]:
+    """Each lock flag's value after the decision [LOCK]: an unset flag locks its resource only when the
+    workspace has no managed network and the stack grants no role on that resource; a set flag keeps its
+    value (`problems` reports a true one the decision refuses)."""
+    managed = config.network.managed_enabled
+    granted = granted_scopes(config)
+    out: dict[str, bool] = {}
+    for flag in STACK_SCOPES:
+        value = getattr(config.locks, flag)
+        out[flag] = (not managed and not granted[flag]) if value is None else bool(value)
+    return out
+
+
+def _lock_problems(config: StackLike) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    managed = config.network.managed_enabled
+    granted = granted_scopes(config)
+    for flag in STACK_SCOPES:
+        if getattr(config.locks, flag) is not True:
+            continue
+        if flag == "container_registry" and not config.workspace.container_registry:
+            continue  # nothing to lock: the flag is ignored
+        what = LOCK_TARGET_NAMES[flag]
+        if managed:
+            out.append(
+                (
+                    f"locks.{flag}",
+                    "true, and the workspace has a managed network: Azure ML asks for no scope locks on its "
+                    "resources, since internal operations of the managed network might be blocked "
+                    "(how-to-managed-network.md, Limitations); set it to false or leave it unset (unset "
+                    "locks are off with a managed network)",
+                )
+            )
+        elif granted[flag]:
+            shown = ", ".join(g.why for g in granted[flag][:3])
+            more = f" and {len(granted[flag]) - 3} more" if len(granted[flag]) > 3 else ""
+            out.append(
+                (
+                    f"locks.{flag}",
+                    f"true, but the stack grants roles on {what} ({shown}{more}), and a CanNotDelete lock "
+                    "blocks deleting a role assignment on the resource it locks (lock-resources.md): "
+                    "replacing a cluster, removing a grant or `pulumi destroy` would fail half-way; set it "
+                    "to false or leave it unset (unset, a resource is locked only when it carries no grant)",
+                )
+            )
+    return out
+
+
+def problems(config: StackLike) -> list[tuple[str, str]]:
     """Every combination problem of a parsed config."""
     out: list[tuple[str, str]] = []
     ws = config.workspace
     network = config.network
     managed = network.managed_enabled
     endpoints = network.private_endpoints
+    targets = (endpoints.targets or []) if endpoints is not None else []
+    # The stack's own private endpoint to the workspace (targets unset: every target, the workspace too).
+    workspace_endpoint = endpoints is not None and (endpoints.targets is None or "workspace" in targets)
 
     for index, cluster in enumerate(config.clusters):
         at = f"clusters[{index}]"
@@ -63,6 +186,25 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                     f"{ws.region}, or give that region its own workspace (stack) and quota",
                 )
             )
+        elif not managed and cluster.subnet_id is not None and region != ws.region:
+            out.append(
+                (
+                    f"{at}.region",
+                    f"'{region}' differs from the workspace region ({ws.region}); a cluster in a virtual "
+                    "network must be in the workspace's region (how-to-network-security-overview.md, "
+                    f"Limitations); put it in {ws.region} or drop subnet_id",
+                )
+            )
+        elif workspace_endpoint and region != ws.region:
+            out.append(
+                (
+                    f"{at}.region",
+                    f"'{region}' differs from the workspace region ({ws.region}), and a cluster in another "
+                    "region is not available for a workspace with a private endpoint "
+                    "(how-to-create-attach-compute-cluster.md, Limitations); put the cluster in "
+                    f"{ws.region}, or give that region its own workspace (stack) and quota",
+                )
+            )
         if managed and cluster.subnet_id is not None:
             out.append(
                 (
@@ -72,13 +214,14 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                     "managed network) or remove network.managed",
                 )
             )
-        if not managed and cluster.subnet_id is not None and region != ws.region:
+        if managed and cluster.ssh_enabled and cluster.node_public_ip is False:
             out.append(
                 (
-                    f"{at}.region",
-                    f"'{region}' differs from the workspace region ({ws.region}); a cluster in a virtual "
-                    "network must be in the workspace's region (how-to-network-security-overview.md, "
-                    f"Limitations); put it in {ws.region} or drop subnet_id",
+                    f"{at}.ssh",
+                    "SSH on a cluster without node public IPs in a managed network may be unreachable: Azure "
+                    "documents SSH to such nodes for compute instances only (how-to-managed-network.md, "
+                    "Limitations), and SSH (with local auth) can't be changed after creation; set ssh: "
+                    "disabled (debug through the job's logs and `jobs submit health`)",
                 )
             )
         for key, message in rules.cluster_rules(
@@ -96,6 +239,17 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                     "Disabled; remove them or set isolation_mode: AllowOnlyApprovedOutbound",
                 )
             )
+        if mn.isolation_mode == "AllowInternetOutbound":
+            for j, rule in enumerate(mn.outbound_rules):
+                if rule.type in ("fqdn", "service_tag"):
+                    out.append(
+                        (
+                            f"network.managed.outbound_rules[{j}].type",
+                            f"{rule.type} rules are only valid with AllowOnlyApprovedOutbound (how-to-"
+                            "managed-network.md); with AllowInternetOutbound every destination is already "
+                            "allowed: remove the rule, or set isolation_mode: AllowOnlyApprovedOutbound",
+                        )
+                    )
         if mn.isolation_mode == "AllowOnlyApprovedOutbound":
             for j, rule in enumerate(mn.outbound_rules):
                 if rule.type == "fqdn" and rule.destination and _storage_host(rule.destination):
@@ -108,8 +262,20 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                             "subresource_target blob",
                         )
                     )
+            reached = {t.lower() for t in private_endpoint_rule_targets(network)}
+            for k, store in enumerate(config.identity.data_stores):
+                if store.lower() not in reached:
+                    out.append(
+                        (
+                            f"identity.data_stores[{k}]",
+                            "the jobs read this storage account, and with AllowOnlyApprovedOutbound the "
+                            "managed network reaches a storage account only through a private-endpoint "
+                            "rule (how-to-managed-network.md); add to network.managed.outbound_rules "
+                            f"{{name: ..., type: private_endpoint, service_resource_id: {store}, "
+                            "subresource_target: blob}",
+                        )
+                    )
 
-    targets = (endpoints.targets or []) if endpoints is not None else []
     if "container_registry" in targets and not ws.container_registry:
         out.append(
             (
@@ -129,4 +295,5 @@ def problems(config: StackConfig) -> list[tuple[str, str]]:
                 "identity.system_datastores_auth_mode: identity or storage_shared_key_access: true",
             )
         )
+    out.extend(_lock_problems(config))
     return out

@@ -1,4 +1,7 @@
-"""`azml-gpu:identity`: identity-based data access, role assignments, customer-managed key, diagnostics.
+"""`azml-gpu:identity`: identity-based data access, role assignments, customer-managed key, diagnostics, the
+workspace's identity; and the stack's grant plan (`grant_plan`: which role assignments the stack declares, on
+which resource, for whom), the one home of that decision (components/identity.py declares it, the lock
+decision in `stackconfig.combinations` reads it).
 
 Role names are checked against `azroles` (the one map of role name -> built-in role definition id).
 Combinations with other keys are checked in `stackconfig.combinations`.
@@ -6,6 +9,8 @@ Combinations with other keys are checked in `stackconfig.combinations`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -123,6 +128,23 @@ class IdentityConfig(Strict):
         description="Optional, default false: send the workspace's logs and metrics to its Log Analytics "
         "workspace (ingestion is billed).",
     )
+    workspace_identity_id: str | None = Field(
+        default=None,
+        description="Optional ARM id of a user-assigned identity for the workspace (type UserAssigned, also "
+        "its primaryUserAssignedIdentity); default a system-assigned one, whose role assignments Azure "
+        "makes itself. With it the stack grants the identity the roles Azure documents, before the "
+        "workspace is created; the deployer needs Managed Identity Operator on it.",
+        examples=[None],
+    )
+
+    @field_validator("workspace_identity_id")
+    @classmethod
+    def _workspace_identity(cls, value: str | None) -> str | None:
+        if value is not None and (
+            problem := names.resource_id_problem(value, "Microsoft.ManagedIdentity/userAssignedIdentities")
+        ):
+            raise ValueError(problem)
+        return value
 
     @field_validator("data_stores")
     @classmethod
@@ -135,3 +157,133 @@ class IdentityConfig(Strict):
     @property
     def identity_datastores(self) -> bool:
         return self.system_datastores_auth_mode == "identity"
+
+
+# The resources of the stack a grant can sit on; the lock flags (`azml-gpu:locks`) use the same names.
+STACK_SCOPES: tuple[str, ...] = (
+    "storage",
+    "key_vault",
+    "container_registry",
+    "application_insights",
+    "workspace",
+)
+WORKSPACE_PRINCIPAL = "workspace"  # the workspace's identity (system- or user-assigned)
+NETWORK_APPROVER = "Azure AI Enterprise Network Connection Approver"
+
+
+@dataclass(frozen=True)
+class PlannedGrant:
+    """One role assignment the stack declares.
+
+    `key`: a short stable label, unique in the stack (names the Pulumi resource, seeds the GUID name).
+    `scope`: one of STACK_SCOPES, or the ARM id of a resource outside the stack.
+    `principal`: WORKSPACE_PRINCIPAL, `cluster:<name>` (that cluster's identity), or an Entra object id.
+    `before_workspace`: the grant must exist before the workspace is created (a user-assigned workspace
+    identity reaches its resources at creation)."""
+
+    key: str
+    scope: str
+    principal: str
+    principal_type: Literal["User", "Group", "ServicePrincipal"]
+    role: str
+    before_workspace: bool = False
+
+    @property
+    def why(self) -> str:
+        """`<role> for <whom>`, as messages show the grant."""
+        who = self.principal.removeprefix("cluster:")
+        if self.principal == WORKSPACE_PRINCIPAL:
+            who = "the workspace identity"
+        elif self.principal.startswith("cluster:"):
+            who = f"cluster {who}'s identity"
+        return f"{self.role} for {who}"
+
+
+def grant_plan(
+    identity: IdentityConfig,
+    cluster_names: Sequence[str],
+    *,
+    has_registry: bool,
+    private_endpoint_rule_targets: Sequence[str] = (),
+) -> list[PlannedGrant]:
+    """The role assignments the stack declares, never one Azure makes itself (ARM answers a second identical
+    assignment with 409 RoleAssignmentExists, so the first `pulumi up` would fail).
+
+    Sources (learn.microsoft.com/azure/machine-learning/how-to-identity-based-service-authentication,
+    MicrosoftDocs/azure-ai-docs articles/machine-learning/how-to-identity-based-service-authentication.md):
+    - "Workspace identity types": System-assigned (SAI) "Role assignment creation: Managed by Microsoft";
+      system- plus user-assigned "Managed by you". So a system-assigned workspace identity gets no storage
+      grant from the stack (with identity datastores Azure grants its data roles itself; MicrosoftDocs/
+      azure-docs#80040, #80686). The one grant kept is Key Vault Administrator on the stack's vault: the
+      vault uses the RBAC permission model (components/workspace.py), whose data plane the service's
+      access-policy setup does not cover ("Azure Key Vault (when using RBAC permission model): Contributor
+      (control plane) + Key Vault Administrator (data plane)"); conservative reading in
+      docs/azure-behaviour.md section 16.
+    - "User-assigned managed identity > Workspace": the table of roles a user-assigned workspace identity
+      needs, all granted here before the workspace is created (Contributor on the workspace after it):
+      Storage "Contributor (control plane) + Storage Blob Data Contributor + Storage File Data Privileged
+      Contributor (data plane)", Key Vault (RBAC) "Contributor (control plane) + Key Vault Administrator",
+      Container Registry "Contributor", Application Insights "Contributor", workspace "Contributor".
+    - "Compute cluster": "A managed identity automatically gets the ACRPull role on the workspace ACR": no
+      AcrPull from the stack. (Also: "If you create compute first, before the workspace ACR exists, you need
+      to assign the ACRPull role manually": a stack without `workspace.container_registry` gets its registry
+      lazily, docs/azure-behaviour.md section 16.)
+    - how-to-disable-local-auth-storage.md: with identity datastores each cluster identity and the data
+      scientists need the storage data roles (nothing says Azure grants those): kept.
+    - how-to-managed-network.md: user-defined private-endpoint outbound rules are approved with the Azure AI
+      Enterprise Network Connection Approver role, which Azure no longer grants the workspace identity by
+      itself since 2025-04-30 ("If you are using UAI workspace please make sure to add the Azure AI
+      Enterprise Network Connection Approver role to your identity"; role id in built-in-roles/
+      ai-machine-learning): granted on each rule's target.
+    """
+    sp: Literal["ServicePrincipal"] = "ServicePrincipal"  # managed identities are service principals
+    blob, blob_reader = "Storage Blob Data Contributor", "Storage Blob Data Reader"
+    file_privileged = "Storage File Data Privileged Contributor"
+    ws = WORKSPACE_PRINCIPAL
+    datastores = identity.identity_datastores
+    grants: list[PlannedGrant] = []
+    if identity.workspace_identity_id is None:
+        grants.append(PlannedGrant("ws/kv/administrator", "key_vault", ws, sp, "Key Vault Administrator"))
+    else:
+        before = [
+            ("ws/st/contributor", "storage", "Contributor"),
+            ("ws/st/blob-contributor", "storage", "Storage Blob Data Contributor"),
+            ("ws/st/file-privileged", "storage", "Storage File Data Privileged Contributor"),
+            ("ws/kv/contributor", "key_vault", "Contributor"),
+            ("ws/kv/administrator", "key_vault", "Key Vault Administrator"),
+            ("ws/appi/contributor", "application_insights", "Contributor"),
+        ]
+        if has_registry:
+            before.append(("ws/cr/contributor", "container_registry", "Contributor"))
+        grants += [PlannedGrant(k, scope, ws, sp, role, before_workspace=True) for k, scope, role in before]
+        grants.append(PlannedGrant("ws/mlw/contributor", "workspace", ws, sp, "Contributor"))
+    for target in dict.fromkeys(private_endpoint_rule_targets):
+        label = target.rstrip("/").rsplit("/", 1)[-1]
+        grants.append(PlannedGrant(f"ws/{label}/network-approver", target, ws, sp, NETWORK_APPROVER))
+    for name in cluster_names:
+        node = f"cluster:{name}"
+        if datastores:
+            grants.append(
+                PlannedGrant(
+                    f"{name}/st/blob-contributor", "storage", node, sp, "Storage Blob Data Contributor"
+                )
+            )
+        for store in identity.data_stores:
+            label = store.rstrip("/").rsplit("/", 1)[-1]
+            grants.append(PlannedGrant(f"{name}/{label}/blob-reader", store, node, sp, blob_reader))
+    for person in identity.role_assignments:
+        who, kind = person.principal_id, person.principal_type
+        slug = person.role.lower().replace(" ", "-")
+        grants.append(PlannedGrant(f"people/{who}/{slug}", "workspace", who, kind, person.role))
+        if datastores and person.role == "AzureML Data Scientist":
+            grants.append(PlannedGrant(f"people/{who}/st/blob-contributor", "storage", who, kind, blob))
+            grants.append(
+                PlannedGrant(
+                    f"people/{who}/st/file-privileged",
+                    "storage",
+                    who,
+                    kind,
+                    file_privileged,
+                )
+            )
+    return grants

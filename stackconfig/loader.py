@@ -2,16 +2,29 @@
 
 `read_config_block` is the one reader of stack files (stackconfig's CLI and `load_stack_file`, and
 preflight's `run_program` and `--config-file`), so a bad file gets the same message everywhere.
+
+Stack files are read as the Pulumi CLI reads them: `gopkg.in/yaml.v3` (pulumi/pulumi sdk/go/common/encoding/
+marshal.go `yamlMarshaler`, used by sdk/go/common/workspace/loaders.go `LoadProjectStack`, which strips a
+UTF-8 BOM first), i.e. YAML 1.2 into untyped values: `no`, `on`, `yes` stay strings; `30:00` stays a string
+(no base-60 numbers); a timestamp-looking scalar stays a string ("for backward compatibility reasons we set it
+as a string", yaml.v3 decode.go); integers as Go's `strconv.ParseInt(s, 0, 64)` reads them after dropping `_`
+(`0x1F`, `0o17`, `0b101`, and the 1.1-style octal `0777` = 511, which yaml.v3 still decodes); and a key
+repeated in one mapping is an error (`mapping key "a" already defined at line 1`, yaml.v3 decode.go). In
+Python that is ruamel.yaml's safe loader in YAML 1.2 mode (duplicate keys refused by default), with the
+timestamp and integer rules above.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import DuplicateKeyError, SafeConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from stackconfig.errors import NAMESPACE, ConfigError, problem
 from stackconfig.models import StackConfig
@@ -71,17 +84,83 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def read_yaml(path: Path) -> Any:
-    """The YAML document in `path`. Raises OSError (unreadable) or ValueError (not UTF-8, not YAML) with one
-    line: `<path> is not valid YAML at line L, column C: <problem>; fix the YAML syntax`."""
-    text = read_text(path)
+class _YamlV3Constructor(SafeConstructor):
+    """YAML 1.2 values as gopkg.in/yaml.v3 decodes them into `interface{}` (module docstring)."""
+
+
+def _timestamp_as_text(loader: SafeConstructor, node: Any) -> str:
+    return str(node.value)
+
+
+_GO_INT = re.compile(r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]+|[0-9]+)$")
+
+
+def _go_int(loader: SafeConstructor, node: Any) -> int | float | str:
+    """`strconv.ParseInt(strings.Replace(s, "_", "", -1), 0, 64)` (yaml.v3 resolve.go)."""
+    text = str(node.value)
+    plain = text.replace("_", "")
+    if not _GO_INT.match(plain):
+        return SafeConstructor.construct_yaml_int(loader, node)
+    sign = -1 if plain.startswith("-") else 1
+    digits = plain.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+        return sign * int(digits, 8)
+    return sign * int(digits, 0)
+
+
+_YamlV3Constructor.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+_YamlV3Constructor.add_constructor("tag:yaml.org,2002:int", _go_int)
+
+
+def _yaml() -> YAML:
+    reader = YAML(typ="safe", pure=True)
+    reader.version = (1, 2)
+    reader.Constructor = _YamlV3Constructor
+    reader.allow_duplicate_keys = False
+    return reader
+
+
+def parse_yaml(text: str, name: str) -> Any:
+    """The YAML document in `text` (from `name`), read as the Pulumi CLI reads stack files (module
+    docstring). Raises ValueError with one line: `<name> is not valid YAML at line L, column C: <problem>;
+    fix the YAML syntax`, or for a repeated key `<name>: mapping key 'K' at line L is already defined at
+    line M; keep one of them`."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        return _yaml().load(text.removeprefix("\ufeff"))
+    except DuplicateKeyError as exc:
+        first, again = exc.context_mark, exc.problem_mark
+        key = re.search(r'found duplicate key "(.*?)"', str(exc.problem or ""))
+        shown = key.group(1) if key else "?"
+        raise ValueError(
+            f"{name}: mapping key '{shown}' at line {again.line + 1} is already defined at line "
+            f"{_key_line(text, shown, first.line, again.line)}; keep one of them (the Pulumi CLI refuses a "
+            "repeated key)"
+        ) from None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        reason = getattr(exc, "problem", None) or "invalid YAML"
-        raise ValueError(f"{path} is not valid YAML{where}: {reason}; fix the YAML syntax") from None
+        reason = exc.problem or "invalid YAML"
+        raise ValueError(f"{name} is not valid YAML{where}: {reason}; fix the YAML syntax") from None
+    except YAMLError as exc:
+        raise ValueError(f"{name} is not valid YAML: {exc}; fix the YAML syntax") from None
+
+
+def _key_line(text: str, key: str, mapping_line: int, again_line: int) -> int:
+    """The line (1-based) of the first `key:` of the mapping that starts at `mapping_line` (0-based)."""
+    lines = text.splitlines()
+    indent = len(lines[again_line]) - len(lines[again_line].lstrip(" -")) if again_line < len(lines) else 0
+    pattern = re.compile(rf"^[ -]*['\"]?{re.escape(key)}['\"]?\s*:")
+    for number in range(mapping_line, min(again_line, len(lines))):
+        line = lines[number]
+        if pattern.match(line) and len(line) - len(line.lstrip(" -")) == indent:
+            return number + 1
+    return mapping_line + 1
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in `path` (parse_yaml's reading). Raises OSError (unreadable) or ValueError (not
+    UTF-8, not YAML, a repeated key), one line naming the file and the fix."""
+    return parse_yaml(read_text(path), str(path))
 
 
 class StackFileError(ValueError):

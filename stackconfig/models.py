@@ -299,14 +299,27 @@ class ClusterConfig(_Strict):
 
 
 class LocksConfig(_Strict):
-    """CanNotDelete locks on individual resources (never the resource group: that blocks scaling)."""
+    """CanNotDelete locks on individual resources (never the resource group: that blocks scaling).
 
-    storage: bool = Field(default=True, description="Optional, default true: lock the storage account.")
-    key_vault: bool = Field(default=True, description="Optional, default true: lock the key vault.")
-    container_registry: bool = Field(
-        default=True, description="Optional, default true: lock the registry (when the workspace has one)."
+    An unset flag follows the stack's lock decision (`stackconfig.combinations`, docs/azure-behaviour.md
+    section 17): the resource is locked only when the stack grants no role on it and the workspace has no
+    managed network; after validation every flag is a bool. A flag set to true against the decision is a
+    config error naming the grants (or the managed network) that forbid it."""
+
+    storage: bool | None = Field(
+        default=None,
+        description="Optional, default: locked unless the stack grants a role on it or the workspace has a "
+        "managed network.",
     )
-    application_insights: bool = Field(default=True, description="Optional, default true: lock App Insights.")
+    key_vault: bool | None = Field(
+        default=None,
+        description="Optional, default as storage (the workspace identity's Key Vault Administrator sits on "
+        "it, so it is not locked by default).",
+    )
+    container_registry: bool | None = Field(
+        default=None, description="Optional, default as storage (when the workspace has a registry)."
+    )
+    application_insights: bool | None = Field(default=None, description="Optional, default as storage.")
     workspace: bool = Field(
         default=False,
         description="Optional, default false: a workspace lock also blocks deleting (so replacing) clusters.",
@@ -340,6 +353,9 @@ class StackConfig(_Strict):
         region = self.workspace.region
         clusters = [c if c.region else c.model_copy(update={"region": region}) for c in self.clusters]
         object.__setattr__(self, "clusters", clusters)
+        # Unset lock flags follow the lock decision (stackconfig.combinations.resolved_locks).
+        locks = self.locks.model_copy(update=combinations.resolved_locks(self))
+        object.__setattr__(self, "locks", locks)
         if not (info.context or {}).get(SKIP_CROSS_RULES):
             problems = combinations.problems(self)
             if problems:

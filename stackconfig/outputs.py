@@ -5,12 +5,34 @@ One definition, shared by the writer and the readers (docs/architecture.md, "Sta
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import vmsizes
+from stackconfig.errors import ConfigError
 from stackconfig.models import ClusterConfig, StackConfig
+
+#: The config key azure-native reads the subscription from (`pulumi config set azure-native:subscriptionId`).
+SUBSCRIPTION_KEY = "azure-native:subscriptionId"
+#: ARM's `subscriptionId` path parameter: "The ID of the target subscription. The value must be an UUID."
+#: (azure-rest-api-specs, specification/common-types/resource-management/v3/types.json,
+#: SubscriptionIdParameter, `format: uuid`; the extract vendored in preflight/azure_specs drops both). A
+#: placeholder such as README's `<your subscription id>` would otherwise reach the stack outputs and
+#: every ARM URL.
+_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+SUBSCRIPTION_FIX = 'pulumi config set azure-native:subscriptionId "$(az account show --query id -o tsv)"'
+
+
+def subscription_problem(value: object) -> str | None:
+    """The message for a subscription id that is not a GUID (None when it is one)."""
+    if isinstance(value, str) and _GUID.fullmatch(value):
+        return None
+    return (
+        f"{SUBSCRIPTION_KEY}: {value!r} is not a subscription id (a GUID, 8-4-4-4-12 hex digits such as "
+        f"00000000-0000-0000-0000-000000000000); set yours: {SUBSCRIPTION_FIX}"
+    )
 
 
 class ClusterOutput(BaseModel):
@@ -71,6 +93,14 @@ class StackOutputs(BaseModel):
     # an export); the other commands read such outputs, teardown refuses them.
     key_vault: KeyVaultOutput | None = Field(default=None, exclude_if=lambda value: value is None)
 
+    @field_validator("subscription_id")
+    @classmethod
+    def _a_guid(cls, value: str) -> str:
+        problem = subscription_problem(value)
+        if problem is not None:
+            raise ValueError(problem.removeprefix(f"{SUBSCRIPTION_KEY}: "))
+        return value
+
 
 def cluster_output(cluster: ClusterConfig, size: vmsizes.VmSize) -> ClusterOutput:
     """The output entry of a validated cluster on its size."""
@@ -97,7 +127,12 @@ def stack_outputs(config: StackConfig, subscription_id: str, key_vault_name: str
     """The outputs of a validated config (sizes looked up in the catalog, or inferred from the name).
 
     `key_vault_name`: the vault name the Workspace component derived (`components.naming.workspace_names`);
-    `__main__.py` passes `workspace.names.key_vault` (stackconfig does not import the Pulumi components)."""
+    `__main__.py` passes `workspace.names.key_vault` (stackconfig does not import the Pulumi components).
+    Raises ConfigError when `subscription_id` (azure-native's, from `azure-native:subscriptionId`) is not a
+    GUID."""
+    problem = subscription_problem(subscription_id)
+    if problem is not None:
+        raise ConfigError([problem])
     ws = config.workspace
     return StackOutputs(
         subscription_id=subscription_id,

@@ -143,14 +143,14 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
     def Diff(self, request, context):  # noqa: N802
         token = _token(request.urn)
         olds = _plain(request.old_inputs) if request.HasField("old_inputs") else {}
-        diff = azure_native.detailed_diff(token, olds, _plain(request.news))
+        diff = azure_native.detailed_diff(token, olds, _plain(request.news), _plain(request.olds))
         if not diff.changed:
             return provider_pb2.DiffResponse(changes=provider_pb2.DiffResponse.DIFF_NONE)
         return provider_pb2.DiffResponse(
             changes=provider_pb2.DiffResponse.DIFF_SOME,
-            replaces=list(diff.replace_keys),
+            replaces=list(diff.replaces),
             deleteBeforeReplace=diff.delete_before_replace,
-            diffs=list(diff.changed_keys),
+            diffs=list(diff.changes),
             detailedDiff={
                 path: provider_pb2.PropertyDiff(kind=_KINDS[kind], inputDiff=True)
                 for path, kind in diff.detailed.items()

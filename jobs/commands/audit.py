@@ -1,6 +1,6 @@
 """`python -m jobs audit (--stack S | --outputs F) [--days 30] [--json]`: quota each cluster holds while
-idle and its last job; flags clusters unused for --days. Exit 0, 1 when a cluster is flagged, 2 bad input,
-4 the job list query failed."""
+idle and its last job; flags clusters unused for --days (never one created less than --days ago). Exit 0,
+1 when a cluster is flagged, 2 bad input, 4 the job or compute list query failed."""
 
 from __future__ import annotations
 
@@ -34,25 +34,29 @@ def run(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise UsageError(f"--days {args.days}: use 1 or more")
     outs = outputs.load(args.stack, args.outputs)
-    from rich.console import Console
+    from jobs.progress import stderr_console
 
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:
         return fail(str(exc), 4, args.json, clusters=[], unused=[], days=args.days)
     try:
-        with Console(stderr=True).status(f"listing jobs in workspace {outs.workspace_name}"):
+        with stderr_console().status(f"listing jobs and clusters in workspace {outs.workspace_name}"):
+            what = "job list"
             jobs = idleclusters.fetch_jobs(ml)
+            what = "compute list"
+            computes = idleclusters.fetch_computes(ml)
     except Exception as exc:
         return fail(
-            f"job list query failed: {error_detail(exc)}",
+            f"{what} query failed: {error_detail(exc)}",
             4,
             args.json,
             clusters=[],
             unused=[],
             days=args.days,
         )
-    rows = idleclusters.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days)
+    created = idleclusters.created_times(computes)
+    rows = idleclusters.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days, created)
     if args.json:
         print(
             json.dumps(

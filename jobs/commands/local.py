@@ -1,12 +1,13 @@
 """`python -m jobs local {smoke,train,health}`: run a job script here as Azure ML would on a cluster.
 
-    python -m jobs local smoke --nodes 2 --procs-per-node 2 -- --expect-world-size 4
-    python -m jobs local train --nodes 1 --procs-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
+    python -m jobs local smoke --nodes 2 --processes-per-node 2 -- --expect-world-size 4
+    python -m jobs local train --nodes 1 --processes-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
 
-Starts nodes x procs-per-node processes of jobs/src/<script>.py with Azure ML's PyTorch distribution
+Starts nodes x processes-per-node processes of jobs/src/<script>.py with Azure ML's PyTorch distribution
 variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt, the layout
 of an Azure ML job's logs (docs/reference/platform-notes.md, "Logs").
 Exit code: the job's (0 only when every rank exited 0); 2 for bad flags; 130 when interrupted here.
+`--procs-per-node` is the old name of `--processes-per-node` (one name in every command), still accepted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import signal
 import sys
 import threading
 from pathlib import Path
+
+from jobs.errors import UsageError, guarded
+from jobs.jobargs import add_processes_per_node
 
 SCRIPTS = ("smoke", "train", "health")
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -34,15 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         s = scripts.add_parser(
             name,
             help=f"jobs/src/{name}.py",
-            description=f"Run jobs/src/{name}.py as nodes x procs-per-node local processes.",
+            description=f"Run jobs/src/{name}.py as nodes x processes-per-node local processes.",
             epilog=f"Script arguments go after `--` (python jobs/src/{name}.py --help lists them).",
         )
         s.add_argument("--nodes", type=int, default=1, help="simulated nodes (instance_count), default 1")
-        s.add_argument(
-            "--procs-per-node",
-            type=int,
-            default=1,
-            help="processes per node (process_count_per_instance), default 1",
+        add_processes_per_node(
+            s, default=1, help="processes per node (process_count_per_instance), default 1"
         )
         s.add_argument("--logs", type=Path, help="folder for user_logs/ (default: a new temporary folder)")
         s.add_argument(
@@ -63,20 +64,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _usage_error(msg: str) -> int:
-    print(f"python -m jobs local: error: {msg}", file=sys.stderr)
-    return 2
+    raise UsageError(msg)
 
 
+@guarded
 def run(args: argparse.Namespace) -> int:
     from jobs.launcher import CANCELLED
     from jobs.launcher import run as launch_run
 
-    for flag in ("nodes", "procs_per_node"):
+    for flag in ("nodes", "processes_per_node"):
         if getattr(args, flag) < 1:
             return _usage_error(f"--{flag.replace('_', '-')} must be at least 1 (got {getattr(args, flag)})")
-    if args.nodes * args.procs_per_node > MAX_PROCS:
+    if args.nodes * args.processes_per_node > MAX_PROCS:
         return _usage_error(
-            f"--nodes x --procs-per-node is {args.nodes * args.procs_per_node}; at most "
+            f"--nodes x --processes-per-node is {args.nodes * args.processes_per_node}; at most "
             f"{MAX_PROCS} processes run on one machine"
         )
     if args.grace < 0:
@@ -95,10 +96,10 @@ def run(args: argparse.Namespace) -> int:
             drill = SigtermAt(args.sigterm_rank, parse_at(args.sigterm_at), args.seed)
         except ValueError as exc:
             return _usage_error(str(exc))
-        if not 0 <= args.sigterm_rank < args.nodes * args.procs_per_node:
+        if not 0 <= args.sigterm_rank < args.nodes * args.processes_per_node:
             return _usage_error(
                 f"--sigterm-rank {args.sigterm_rank}: the job has ranks 0.."
-                f"{args.nodes * args.procs_per_node - 1}"
+                f"{args.nodes * args.processes_per_node - 1}"
             )
     stop = threading.Event()
 
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         result = launch_run(
             [sys.executable, str(SRC / f"{args.script}.py"), *script_args],
             args.nodes,
-            args.procs_per_node,
+            args.processes_per_node,
             args.logs,
             stream_rank0=not args.json,
             stop_event=stop,
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
                 {
                     "script": args.script,
                     "nodes": args.nodes,
-                    "procs_per_node": args.procs_per_node,
+                    "processes_per_node": args.processes_per_node,
                     **result.to_json(),
                     **(
                         {

@@ -1,10 +1,12 @@
-"""`python -m jobs plan --tokens T --tokens-per-gpu-s R --gpus G [...] [--json]`: hours, nodes, quota, cost,
-checkpoint interval. Exit 0, or 2 on bad input."""
+"""`python -m jobs plan --tokens T --tokens-per-gpu-s R --gpus G [--model 8B] [...] [--json]`: hours, nodes,
+quota, cost, checkpoint interval, and whether the model fits a GPU under DDP and FSDP. Exit 0, or 2 on bad
+input."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from jobs.errors import guarded
 
@@ -26,14 +28,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--price-per-node-hour", type=float, metavar="P", help="price of one node-hour")
     p.add_argument("--checkpoint-seconds", type=float, metavar="C", help="seconds to write one checkpoint")
     p.add_argument("--mtbf-hours", type=float, metavar="M", help="mean hours between failures of the job")
+    p.add_argument("--model", help="train.py's model preset whose memory to check: tiny, small, 1B, 3B, 8B")
+    p.add_argument("--params", type=float, metavar="N", help="or the model's parameter count, e.g. 8.03e9")
+    p.add_argument("--gpu-memory-gib", type=float, metavar="G", help="memory of one GPU (default: --size's)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
 
 @guarded
 def run(args: argparse.Namespace) -> int:
+    from jobs.errors import UsageError
     from jobs.runplan import plan, render_text
+    from jobs.src.llamaconfig import PRESETS, param_count
 
+    if args.model is not None and args.params is not None:
+        raise UsageError("--model and --params both give the model's size; pass one")
+    if args.model is not None and args.model not in PRESETS:
+        raise UsageError(f"--model {args.model}: not a preset; choose one of {', '.join(PRESETS)}")
+    if args.params is not None and not math.isfinite(args.params):
+        raise UsageError(f"--params {args.params}: not a finite number; pass a count such as 8.03e9")
+    params = (
+        param_count(PRESETS[args.model]) if args.model else None if args.params is None else int(args.params)
+    )
     p = plan(
         args.tokens,
         args.tokens_per_gpu_s,
@@ -45,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         mtbf_hours=args.mtbf_hours,
         region=args.region,
         tier=args.tier,
+        params=params,
+        gpu_memory_gib=args.gpu_memory_gib,
     )
     print(json.dumps(p.to_json(), indent=2) if args.json else render_text(p))
     return 0

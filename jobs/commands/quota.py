@@ -54,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
         ml = ml_client(outs)
     except NoCredentials as exc:
         return fail(str(exc), 4, args.json, regions=regions, usages=[], over=[], written=None)
-    from rich.console import Console
+    from jobs.progress import stderr_console
 
     try:
-        with Console(stderr=True).status(f"reading Azure ML usage in {', '.join(regions)}"):
+        with stderr_console().status(f"reading Azure ML usage in {', '.join(regions)}"):
             rows = quotausage.fetch(ml, regions)
     except Exception as exc:
         return fail(

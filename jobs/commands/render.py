@@ -12,6 +12,7 @@ from jobs.errors import guarded
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_job_args
+    from jobs.userjob import add_file_args
 
     p = subparsers.add_parser(
         "render",
@@ -20,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     add_job_args(p)
+    add_file_args(p)
     p.add_argument(
         "--out",
         required=True,
@@ -34,12 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 @guarded
 def run(args: argparse.Namespace) -> int:
     from jobs import jobyaml
-    from jobs.jobargs import build
+    from jobs.jobargs import announce
     from jobs.paths import check_out_file
+    from jobs.userjob import build_any as build
 
     out = Path(args.out)
     check_out_file(out, "--out")  # a folder, or a path below a file: refused before building anything
     built = build(args)
+    announce(built)
     paths = jobyaml.out_paths(out, built)
     created: list[Path] = []
     for path in paths:

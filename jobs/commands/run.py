@@ -23,6 +23,7 @@ EXIT_QUOTA = 3
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_follow_args, add_job_args
+    from jobs.userjob import add_file_args
 
     p = subparsers.add_parser(
         "run",
@@ -32,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     add_job_args(p)
+    add_file_args(p)
     r = p.add_argument_group("managed run")
     r.add_argument(
         "--max-restarts",
@@ -89,27 +91,30 @@ def _where(args: argparse.Namespace, outs) -> tuple[str, str, str | None]:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from jobs import outputs
+    from jobs import clustercheck, outputs
     from jobs.azure_client import NoCredentials, ml_client
-    from jobs.jobargs import build
+    from jobs.jobargs import announce
     from jobs.paths import check_out_dir
+    from jobs.progress import stderr_console
     from jobs.runs import precheck
     from jobs.runs.ledger import Ledger
     from jobs.runs.loop import Policy, managed
+    from jobs.userjob import build_any as build
 
     _check_flags(args)
     logs = Path(args.logs)
     check_out_dir(logs, "--logs")
     built = build(args)  # validates every flag before anything is read or created
+    announce(built)
     outs = outputs.load(args.stack, args.outputs)
     try:
         ml = ml_client(outs)
     except NoCredentials as exc:  # nothing was created: exit 3, as submit's create failed
         return fail(str(exc), EXIT_QUOTA, args.json, ledger=None)
-    console = Console(stderr=True)
+    console = stderr_console()
     region, tier, cluster = _where(args, outs)
+    if missing := clustercheck.absent(ml, outs, cluster):  # before the quota check and any upload
+        return fail(missing, EXIT_QUOTA, args.json, ledger=None)
     quota = None
     if not args.no_quota_check:
         with console.status(f"reading Azure ML quota in {region}"):

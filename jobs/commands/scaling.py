@@ -1,10 +1,13 @@
 """`python -m jobs scaling ONE_NODE_LOGS TWO_NODE_LOGS [--json]` or `--jobs NAME1 NAME2 --stack S`:
-efficiency = throughput(2 nodes) / (2 x throughput(1 node)). Exit 0 at or above 0.75, 1 below, 2 bad input."""
+efficiency = throughput(2 nodes) / (2 x throughput(1 node)). Exit 0 at or above 0.75, 1 below, 2 bad input.
+With --expect-tokens-per-gpu-s (or --plan), each run's tokens/s per GPU is checked against the plan's (a
+warning beyond 20 percent, never a failure)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from jobs.errors import UsageError, error_detail, guarded
@@ -30,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_outputs_args(p)
     p.add_argument("--logs", metavar="DIR", default="job-logs", help="where --jobs downloads to")
+    p.add_argument(
+        "--expect-tokens-per-gpu-s",
+        type=float,
+        metavar="R",
+        help="the plan's tokens/s per GPU: warn when a run's measured rate is more than 20%% off",
+    )
+    p.add_argument("--plan", metavar="PLAN_JSON", help="or take R from a `jobs plan --json` file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -38,14 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jobs import efficiency
 
+    expected = efficiency.expected_rate(args.expect_tokens_per_gpu_s, args.plan)
     if args.jobs and args.logdirs:
         raise UsageError("pass either two LOGDIRs or --jobs NAME1 NAME2, not both")
     if args.jobs:
-        from rich.console import Console
-
         from jobs import logfiles, outputs
         from jobs.azure_client import NoCredentials, ml_client
         from jobs.paths import check_out_dir
+        from jobs.progress import stderr_console
 
         check_out_dir(Path(args.logs), "--logs")
         try:
@@ -55,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         dirs = []
         for name in args.jobs:
             try:
-                dirs.append(logfiles.download(ml, name, Path(args.logs) / name, Console(stderr=True)))
+                dirs.append(logfiles.download(ml, name, Path(args.logs) / name, stderr_console()))
             except Exception as exc:
                 raise UsageError(
                     f"--jobs {name}: cannot download its logs ({error_detail(exc)}); is it finished?"
@@ -67,8 +77,17 @@ def run(args: argparse.Namespace) -> int:
     for d in dirs:
         if not d.is_dir():
             raise UsageError(f"LOGDIR {d}: not a folder")
-    result = efficiency.compare(
-        efficiency.read_run(dirs[0], "1-node LOGDIR"), efficiency.read_run(dirs[1], "2-node LOGDIR")
-    )
-    print(json.dumps(result.to_json(), indent=2) if args.json else efficiency.render_text(result))
+    runs = efficiency.read_run(dirs[0], "1-node LOGDIR"), efficiency.read_run(dirs[1], "2-node LOGDIR")
+    result = efficiency.compare(*runs)
+    checks = [efficiency.first_run(r, expected) for r in runs] if expected else []
+    if args.json:
+        out = result.to_json()
+        if checks:
+            out["throughput"] = [asdict(c) for c in checks]
+        print(json.dumps(out, indent=2))
+    else:
+        lines = [efficiency.render_text(result)]
+        for c in checks:
+            lines += efficiency.render_first_run(c)
+        print("\n".join(lines))
     return 0 if result.ok else 1

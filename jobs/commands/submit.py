@@ -16,6 +16,7 @@ from jobs.errors import UsageError, fail, guarded
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from jobs.jobargs import add_follow_args, add_job_args
+    from jobs.userjob import add_file_args
 
     p = subparsers.add_parser(
         "submit",
@@ -24,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     add_job_args(p)
+    add_file_args(p)
     p.add_argument(
         "--wait",
         action=argparse.BooleanOptionalAction,
@@ -40,13 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
-    from jobs.jobargs import build
+    from jobs.jobargs import announce
     from jobs.lifecycle import EXIT_CREATE, submit
     from jobs.paths import check_out_dir
+    from jobs.progress import stderr_console
+    from jobs.userjob import build_any as build
 
     if not (args.stack or args.outputs):
         raise UsageError("submit needs the workspace: pass --stack NAME or --outputs FILE")
@@ -55,11 +57,12 @@ def run(args: argparse.Namespace) -> int:
     # Before anything is created: a --logs that is a file (or below one) would fail only after the job ran.
     check_out_dir(Path(args.logs), "--logs")
     built = build(args)
+    announce(built)
     try:
         ml = ml_client(outputs.load(args.stack, args.outputs))
     except NoCredentials as exc:  # before anything is created: exit 3, create failed
         return fail(str(exc), EXIT_CREATE, args.json, jobs=[])
-    console = Console(stderr=True)
+    console = stderr_console()
     results = []
     for b in built:
         outcome = submit(

@@ -1,12 +1,15 @@
-"""`python -m jobs verify LOGDIR --expect-world-size N [--size SIZE] [--allow-socket] [--json]`.
+"""`python -m jobs verify LOGDIR --expect-world-size N [--size SIZE] [--allow-socket]
+[--expect-tokens-per-gpu-s R | --plan PLAN_JSON] [--json]`.
 
 Exit 0 when every check passes, 1 when one fails, 2 on bad input (including a LOGDIR with no rank logs).
+The first-run throughput check (a train run's tokens/s per GPU against the plan's) warns, never fails.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from jobs.errors import UsageError, guarded
@@ -29,6 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="a CPU/gloo or single-host run: report the socket transport without failing",
     )
+    p.add_argument(
+        "--expect-tokens-per-gpu-s",
+        type=float,
+        metavar="R",
+        help="the plan's tokens/s per GPU: warn when the measured rate is more than 20%% off",
+    )
+    p.add_argument("--plan", metavar="PLAN_JSON", help="or take R from a `jobs plan --json` file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -60,6 +70,16 @@ def run(args: argparse.Namespace) -> int:
             f"LOGDIR {logdir}: no rank logs (user_logs/std_log_process_<N>.txt) below it; pass the folder "
             "`jobs.download(all=True)` (submit --logs DIR/<job name>) or `python -m jobs local --logs` wrote"
         )
+    from jobs import efficiency
+
+    expected = efficiency.expected_rate(args.expect_tokens_per_gpu_s, args.plan)
+    first = efficiency.first_run(efficiency.read_run(logdir, "LOGDIR"), expected) if expected else None
     report = verify(logdir, args.expect_world_size, size=args.size, allow_socket=args.allow_socket)
-    print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
+    if args.json:
+        out = report.to_json()
+        if first is not None:  # a warning: the run is not wrong, the plan may be
+            out["throughput"] = asdict(first)
+        print(json.dumps(out, indent=2))
+    else:
+        print("\n".join([render_text(report), *(efficiency.render_first_run(first) if first else [])]))
     return 0 if report.ok else 1

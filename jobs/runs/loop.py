@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs import errors
 from jobs.runs.causes import Cause, classify, read_logs
 from jobs.runs.ledger import Attempt, Ledger, progress
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from jobs.builders import BuiltJob
     from jobs.lifecycle import Outcome
 
-EXIT_OK, EXIT_FAILED, EXIT_OTHER = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_OTHER = errors.EXIT_OK, errors.EXIT_FAILED, errors.EXIT_ENDED_OTHERWISE
 
 
 @dataclass

@@ -1,466 +1,252 @@
-"""Checkpoints that survive preemption on a blob mount: verified, written in the background. Importable alone.
+"""Checkpoints with torch.distributed.checkpoint (DCP) on a blob mount: what DCP does not do. Importable.
 
     from checkpointing import CheckpointManager
 
-    ckpt = CheckpointManager(args.ckpt, interval=100, keep=3, total_steps=1000)  # every rank writes a shard
-    saved = ckpt.latest()                # the newest complete checkpoint's contents (a collective), or None
-    model = GPT(config_from(saved))      # the model's shape comes from the checkpoint (nanoGPT)
-    start = ckpt.restore(model, optimizer, config=vars(cfg))   # weights, optimizer, RNG; 0 on a fresh start
+    ckpt = CheckpointManager(args.ckpt, interval=100, keep=3, total_steps=1000)  # every rank
+    saved = ckpt.latest()                 # the newest committed checkpoint's commit record, or None
+    model = build(saved["config"] if saved else fresh)                  # its shape comes from it
+    start = ckpt.restore(model, optimizer, config=asdict(cfg))          # 0 on a fresh start
     for step in range(start, total):
-        ...forward/backward...
-        ckpt.fence()                     # the previous snapshot has left the weights: they may change now
-        optimizer.step()
+        ...forward/backward/optimizer.step...
         ckpt.maybe_save(step + 1, force=stopping)   # on the interval, at the last step, or when told
-    ckpt.close()                         # flush the last write before exiting
+    ckpt.close()                          # the last save committed (or CheckpointError)
 
-The manager has the shape of torchtitan's CheckpointManager (pytorch/torchtitan
-torchtitan/components/checkpoint.py: `load`, `save(curr_step)` deciding by `_should_save` on the interval,
-`maybe_wait_for_staging`, `_purge_stale_checkpoints` keeping `keep_latest_k`), over the pieces below:
-AsyncCheckpointer (write in a thread, the fence, retention) and resume_state (choose and load).
+DCP does the checkpoint itself: every rank writes its own shard of the model and optimizer state (DDP's
+replicated tensors are spread over the ranks, FSDP's DTensor shards stay where they are), the coordinator
+writes `.metadata` only after every rank reported its write (torch/distributed/checkpoint/utils.py
+_DistWrapper.all_reduce: a failure on any rank becomes a CheckpointException on every rank and `finish` is
+not called), `dcp.load` reshards to any world size, and `dcp.async_save` copies the state to CPU then
+writes it from a thread while training goes on (state_dict_saver.py async_save).
 
-Why it looks like this (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)",
-docs/reference/azure-notes.md §5): a job is preempted with no dependable signal and must be resubmitted,
-so it checkpoints often to its output mount and resumes from the newest *complete* checkpoint. That mount
-is a blob FUSE file system: rename is a copy then a delete (blobfuse2 component/azstorage/block_blob.go
-RenameFile) and can fail outright on Azure ML (microsoft/hi-ml#258); fsync and directory fsync do nothing
-by default (component/file_cache/file_cache.go SyncFile; SyncDir is not implemented); a file reaches
-storage when it is closed (file_cache.go FlushFile), and a process killed mid-write has its partial file
-closed, hence uploaded.
-So nothing here renames or fsyncs, and completeness is a marker written last that holds the checksum.
+What is left for this module (Azure facts: docs/azure-behaviour.md "Blob mounts (rw_mount)",
+docs/reference/azure-notes.md §5):
+- No rename. DCP's FileSystemWriter writes `.metadata.tmp` and renames it (filesystem.py
+  _FileSystemWriter.finish); on the output mount a rename is a copy then a delete (blobfuse2
+  component/azstorage/block_blob.go RenameFile) and can fail outright on Azure ML (microsoft/hi-ml#258).
+  BlobWriter writes `.metadata` under its final name, and no fsync (file_cache.go SyncFile does nothing by
+  default; a file reaches storage when it is closed, FlushFile).
+- The commit: `commit.json`, written by rank 0 after DCP returned, i.e. after `.metadata` was closed. A step
+  folder without it is incomplete (a kill, a node loss, a failed rank), whatever else it holds. At resume the
+  marker is checked against DCP's own metadata: every shard file it names must be there, at least as long
+  as the byte ranges recorded for it (a truncated or missing shard makes the step incomplete).
+- Which one to resume: the newest committed step, chosen by rank 0 and broadcast by name, also looking up
+  the steps this run would save at by name (a blob mount's listing on one node may lack the newest files;
+  a lookup of a name goes to storage: attr_cache.go GetAttr on a miss).
+- Retention: rank 0, after committing step N, deletes steps older than N beyond the `keep` newest
+  committed ones (marker first), never anything newer than N, so the last good checkpoint is never
+  deleted, and a failed save (no commit) deletes nothing.
+- Stopping on SIGTERM at a step boundary (StopRequest).
 
-On disk, for step N in the checkpoint folder:
-    step_0000000N.pt         torch.save of one dict (weights_only-loadable), written under its final name
-    step_0000000N.pt.sha256  "<hex>  step_0000000N.pt", written only after the .pt was closed successfully
-With W > 1 ranks, every rank writes a disjoint shard of the state's tensors in parallel (W writers
-instead of one), and the step's own file is a small manifest written by rank 0 once all shards are:
-    step_0000000N.pt.shard-0000r-of-0000W           {"leaves": {i: tensor}}: rank r's part (partition())
-    step_0000000N.pt.shard-0000r-of-0000W.sha256    its marker, as above
-    step_0000000N.pt         {"__shards__": W, "skeleton": the state, each tensor replaced by {"__leaf__": i}}
-    step_0000000N.pt.sha256  "<hex>  step_0000000N.pt  shards=W", written after every shard's marker
-load() joins the shards whatever the world size of the run that loads them; a single-file checkpoint
-(one process, or one written before shards existed) loads as before.
-A checkpoint without its .sha256, or whose bytes do not match it (a partial upload, a flipped bit), or a
-sharded one any of whose shards is so, is skipped with a warning. Retention (rank 0) deletes whole steps,
-only ones older than the newest one this run wrote complete: the newest `keep` complete ones stay, so
-the last good checkpoint is never deleted.
+On disk, for step N in the checkpoint folder (`step_0000000N/`):
+    __0_0.distcp, __1_0.distcp, ...   DCP's shards, one per rank that held data
+    .metadata                         DCP's index of them (written when every rank's write returned)
+    commit.json                       ours, last: {"step", "world_size", "total_steps", "config", "saved_at"}
+Checkpoints of the format before DCP (`step_0000000N.pt` + `.sha256`) are refused with a message (OldFormat).
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
+import json
 import os
-import random
+import pickle
 import re
+import shutil
 import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.filesystem import CURRENT_DCP_VERSION, FileSystemReader, FileSystemWriter
+from torch.distributed.checkpoint.metadata import Metadata
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
-NAME = re.compile(r"^step_(\d{8})\.pt$")
-MARKER = re.compile(r"^step_(\d{8})\.pt\.sha256$")
-SHARD = re.compile(r"^step_(\d{8})\.pt\.shard-\d{5}-of-\d{5}(\.sha256)?$")
-#: A manifest's key holding its shard count; LEAF stands for a tensor in its skeleton.
-SHARDED, LEAF = "__shards__", "__leaf__"
+STEP = re.compile(r"^step_(\d{8})$")
+OLD = re.compile(r"^step_(\d{8})\.pt(\.sha256|\.shard-\d{5}-of-\d{5}(\.sha256)?)?$")
+COMMIT = "commit.json"
+METADATA = ".metadata"  # DCP's (filesystem.py _metadata_fn)
 Log = Callable[[str], None]
-#: Scheduled checkpoint names looked up beyond the newest one a listing shows (list_checkpoints).
+#: Scheduled checkpoint names looked up beyond the newest one a listing shows (list_steps).
 PROBE_AHEAD = 8
+# One process without a process group is a supported DCP mode (no_dist); rewriting a step after a resume is
+# this module's choice (the marker went first). Neither is worth a warning in every log.
+warnings.filterwarnings("ignore", message="torch.distributed is disabled, unavailable or uninitialized")
+warnings.filterwarnings("ignore", message="Detected an existing checkpoint in")
 
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def checkpoint_name(step: int) -> str:
-    return f"step_{step:08d}.pt"
-
-
-# ----------------------------------------------------------------------------- RNG state
-
-
-def rng_state() -> dict[str, Any]:
-    """Every RNG a training step may draw from: python, numpy (global), torch CPU, CUDA (current device)."""
-    np_state = np.random.get_state()
-    return {
-        "python": random.getstate(),
-        "numpy": {
-            "name": np_state[0],
-            "keys": torch.from_numpy(np_state[1].astype(np.int64)),
-            "pos": int(np_state[2]),
-            "has_gauss": int(np_state[3]),
-            "gauss": float(np_state[4]),
-        },
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state() if torch.cuda.is_available() else None,
-    }
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    n = state["numpy"]
-    np.random.set_state(
-        (n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"])
-    )
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state(state["cuda"])
-
-
-def gather_rng_states() -> list[dict[str, Any]]:
-    """Every rank's RNG states, indexed by rank (a collective: all ranks must call it at the same step)."""
-    mine = rng_state()
-    if not (dist.is_available() and dist.is_initialized()):
-        return [mine]
-    out: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(out, mine)
-    return out
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-def to_cpu(obj: Any) -> Any:
-    """A snapshot: every tensor copied to CPU (clone on CPU, so later in-place updates do not leak in)."""
-    if isinstance(obj, torch.Tensor):
-        t = obj.detach()
-        return t.clone() if t.device.type == "cpu" else t.to("cpu")
-    if isinstance(obj, dict):
-        return {k: to_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return type(obj)(to_cpu(v) for v in obj)
-    return obj
-
-
-class _HashingWriter:
-    """File wrapper that hashes what torch.save writes, so the checksum costs no second read."""
-
-    def __init__(self, f: Any) -> None:
-        self.f, self.sha = f, hashlib.sha256()
-
-    def write(self, b: bytes) -> int:
-        self.sha.update(b)
-        return self.f.write(b)
-
-    def flush(self) -> None:
-        self.f.flush()
-
-
-def marker_of(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
-
-
-def save_checkpoint(obj: Any, path: Path) -> str:
-    """torch.save `obj` under its final name, close it, then write its .sha256 marker. Returns the hex.
-
-    No temporary name, no rename, no fsync: on a blob mount the upload happens inside close(), which
-    raises if it failed, so the marker exists only for bytes that reached storage (file_cache.go
-    FlushFile / ReleaseFile). Rewriting an existing step drops its marker first, so a half-rewritten
-    file is never taken for complete.
-    """
-    marker = marker_of(path)
-    marker.unlink(missing_ok=True)
-    with open(path, "wb") as f:
-        w = _HashingWriter(f)
-        torch.save(obj, w)
-        digest = w.sha.hexdigest()
-    with open(marker, "wb") as f:
-        f.write(f"{digest}  {path.name}\n".encode())
-    return digest
-
-
-# ----------------------------------------------------------------------------- sharded checkpoints
-
-
-def shard_name(step: int, index: int, count: int) -> str:
-    return f"{checkpoint_name(step)}.shard-{index:05d}-of-{count:05d}"
-
-
-def split_state(state: Any) -> tuple[Any, list[torch.Tensor]]:
-    """(skeleton, leaves): `state` with every tensor replaced by {LEAF: i}, i its index in `leaves` (a
-    depth-first walk in key order, so the same state gives the same indices on every rank)."""
-    leaves: list[torch.Tensor] = []
-
-    def walk(obj: Any) -> Any:
-        if isinstance(obj, torch.Tensor):
-            leaves.append(obj)
-            return {LEAF: len(leaves) - 1}
-        if isinstance(obj, dict):
-            return {k: walk(v) for k, v in obj.items()}
-        if isinstance(obj, list | tuple):
-            return type(obj)(walk(v) for v in obj)
-        return obj
-
-    return walk(state), leaves
-
-
-def join_state(skeleton: Any, leaves: dict[int, torch.Tensor]) -> Any:
-    """The inverse of split_state."""
-    if isinstance(skeleton, dict):
-        if set(skeleton) == {LEAF}:
-            return leaves[skeleton[LEAF]]
-        return {k: join_state(v, leaves) for k, v in skeleton.items()}
-    if isinstance(skeleton, list | tuple):
-        return type(skeleton)(join_state(v, leaves) for v in skeleton)
-    return skeleton
-
-
-def partition(sizes: list[int], count: int) -> list[int]:
-    """The shard of each leaf: largest first to the least-filled shard (ties: lowest index, then lowest
-    shard), a balanced split by bytes that depends only on the sizes in key order and `count`."""
-    owner = [0] * len(sizes)
-    filled = [0] * count
-    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
-        shard = min(range(count), key=lambda r: (filled[r], r))
-        owner[i] = shard
-        filled[shard] += sizes[i]
-    return owner
-
-
-def shard_of(state: dict[str, Any], index: int, count: int) -> tuple[Any, dict[int, torch.Tensor]]:
-    """(skeleton, this shard's leaves by index) of `state` split into `count` shards. No copy is made."""
-    skeleton, leaves = split_state(state)
-    owner = partition([t.numel() * t.element_size() for t in leaves], count)
-    return skeleton, {i: t for i, t in enumerate(leaves) if owner[i] == index}
-
-
-def save_manifest(skeleton: Any, path: Path, count: int) -> str:
-    """The step's own file, written by rank 0 after every shard is complete: the skeleton and the shard
-    count. Its marker names the count too, so verify() knows which shards to check without loading it."""
-    marker = marker_of(path)
-    marker.unlink(missing_ok=True)
-    with open(path, "wb") as f:
-        w = _HashingWriter(f)
-        torch.save({SHARDED: count, "skeleton": skeleton}, w)
-        digest = w.sha.hexdigest()
-    with open(marker, "wb") as f:
-        f.write(f"{digest}  {path.name}  shards={count}\n".encode())
-    return digest
-
-
-def _step_of(name: str) -> int | None:
-    m = NAME.match(name) or MARKER.match(name) or SHARD.match(name)
-    return int(m.group(1)) if m else None
-
-
-def list_checkpoints(directory: Path, probe: Iterable[int] = ()) -> list[tuple[int, Path]]:
-    """(step, path of the .pt) of every checkpoint the folder names, newest first (complete or not).
-
-    A name counts when the listing shows the .pt or its marker. The first PROBE_AHEAD steps of `probe`
-    newer than anything listed are also looked up by name: a blob mount's listing on this node may lack
-    the newest files (attribute and list caches), while a lookup of a name this mount has not asked
-    about goes to storage (attr_cache.go GetAttr on a miss).
-    """
-    if not directory.is_dir():
-        return []
-    steps = {s for p in directory.iterdir() if (s := _step_of(p.name)) is not None}
-    newest = max(steps, default=-1)
-    for step in sorted(s for s in set(probe) if s > newest)[:PROBE_AHEAD]:
-        path = directory / checkpoint_name(step)
-        if path.exists() or marker_of(path).exists():
-            steps.add(step)
-    return [(s, directory / checkpoint_name(s)) for s in sorted(steps, reverse=True)]
-
-
-def prune(directory: Path, keep: int, newest: int, log: Log = _log) -> list[Path]:
-    """Retention after step `newest` was written complete by this process. Returns what was deleted.
-
-    Among checkpoints at or before `newest`, the `keep` newest complete ones (marker present) stay;
-    older complete ones go, and so do incomplete leftovers (a .pt without marker, a marker without .pt)
-    older than `newest`; a step's shards go with it. Anything newer than `newest` (another run's
-    leftover, or one a stale listing hid at resume) is left alone. The marker goes before its .pt, and
-    both before the step's shards, so a kill in between leaves an incomplete step, never a marker that
-    vouches for nothing.
-    """
-    names = {p.name for p in directory.iterdir()}
-    complete = sorted(
-        (
-            s
-            for s in {_step_of(n) for n in names}
-            if s is not None
-            and s <= newest
-            and checkpoint_name(s) in names
-            and checkpoint_name(s) + ".sha256" in names
-        ),
-        reverse=True,
-    )
-    if newest not in complete:
-        complete.insert(0, newest)  # just written; a listing cannot make us delete it
-    kept = set(complete[: max(1, keep)])
-    deleted = []
-    for name in sorted(names):
-        step = _step_of(name)
-        if step is None or step >= newest or step in kept:
-            continue
-        path = directory / checkpoint_name(step)
-        # The step's manifest and its marker sort before its shards, so they go first.
-        victims = [directory / name] if SHARD.match(name) else [marker_of(path), path]
-        for victim in victims:
-            if victim.name in names:
-                victim.unlink(missing_ok=True)
-                deleted.append(victim)
-        names -= {v.name for v in victims}
-    return deleted
-
-
-class AsyncCheckpointer:
-    """Snapshot at a step boundary, write in a background thread, keep the newest `keep` complete ones.
-
-    `save(state, step)` copies every tensor of `state` to CPU, then returns while a thread writes it; at
-    most one write is in flight (the next `save` waits for the previous one). With `overlap=True` the
-    copy itself also moves to the thread, so it runs during the next forward/backward, which read the
-    weights but do not change them: the caller must call `fence()` before anything modifies a tensor
-    of `state` in place (before `optimizer.step()`). train.py does this.
-
-    With one process, a checkpoint is one file. With W ranks (DDP replicas hold identical state), rank r
-    writes shard r of W (a partition of the state's tensors by bytes), in parallel; rank 0 writes the
-    manifest once all W shards are complete (an all-reduce among the writer threads) and prunes.
-    A failed background write is raised by the next `save`, `fence`, `wait` or `close`.
-    """
-
-    def __init__(
-        self,
-        directory: str | os.PathLike[str],
-        keep: int = 3,
-        log: Log = _log,
-        timeout: datetime.timedelta | None = None,
-    ) -> None:
-        self.dir = Path(directory)
-        self.keep = keep
-        self.log = log
-        distributed = dist.is_available() and dist.is_initialized()
-        self.rank = dist.get_rank() if distributed else 0
-        self.world = dist.get_world_size() if distributed else 1
-        # The writer threads agree that every shard is complete over a group of their own (a collective
-        # on the training group from another thread would interleave with DDP's). A collective: every
-        # rank constructs this at the same point.
-        self._group = (
-            dist.new_group(backend="gloo", **({"timeout": timeout} if timeout else {}))
-            if self.world > 1
-            else None
-        )
-        self._thread: threading.Thread | None = None
-        self._copied = threading.Event()
-        self._copied.set()
-        self._error: BaseException | None = None
-        self.last_write_s = 0.0
-        self.dir.mkdir(parents=True, exist_ok=True)  # every rank writes here (each through its node's mount)
-        if self.rank == 0:
-            for stale in self.dir.glob("step_*.tmp"):  # left by the rename protocol this one replaced
-                stale.unlink(missing_ok=True)
-
-    def save(self, state: dict[str, Any], step: int, block: bool = False, overlap: bool = False) -> float:
-        """Checkpoint `state` as step `step`; returns the seconds the caller was blocked."""
-        t0 = time.perf_counter()
-        self.wait()
-        if self.world > 1:  # no copy yet: only the references to this rank's tensors
-            skeleton, leaves = shard_of(state, self.rank, self.world)
-            state = {"skeleton": skeleton if self.rank == 0 else None, "leaves": leaves}
-        self._copied.clear()
-        # The copy must see every kernel queued so far on this thread's CUDA stream (the optimizer step).
-        ready = None
-        if torch.cuda.is_available():
-            ready = torch.cuda.Event()
-            ready.record(torch.cuda.current_stream())
-        if not overlap:
-            state = to_cpu(state)
-            self._copied.set()
-        self._thread = threading.Thread(target=self._run, args=(state, step, ready), name="ckpt-writer")
-        self._thread.start()
-        if block:
-            self.wait()
-        return time.perf_counter() - t0
-
-    def _run(self, state: dict[str, Any], step: int, ready: Any) -> None:
-        try:
-            if not self._copied.is_set():
-                if ready is not None:  # copy on a side stream, so compute on the main stream goes on
-                    with torch.cuda.device(ready.device):  # a new thread starts on device 0
-                        side = torch.cuda.Stream()
-                        side.wait_event(ready)
-                        with torch.cuda.stream(side):
-                            state = to_cpu(state)
-                        side.synchronize()
-                else:
-                    state = to_cpu(state)
-                self._copied.set()
-            t0 = time.perf_counter()
-            if self.world == 1:
-                save_checkpoint(state, self.dir / checkpoint_name(step))
-            else:
-                self._write_shard(state, step)
-            self.last_write_s = time.perf_counter() - t0
-            if self.rank == 0:
-                prune(self.dir, self.keep, step, self.log)
-        except BaseException as e:  # surfaced on the training thread by fence() or wait()
-            self._error = e
-        finally:
-            self._copied.set()
-
-    def _write_shard(self, state: dict[str, Any], step: int) -> None:
-        """This rank's shard and its marker; then, once every rank reports its shard complete, rank 0
-        writes the manifest and its marker, which make the step complete."""
-        path = self.dir / checkpoint_name(step)
-        if self.rank == 0:  # rewriting a step (after a resume from an older one): not complete until redone
-            marker_of(path).unlink(missing_ok=True)
-        ok = 1
-        try:
-            save_checkpoint(
-                {"leaves": state["leaves"]}, path.with_name(shard_name(step, self.rank, self.world))
-            )
-        except BaseException:
-            ok = 0
-            raise
-        finally:  # every rank joins, even after a failed write, so no rank waits forever
-            flag = torch.tensor([ok])
-            dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=self._group)
-        if int(flag.item()) != 1:
-            raise CheckpointError(f"another rank failed to write its shard of step {step}")
-        if self.rank == 0:
-            save_manifest(state["skeleton"], path, self.world)
-
-    def fence(self) -> float:
-        """Wait until the last `save(overlap=True)` has copied its tensors; returns the seconds waited."""
-        t0 = time.perf_counter()
-        self._copied.wait()
-        if self._error is not None:
-            self.wait()
-        return time.perf_counter() - t0
-
-    @property
-    def busy(self) -> bool:
-        """True while a background write is in flight."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            err, self._error = self._error, None
-            raise CheckpointError(f"writing a checkpoint to {self.dir} failed: {err}") from err
-
-    def close(self) -> None:
-        self.wait()
+def step_name(step: int) -> str:
+    return f"step_{step:08d}"
 
 
 class CheckpointError(RuntimeError):
     pass
 
 
-class CheckpointManager:
-    """Interval, fence and retention of one training run's checkpoints; a no-op when `folder` is None.
+class OldFormat(CheckpointError):
+    """The folder holds checkpoints of the format before DCP; train.py exits 2 with this message."""
 
-    Every rank constructs it and calls every method at the same steps (`latest`, `restore` and
-    `maybe_save` hold collectives); each rank writes its shard (AsyncCheckpointer). A checkpoint holds
-    "model", "optimizer", "step", "rng" (every rank's RNG states, by rank), "total_steps" and "config"
-    (the model's, as restore got it).
+
+# ----------------------------------------------------------------------------- writing
+
+
+class BlobWriter(FileSystemWriter):
+    """DCP's file system writer with `.metadata` written under its final name, and no fsync.
+
+    The metadata object is DCP's own, filled as _FileSystemWriter.finish fills it (version, the storage
+    data of every write result, storage_meta); only the temporary name and the rename are left out.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path, sync_files=False, overwrite=True)
+
+    def finish(self, metadata: Metadata, results: list[list[Any]]) -> None:
+        metadata.version = CURRENT_DCP_VERSION
+        metadata.storage_data = {wr.index: wr.storage_data for wrs in results for wr in wrs}
+        metadata.storage_meta = self.storage_meta()
+        path = Path(self.path) / METADATA
+        with open(path, "wb") as f:  # the upload happens in close(), which raises if it failed
+            pickle.dump(metadata, f)
+
+
+def write_commit(folder: Path, record: dict[str, Any]) -> None:
+    with open(folder / COMMIT, "w") as f:
+        json.dump(record, f, sort_keys=True)
+
+
+def failure_text(e: BaseException) -> str:
+    """One line per failed rank of DCP's CheckpointException (api.py: `failures` maps rank to (exception,
+    stack)), without the stacks; any other exception as its type and message."""
+    failures = getattr(e, "failures", None)
+    if isinstance(failures, dict) and failures:
+        return "; ".join(f"rank {r}: {type(exc).__name__}: {exc}" for r, (exc, _) in sorted(failures.items()))
+    return f"{type(e).__name__}: {e}"
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _step_of(name: str) -> int | None:
+    m = STEP.match(name)
+    return int(m.group(1)) if m else None
+
+
+def list_steps(directory: Path, probe: Iterable[int] = ()) -> list[tuple[int, Path]]:
+    """(step, folder) of every step folder the checkpoint folder names, newest first (committed or not).
+    The first PROBE_AHEAD steps of `probe` newer than anything listed are also looked up by name."""
+    if not directory.is_dir():
+        return []
+    steps = {s for p in directory.iterdir() if (s := _step_of(p.name)) is not None}
+    newest = max(steps, default=-1)
+    for step in sorted(s for s in set(probe) if s > newest)[:PROBE_AHEAD]:
+        if (directory / step_name(step) / COMMIT).exists():
+            steps.add(step)
+    return [(s, directory / step_name(s)) for s in sorted(steps, reverse=True)]
+
+
+def read_commit(folder: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads((folder / COMMIT).read_text())
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return None
+    return record if isinstance(record, dict) and "step" in record else None
+
+
+def verify(folder: Path) -> str | None:
+    """None when `folder` is a committed step whose shards DCP's metadata can read, else why not."""
+    if read_commit(folder) is None:
+        if (folder / COMMIT).exists():
+            return f"{COMMIT} is unreadable"
+        return f"no {COMMIT} marker (its save did not finish)"
+    try:
+        metadata = FileSystemReader(folder).read_metadata()
+    except FileNotFoundError:
+        return f"{COMMIT} is there but DCP's {METADATA} is not"
+    except Exception as e:  # noqa: BLE001  a truncated or corrupt pickle
+        return f"DCP's {METADATA} is unreadable ({type(e).__name__})"
+    needed: dict[str, int] = {}
+    for info in (metadata.storage_data or {}).values():
+        needed[info.relative_path] = max(needed.get(info.relative_path, 0), info.offset + info.length)
+    for name, size in sorted(needed.items()):
+        try:
+            have = (folder / name).stat().st_size
+        except FileNotFoundError:
+            return f"shard {name} is missing"
+        if have < size:
+            return f"shard {name} is truncated ({have} of {size} bytes)"
+    return None
+
+
+def old_format(directory: Path) -> str | None:
+    """A message when `directory` holds pre-DCP checkpoints and no DCP step folder, else None."""
+    if not directory.is_dir() or list_steps(directory):
+        return None
+    old = sorted(p.name for p in directory.iterdir() if OLD.match(p.name))
+    if not old:
+        return None
+    return (
+        f"--ckpt {directory} holds checkpoints of the format before DCP ({old[0]}, ...): this train.py "
+        "writes torch.distributed.checkpoint folders (step_NNNNNNNN/) and a Llama model, so it cannot "
+        "resume them; pass a new --ckpt folder (or resume that run with the release that wrote it)"
+    )
+
+
+def choose(directory: Path, log: Log = _log, probe: Iterable[int] = ()) -> Path | None:
+    """The newest committed, readable step folder; incomplete ones are skipped with a warning."""
+    for _, folder in list_steps(directory, probe):
+        problem = verify(folder)
+        if problem is None:
+            return folder
+        log(f"warning: skipping incomplete checkpoint {folder}: {problem}")
+    return None
+
+
+def prune(directory: Path, keep: int, newest: int) -> list[Path]:
+    """Retention after step `newest` was committed by this run. Returns the step folders deleted.
+
+    Among steps at or before `newest`, the `keep` newest committed ones stay (`newest` always: a stale
+    listing cannot make us delete it); older ones, committed or leftovers, go, marker first. Anything newer
+    than `newest` (another run's leftover, or one a stale listing hid at resume) is left alone."""
+    steps = list_steps(directory)
+    committed = [s for s, f in steps if s < newest and (f / COMMIT).exists()]
+    kept = {newest, *committed[: max(0, keep - 1)]}
+    deleted = []
+    for step, folder in steps:
+        if step >= newest or step in kept:
+            continue
+        (folder / COMMIT).unlink(missing_ok=True)  # first: from here on it is not a checkpoint
+        shutil.rmtree(folder, ignore_errors=True)
+        deleted.append(folder)
+    return deleted
+
+
+# ----------------------------------------------------------------------------- the manager
+
+
+def _dist() -> tuple[bool, int, int]:
+    on = dist.is_available() and dist.is_initialized()
+    return on, dist.get_rank() if on else 0, dist.get_world_size() if on else 1
+
+
+class CheckpointManager:
+    """Interval, commit and retention of one training run's DCP checkpoints; a no-op when `folder` is None.
+
+    Every rank constructs it and calls every method at the same steps (`latest`, `restore`, `maybe_save`
+    and `close` hold collectives). Saves are asynchronous (`async_=True`): `maybe_save` returns once the state
+    is copied to CPU; the write runs in DCP's thread, and rank 0 commits it when it finished. At most one
+    save is in flight: the next one, `close`, and a forced save wait for it. A failed save (any rank) is
+    raised as CheckpointError by the next of those, having committed and deleted nothing.
     """
 
     def __init__(
@@ -472,12 +258,22 @@ class CheckpointManager:
         total_steps: int,
         log: Log = _log,
         timeout: datetime.timedelta | None = None,
+        async_: bool = True,
     ) -> None:
         self.folder = Path(folder) if folder is not None else None
-        self.interval, self.total_steps, self.log = interval, total_steps, log
-        self.writer = (
-            AsyncCheckpointer(self.folder, keep=keep, log=log, timeout=timeout)
-            if self.folder is not None
+        self.interval, self.keep, self.total_steps, self.log, self.async_ = (
+            interval,
+            keep,
+            total_steps,
+            log,
+            async_,
+        )
+        self.distributed, self.rank, self.world = _dist()
+        # DCP's collectives run on a gloo group of their own: async_save needs a CPU backend, and a
+        # collective from the writer thread must not interleave with the training group's.
+        self.group = (
+            dist.new_group(backend="gloo", **({"timeout": timeout} if timeout else {}))
+            if self.distributed and self.folder is not None
             else None
         )
         self._found: tuple[dict[str, Any], Path] | None = None
@@ -485,6 +281,11 @@ class CheckpointManager:
         self._model: torch.nn.Module | None = None
         self._optimizer: torch.optim.Optimizer | None = None
         self._config: dict[str, Any] = {}
+        self._pending: tuple[Future, int, threading.Event] | None = None
+        self._commit_error: BaseException | None = None
+        self.last_blocked_s = 0.0  # what the last maybe_save cost the training thread
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)  # every rank (each through its node's mount)
 
     @property
     def enabled(self) -> bool:
@@ -495,176 +296,165 @@ class CheckpointManager:
         return self.enabled and (force or step % self.interval == 0 or step == self.total_steps)
 
     def latest(self) -> dict[str, Any] | None:
-        """The newest complete checkpoint's contents (the same file on every rank), or None. A collective.
-
-        The steps this run saves at are also looked up by name, so a stale listing of the mount that
-        lacks the newest files does not send the run back further than needed (list_checkpoints)."""
-        if not self._looked and self.folder is not None:
+        """The newest committed checkpoint's commit record (the same step on every rank), or None. A
+        collective. Raises OldFormat when the folder holds only checkpoints of the format before DCP."""
+        if self._looked or self.folder is None:
+            return self._found[0] if self._found else None
+        self._looked = True
+        chosen, problem = None, None
+        if self.rank == 0:
+            problem = old_format(self.folder)
             planned = [*range(self.interval, self.total_steps + 1, self.interval), self.total_steps]
-            self._found = resume_state(self.folder, log=self.log, probe=planned)
-            self._looked = True
-        return self._found[0] if self._found else None
+            found = None if problem else choose(self.folder, self.log, planned)
+            chosen = found.name if found else None
+        if self.distributed:
+            box: list[Any] = [chosen, problem]
+            dist.broadcast_object_list(box, src=0, group=self.group)
+            chosen, problem = box
+        if problem:
+            raise OldFormat(problem)
+        if chosen is None:
+            return None
+        path = self.folder / chosen
+        record = read_commit(path)  # every rank through its own view (on Azure ML, its node's mount)
+        if record is None:
+            raise CheckpointError(f"rank {self.rank} cannot read {path / COMMIT}, which rank 0 chose")
+        self._found = (record, path)
+        return record
 
     @property
     def path(self) -> Path | None:
-        """The file `latest` chose, if any."""
+        """The step folder `latest` chose, if any."""
         return self._found[1] if self._found else None
+
+    def _state(self) -> dict[str, Any]:
+        assert self._model is not None and self._optimizer is not None
+        model_sd, optim_sd = get_state_dict(self._model, self._optimizer)
+        return {"model": model_sd, "optimizer": optim_sd}
+
+    def track(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict[str, Any]) -> None:
+        """What `maybe_save` saves, without loading anything (restore does both)."""
+        self._model, self._optimizer, self._config = model, optimizer, dict(config)
 
     def restore(
         self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict[str, Any]
     ) -> int:
-        """Track `model`, `optimizer` and the model `config` for saving; load them, and this rank's RNG
-        states, from `latest()` if there is one. Returns the step to continue from (0 on a fresh start)."""
-        self._model, self._optimizer, self._config = model, optimizer, dict(config)
-        state = self.latest()
-        if state is None:
+        """Track `model` (plain, DDP or FSDP), `optimizer` and the model `config` for saving; load them from
+        `latest()` if there is one, resharded to this world size. Returns the step to continue from."""
+        self.track(model, optimizer, config)
+        record = self.latest()
+        if record is None:
             return 0
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        if state.get("total_steps", self.total_steps) != self.total_steps:
+        state = self._state()
+        dcp.load(
+            state,
+            storage_reader=FileSystemReader(self.path),
+            process_group=self.group,
+            no_dist=not self.distributed,
+        )
+        set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"])
+        if record.get("total_steps", self.total_steps) != self.total_steps:
             self.log(
-                f"warning: {self.path} belongs to a run of --steps {state['total_steps']}, this one has "
+                f"warning: {self.path} belongs to a run of --steps {record['total_steps']}, this one has "
                 f"--steps {self.total_steps}: the learning-rate schedule differs from an uninterrupted run"
             )
-        rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
-        world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
-        if len(state["rng"]) == world:
-            set_rng_state(state["rng"][rank])
-        else:
+        if record.get("world_size", self.world) != self.world:
             self.log(
-                f"warning: {self.path} was written by {len(state['rng'])} ranks, this run has {world}: "
-                "RNG streams restart from the seed, so dropout differs from an uninterrupted run"
+                f"note: {self.path} was written by {record['world_size']} ranks, this run has {self.world}: "
+                "DCP reshards it; the global batch changes with the world size"
             )
-        self.log(f"resumed from {self.path} at step {state['step']}")
-        return int(state["step"])
-
-    def fence(self) -> float:
-        """Before anything changes the weights in place (optimizer.step): wait until the snapshot of the
-        last save has been copied. Returns the seconds waited."""
-        return self.writer.fence() if self.writer is not None else 0.0
+        self.log(f"resumed from {self.path} at step {record['step']}")
+        return int(record["step"])
 
     def maybe_save(self, step: int, force: bool = False) -> bool:
-        """Checkpoint after `step` optimizer steps if `should_save`; returns whether it did.
-
-        The copy to CPU overlaps the next forward/backward (fence() ends it); a forced save (a stop)
-        blocks until its .sha256 marker is written, since the process is about to exit."""
-        if self.writer is None or not self.should_save(step, force):
+        """Checkpoint after `step` optimizer steps if `should_save`; returns whether it did. A forced
+        save (a stop) blocks until it is committed, since the process is about to exit."""
+        if self.folder is None or not self.should_save(step, force):
             return False
         if self._model is None or self._optimizer is None:
             raise RuntimeError("CheckpointManager.maybe_save before restore(): nothing to save")
-        state = {
-            "model": self._model.state_dict(),
-            "optimizer": self._optimizer.state_dict(),
-            "step": step,
-            "rng": gather_rng_states(),  # a collective: every rank is here at the same step
-            "total_steps": self.total_steps,
-            "config": self._config,
-        }
-        self.writer.save(state, step, block=force, overlap=True)
+        t0 = time.perf_counter()
+        self.wait()  # one save in flight at most
+        folder = self.folder / step_name(step)
+        if self.rank == 0:
+            folder.mkdir(exist_ok=True)
+            (folder / COMMIT).unlink(missing_ok=True)  # a rewrite (after a resume from an older step)
+        if self.distributed:
+            # Every rank's first lookup of the step folder comes after rank 0 created it. Ranks on other
+            # nodes see the output through their own mounts, which cache "does not exist" (blobfuse2
+            # attr_cache.go negative entries): a rank that looked before rank 0's mkdir, then tried to
+            # create it too, failed with "File exists" on localml's mount (tests/jobs, 2 nodes).
+            dist.barrier(group=self.group)
+        state = self._state()
+        writer = BlobWriter(folder)
+        if self.async_ and not force:
+            fut = dcp.async_save(
+                state, storage_writer=writer, process_group=self.group, no_dist=not self.distributed
+            )
+        else:
+            fut = Future()
+            try:
+                fut.set_result(
+                    dcp.save(
+                        state, storage_writer=writer, process_group=self.group, no_dist=not self.distributed
+                    )
+                )
+            except BaseException as e:  # noqa: BLE001  raised by wait() below, as an async failure is
+                fut.set_exception(e)
+        self._pending = (fut, step, threading.Event())
+        fut.add_done_callback(self._commit)
+        if force or not self.async_:
+            self.wait()
+        self.last_blocked_s = time.perf_counter() - t0
         return True
 
+    def _commit(self, fut: Future) -> None:
+        """When a save finished (in DCP's writer thread): rank 0 writes the commit marker and applies
+        retention, only if every rank's write succeeded."""
+        assert self._pending is not None and self.folder is not None
+        _, step, done = self._pending
+        try:
+            if self.rank == 0 and fut.exception() is None:
+                write_commit(
+                    self.folder / step_name(step),
+                    {
+                        "step": step,
+                        "world_size": self.world,
+                        "total_steps": self.total_steps,
+                        "config": self._config,
+                        "saved_at": time.time(),
+                    },
+                )
+                for old in prune(self.folder, self.keep, step):
+                    self.log(f"deleted checkpoint {old} (--keep {self.keep})")
+        except BaseException as e:  # noqa: BLE001  raised on the training thread by wait()
+            self._commit_error = e
+        finally:
+            done.set()
+
+    def wait(self) -> None:
+        """Wait for the save in flight and its commit. Raises CheckpointError when it failed on any rank
+        (DCP's CheckpointException names them): nothing is committed or deleted then."""
+        if self._pending is None:
+            return
+        fut, step, done = self._pending
+        folder = self.folder / step_name(step)  # type: ignore[operator]
+        try:
+            try:
+                fut.result()
+            except BaseException as e:  # noqa: BLE001
+                raise CheckpointError(f"writing checkpoint {folder} failed: {failure_text(e)}") from e
+            done.wait()
+            if self._commit_error is not None:
+                err, self._commit_error = self._commit_error, None
+                raise CheckpointError(f"committing checkpoint {folder} failed: {err}") from err
+        finally:
+            done.wait()
+            self._pending = None
+
     def close(self) -> None:
-        """Wait for the last write; raises CheckpointError if it failed."""
-        if self.writer is not None:
-            self.writer.close()
-
-
-# ----------------------------------------------------------------------------- reading
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def verify(path: Path) -> str | None:
-    """None when `path` is a complete checkpoint, else why it is not."""
-    marker = marker_of(path)
-    try:
-        fields = marker.read_text().split()
-    except FileNotFoundError:
-        return "no .sha256 completion marker (its write was interrupted)"
-    expected = fields[0] if fields else ""
-    try:
-        actual = _sha256(path)
-    except FileNotFoundError:
-        return "its .sha256 marker is there but the .pt is not"
-    if actual != expected:
-        return "sha256 mismatch (truncated or corrupt)"
-    count = next((int(f.split("=", 1)[1]) for f in fields[2:] if f.startswith("shards=")), 0)
-    step = _step_of(path.name)
-    for index in range(count if step is not None else 0):
-        shard = path.with_name(shard_name(step, index, count))
-        if (problem := verify(shard)) is not None:
-            return f"shard {shard.name}: {problem}"
-    return None
-
-
-def latest_complete(
-    directory: str | os.PathLike[str], log: Log = _log, probe: Iterable[int] = ()
-) -> Path | None:
-    """The newest checkpoint whose bytes match its checksum; damaged ones are skipped with a warning."""
-    for _, path in list_checkpoints(Path(directory), probe):
-        problem = verify(path)
-        if problem is None:
-            return path
-        log(f"warning: skipping damaged checkpoint {path}: {problem}")
-    return None
-
-
-def load(path: Path) -> dict[str, Any]:
-    """A checkpoint's state: one file, or a manifest whose shards are loaded and joined (whatever the
-    world size of the run that loads it)."""
-    obj = torch.load(path, map_location="cpu", weights_only=True)
-    if not (isinstance(obj, dict) and SHARDED in obj):
-        return obj
-    step = _step_of(path.name)
-    if step is None:
-        raise CheckpointError(f"{path}: a sharded checkpoint's manifest must be named step_NNNNNNNN.pt")
-    leaves: dict[int, torch.Tensor] = {}
-    for index in range(obj[SHARDED]):
-        shard = path.with_name(shard_name(step, index, obj[SHARDED]))
-        leaves.update(torch.load(shard, map_location="cpu", weights_only=True)["leaves"])
-    return join_state(obj["skeleton"], leaves)
-
-
-def resume_state(
-    directory: str | os.PathLike[str] | None, log: Log = _log, probe: Iterable[int] = ()
-) -> tuple[dict[str, Any], Path] | None:
-    """Load the newest complete checkpoint, the same one on every rank.
-
-    Rank 0 chooses (verifying checksums, and loading to be sure) and broadcasts the file *name*; every
-    other rank loads that name from its own view of the folder (on Azure ML, its node's mount), so all
-    ranks agree on the resume step even if their listings differ. `probe`: steps at which checkpoints
-    are expected (see list_checkpoints). A collective when a process group is initialised.
-    """
-    distributed = dist.is_available() and dist.is_initialized()
-    rank = dist.get_rank() if distributed else 0
-    chosen: str | None = None
-    state: dict[str, Any] | None = None
-    if rank == 0 and directory is not None:
-        for _, path in list_checkpoints(Path(directory), probe):
-            problem = verify(path)
-            if problem is None:
-                try:
-                    state = load(path)
-                    chosen = path.name
-                    break
-                except Exception as e:  # a valid checksum over a file torch cannot read
-                    problem = f"unreadable ({type(e).__name__}: {e})"
-            log(f"warning: skipping damaged checkpoint {path}: {problem}")
-    if distributed:
-        box: list[Any] = [chosen]
-        dist.broadcast_object_list(box, src=0)
-        chosen = box[0]
-        if rank != 0 and chosen is not None and directory is not None:
-            state = load(Path(directory) / chosen)
-    if chosen is None or state is None or directory is None:
-        return None
-    return state, Path(directory) / chosen
+        """Wait for the last save; raises CheckpointError if it failed."""
+        self.wait()
 
 
 # ----------------------------------------------------------------------------- stopping

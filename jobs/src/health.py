@@ -6,9 +6,10 @@ torchrun, or with `python -m jobs local health`. The job builder passes the size
 
 Per node (its first rank): GPUs present (nvidia-smi -q -x), failing XIDs in the kernel log of the last
 2 hours, uncorrectable ECC and pending or failed row remaps, throttle reasons and PCIe link width, and
-InfiniBand ports (/sys/class/infiniband). Every rank: host-to-device / device-to-host and GPU-to-GPU copy
-bandwidth. Then all-reduce inside each node and across all nodes at the size's message size, and when the
-across-node result is below the warn level (or with --bisect always), pairs of nodes and then each slow
+InfiniBand ports (/sys/class/infiniband). Every rank: host-to-device / device-to-host copy bandwidth, and
+GPU-to-GPU copy to every other GPU of the node (all ordered pairs, judged pair by pair, as Azure's check).
+Then all-reduce inside each node and across all nodes at the size's message size, and when the across-node
+result is below the warn level (or with --bisect always), pairs of nodes and then each slow
 pair's members next to a known-good node, until a node is named. On CPU (gloo) the GPU-only checks
 report "not applicable on CPU" and the all-reduces run at --cpu-bytes, unjudged.
 
@@ -39,6 +40,7 @@ from peerloss import is_peer_loss
 EXIT_NODE_FAILED = 1
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 XID_WINDOW = "-2h"  # azurehpc-health-checks check_gpu_xid's default time_threshold: 2 hours
+XID_WINDOW_S = 2 * 3600
 
 
 def size_arg(text: str) -> int:
@@ -167,7 +169,13 @@ def node_facts(on_gpu: bool) -> dict:
         if _has_lines(_run(["journalctl", "-k", "-b", "-n", "1", "--no-pager", "-q"])):
             log = _run(["journalctl", "-k", f"--since={XID_WINDOW}", "--no-pager", "-q"])
         if log is None:
-            log, source = _run(["dmesg"]), "dmesg (since boot)"
+            # dmesg stamps lines with seconds since boot: keep the same 2 hours (healthparse.recent_dmesg).
+            log, source = _run(["dmesg"]), "dmesg (last 2 h)"
+            uptime = _uptime()
+            if log is not None and uptime is not None:
+                log = hp.recent_dmesg(log, uptime, XID_WINDOW_S)
+            elif log is not None:
+                source = "dmesg (since boot: no /proc/uptime)"
             log = log if _has_lines(log) else None
         if log is not None:
             facts["xids"], facts["xid_source"] = hp.parse_xids(log), source
@@ -175,14 +183,27 @@ def node_facts(on_gpu: bool) -> dict:
     return facts
 
 
+def _uptime() -> float | None:
+    """Seconds since boot (/proc/uptime's first field, the clock dmesg stamps its lines with)."""
+    try:
+        with open("/proc/uptime") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
-def copy_bandwidth(device: torch.device, nbytes: int, iters: int) -> dict[str, float]:
-    """H2D and D2H from pinned memory, and this GPU to the next one (GB/s), as nvbandwidth's CE copies."""
-    out = {}
+def copy_bandwidth(device: torch.device, nbytes: int, iters: int) -> dict:
+    """H2D and D2H from pinned memory, and this GPU to every other GPU of the node (GB/s), as nvbandwidth's
+    CE copies. Azure's check compares every cell of nvbandwidth's device-to-device matrix, each ordered pair
+    (source, peer), with the P2P floor (azurehpc-health-checks customTests/azure_gpu_bandwidth.nhc
+    evaluate_nvBW_result): each rank measures its own row, one peer at a time, so together the node's ranks
+    cover every pair in both directions. `p2p` is the slowest of this GPU's, `p2p_pairs` each "src->dst"."""
+    out: dict = {}
     host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     dev = torch.empty(nbytes, dtype=torch.uint8, device=device)
     for name, dst, src in (("h2d", dev, host), ("d2h", host, dev)):
@@ -194,8 +215,11 @@ def copy_bandwidth(device: torch.device, nbytes: int, iters: int) -> dict[str, f
         sync(device)
         out[name] = nbytes * iters / (time.perf_counter() - t0) / 1e9
     n = torch.cuda.device_count()
-    if n > 1:
-        peer = torch.device(f"cuda:{(device.index + 1) % n}")
+    pairs: dict[str, float] = {}
+    for j in range(n):
+        if j == device.index:
+            continue
+        peer = torch.device(f"cuda:{j}")
         other = torch.empty(nbytes, dtype=torch.uint8, device=peer)
         other.copy_(dev)
         sync(device)
@@ -205,8 +229,11 @@ def copy_bandwidth(device: torch.device, nbytes: int, iters: int) -> dict[str, f
             other.copy_(dev)
         sync(device)
         sync(peer)
-        out["p2p"] = nbytes * iters / (time.perf_counter() - t0) / 1e9
+        pairs[f"{device.index}->{j}"] = nbytes * iters / (time.perf_counter() - t0) / 1e9
         del other
+    if pairs:
+        out["p2p"] = min(pairs.values())
+        out["p2p_pairs"] = pairs
     del host, dev
     return out
 
@@ -355,13 +382,15 @@ def report(
         findings = hp.check_gpus(facts["gpus"], rules, on_gpu)
         findings.append(hp.check_xids(facts["xids"], rules, on_gpu, facts["xid_source"] or "the kernel log"))
         findings.append(hp.check_ib(facts["ib"], rules, on_gpu))
-        for kind, floor in (("h2d", rules.h2d_gbs), ("d2h", rules.h2d_gbs), ("p2p", rules.p2p_gbs)):
+        for kind, floor in (("h2d", rules.h2d_gbs), ("d2h", rules.h2d_gbs)):
             values = [g[3][kind] for g in rows if kind in g[3]]
             worst_value = min(values) if values else None
-            if on_gpu and kind == "p2p" and worst_value is None:
-                findings.append(hp.Finding("copy p2p", hp.NA, "one GPU: no GPU-to-GPU copy"))
-                continue
             findings.append(hp.check_level(f"copy {kind}", worst_value, floor, on_gpu, " (slowest GPU)"))
+        pairs = {k: v for g in rows for k, v in g[3].get("p2p_pairs", {}).items()}
+        if on_gpu and not pairs:
+            findings.append(hp.Finding("copy p2p", hp.NA, "one GPU: no GPU-to-GPU copy"))
+        else:
+            findings.append(hp.check_pairs(pairs, rules.p2p_gbs, on_gpu))
         single = next((g[4] for g in rows if g[4] is not None), None)
         if len(nodes[n]) < 2:
             findings.append(

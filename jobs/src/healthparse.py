@@ -191,6 +191,24 @@ class Xid:
     line: str
 
 
+_DMESG_TS = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
+
+
+def recent_dmesg(text: str, uptime_s: float, window_s: float) -> str:
+    """The lines of `dmesg` output (each `[seconds since boot] message`) from the last `window_s` seconds,
+    as Azure's XID check skips older XIDs ("Xid older than $time_threshold hours", azurehpc-health-checks
+    customTests/azure_gpu_xid.nhc; 2 hours by default). A line without a timestamp (a continuation) belongs
+    to the line before it."""
+    keep, out = True, []
+    since = uptime_s - window_s
+    for line in text.splitlines():
+        if m := _DMESG_TS.match(line):
+            keep = float(m.group(1)) >= since
+        if keep:
+            out.append(line)
+    return "\n".join(out)
+
+
 def parse_xids(text: str) -> list[Xid]:
     return [
         Xid(int(m.group("code")), m.group("pci"), line.strip())
@@ -246,13 +264,30 @@ def read_ib(root: Path = Path("/sys/class/infiniband")) -> list[IbPort] | None:
 
 # --- all-reduce outputs -------------------------------------------------------------------------------
 
-_NCCL_ROW = re.compile(
-    r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+\w+\s+\w+\s+-?\d+\s+"
-    r"(?P<t1>[\d.]+)\s+(?P<alg1>[\d.]+)\s+(?P<bus1>[\d.]+)\s+(?P<w1>\S+)\s+"
-    r"(?P<t2>[\d.]+)\s+(?P<alg2>[\d.]+)\s+(?P<bus2>[\d.]+)"
-)
-_NCCL_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)")
-_OURS = re.compile(r"^(?:smoke all_reduce|health allreduce)\b.*?\bsize=(\d+)\b.*?\bbusbw=([\d.]+)")
+# A number as nccl-tests prints it: getFloatStr falls back to "%*.1e" / "%*.0e" when a value does not fit its
+# column (nccl-tests src/util.cu), so a long time is `1.2e+07`; the footer's average is "%g".
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NCCL_ROW = re.compile(r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+\w+\s+\w+\s+-?\d+\s+(?P<rest>.*)$")
+_NCCL_AVG = re.compile(rf"^#\s*Avg bus bandwidth\s*:\s*({_NUM})")
+# The per-iteration table header (`-I 1`, nccl-tests src/util.cu writeResultHeader): each of the
+# out-of-place and in-place groups then carries i_min i_max i_p99 i_cv% after time algbw busbw #wrong.
+_PER_ITER_HEADER = re.compile(r"^#.*\bi_min\b.*\bi_cv%")
+_OURS = re.compile(rf"^(?:smoke all_reduce|health allreduce)\b.*?\bsize=(\d+)\b.*?\bbusbw=({_NUM})")
+
+
+def _busbw_of_row(rest: str, group: int) -> float | None:
+    """The better busbw of a row's out-of-place and in-place groups (`group` values each: 4, or 8 with
+    `-I 1`), read by position after `size count type redop root`. A group left blank (nccl-tests'
+    in-place-only null body) or a value that is not a number is skipped; trailing timestamp columns too."""
+    tokens = rest.split()
+    found = []
+    for start in range(0, len(tokens) - 2, group):
+        value = tokens[start + 2]
+        if re.fullmatch(_NUM, value):
+            found.append(float(value))
+        if len(found) == 2:
+            break
+    return max(found) if found else None
 
 
 @dataclass
@@ -268,12 +303,18 @@ class AllReduce:
 
 
 def parse_allreduce(text: str) -> AllReduce:
-    """nccl-tests all_reduce_perf output, or our own smoke/health lines (whichever the text holds)."""
+    """nccl-tests all_reduce_perf output (plain or `-I 1` per-iteration columns, numbers in fixed or exponent
+    form), or our own smoke/health lines (whichever the text holds)."""
     out = AllReduce(rows={})
+    group = 4
     for line in text.splitlines():
         line = re.sub(r"^.*?\] ", "", line) if line.startswith("[") else line
-        if m := _NCCL_ROW.match(line):
-            out.rows[int(m.group("size"))] = max(float(m.group("bus1")), float(m.group("bus2")))
+        if _PER_ITER_HEADER.match(line):
+            group = 8
+        elif m := _NCCL_ROW.match(line):
+            busbw = _busbw_of_row(m.group("rest"), group)
+            if busbw is not None:
+                out.rows[int(m.group("size"))] = busbw
         elif m := _NCCL_AVG.match(line):
             out.avg_busbw = float(m.group(1))
         elif m := _OURS.match(line.strip()):
@@ -436,6 +477,30 @@ def check_level(name: str, measured: float | None, floor: float | None, on_gpu: 
     return Finding(
         name, PASS if ok else FAIL, f"{measured:.1f} GB/s{at}, expected at least {floor:g}", measured, floor
     )
+
+
+def _pair_key(pair: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in pair.split("->") if p.isdigit())
+
+
+def check_pairs(pairs: dict[str, float], floor: float | None, on_gpu: bool) -> Finding:
+    """Every GPU-to-GPU copy ("src->dst": GB/s) against the size's P2P floor, pair by pair, as Azure's check
+    compares each cell of nvbandwidth's device-to-device matrix (azurehpc-health-checks customTests/
+    azure_gpu_bandwidth.nhc: "P2P test on GPU i to GPU j failed"); the slowest pair is the one measured."""
+    name = "copy p2p"
+    if not pairs:
+        return check_level(name, None, floor, on_gpu, "")
+    ordered = sorted(pairs.items(), key=lambda kv: (kv[1], _pair_key(kv[0])))
+    slowest, worst = ordered[0]
+    src, _, dst = slowest.partition("->")
+    at = f" (slowest of {len(pairs)} GPU pairs: GPU {src} to GPU {dst})"
+    finding = check_level(name, worst, floor, on_gpu, at)
+    if floor is not None and on_gpu:
+        below = sorted((k for k, v in pairs.items() if v < floor), key=_pair_key)
+        if below:
+            shown = ", ".join(below[:8]) + (f" and {len(below) - 8} more" if len(below) > 8 else "")
+            finding.detail += f"; below the level: {shown}"
+    return finding
 
 
 def judge_multi(

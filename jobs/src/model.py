@@ -1,110 +1,165 @@
-"""A small GPT-style decoder (after karpathy/nanoGPT model.py), sized entirely by GPTConfig.
+"""A Llama-architecture decoder (RMSNorm, rotary positions, SwiGLU, grouped-query attention): LlamaConfig.
 
-Deterministic on CPU: dropout draws from torch's default generator, whose state train.py checkpoints and
-restores, so a resumed run replays the same dropout masks as an uninterrupted one.
+The layout and parameter names are Hugging Face's LlamaForCausalLM (transformers
+src/transformers/models/llama/modeling_llama.py): `model.embed_tokens`, `model.layers.N.self_attn.q_proj`,
+..., `model.norm`, `lm_head`, so released weights load by name (hf.py) and our checkpoints name tensors
+the way the rest of the ecosystem does. RoPE is applied the Hugging Face way too (`rotate_half`: dimension
+i pairs with i + head_dim/2), which is the layout HF's converter permuted Meta's q/k weights into
+(convert_llama_weights_to_hf.py `permute`): HF-format q_proj/k_proj therefore load unchanged.
+
+The shape and its presets (tiny .. 8B) are in llamaconfig.py, which needs no torch (`jobs plan` reads it).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from llamaconfig import PRESETS, LlamaConfig
+from torch.utils.checkpoint import checkpoint
+
+__all__ = ["PRESETS", "Llama", "LlamaConfig", "config_from_dict"]
 
 
-@dataclass
-class GPTConfig:
-    """The model's shape and dropout. These defaults are the only ones: train.py's model flags default to
-    them, and a checkpoint stores the config it was trained with (train.py resumes with it)."""
+def inv_frequencies(cfg: LlamaConfig) -> torch.Tensor:
+    """RoPE's inverse frequencies, with Llama 3's scaling when the config has one: wavelengths longer than
+    original/low_freq_factor are divided by `factor`, shorter than original/high_freq_factor kept, and the
+    band between interpolated (transformers modeling_rope_utils.py `_compute_llama3_parameters`)."""
+    d = cfg.head_dim
+    inv = 1.0 / (cfg.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    s = cfg.rope_scaling
+    if not s:
+        return inv.float()
+    factor, lo, hi, old = (
+        s["factor"],
+        s["low_freq_factor"],
+        s["high_freq_factor"],
+        s["original_max_position_embeddings"],
+    )
+    wavelen = 2 * math.pi / inv
+    smooth = (old / wavelen - lo) / (hi - lo)
+    scaled = torch.where(wavelen > old / lo, inv / factor, inv)
+    medium = (wavelen <= old / lo) & (wavelen >= old / hi)
+    return torch.where(medium, (1 - smooth) * inv / factor + smooth * inv, scaled).float()
 
-    vocab_size: int = 512
-    block_size: int = 64
-    n_layer: int = 2
-    n_head: int = 2
-    n_embd: int = 64
-    dropout: float = 0.0
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, cfg: GPTConfig) -> None:
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
         super().__init__()
-        self.n_head = cfg.n_head
-        self.dropout = cfg.dropout
-        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=False)
-        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.resid_drop = nn.Dropout(cfg.dropout)
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, C = x.shape
-        q, k, v = self.qkv(x).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        # Flash attention on GPU; the math kernel on CPU.
-        y = F.scaled_dot_product_attention(
-            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
-        )
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.resid_drop(self.proj(y))
+        xf = x.float()  # in fp32, as HF's LlamaRMSNorm
+        return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: LlamaConfig) -> None:
+        super().__init__()
+        self.n_head, self.n_kv_head, self.head_dim = cfg.n_head, cfg.n_kv_head, cfg.head_dim
+        self.q_proj = nn.Linear(cfg.n_embd, cfg.n_head * cfg.head_dim, bias=False)
+        self.k_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * cfg.head_dim, bias=False)
+        self.v_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * cfg.head_dim, bias=False)
+        self.o_proj = nn.Linear(cfg.n_head * cfg.head_dim, cfg.n_embd, bias=False)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)
+        q = (q * cos + rotate_half(q) * sin).to(v.dtype)
+        k = (k * cos + rotate_half(k) * sin).to(v.dtype)
+        groups = self.n_head // self.n_kv_head  # each key/value head serves `groups` query heads
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # flash kernel on GPU, math on CPU
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, -1))
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg: GPTConfig) -> None:
+    """SwiGLU: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, cfg: LlamaConfig) -> None:
         super().__init__()
-        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=False)
-        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=False)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.gate_proj = nn.Linear(cfg.n_embd, cfg.ffn_hidden, bias=False)
+        self.up_proj = nn.Linear(cfg.n_embd, cfg.ffn_hidden, bias=False)
+        self.down_proj = nn.Linear(cfg.ffn_hidden, cfg.n_embd, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.drop(self.proj(F.gelu(self.fc(x))))
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: GPTConfig) -> None:
+    def __init__(self, cfg: LlamaConfig) -> None:
         super().__init__()
-        self.ln1 = nn.LayerNorm(cfg.n_embd)
-        self.attn = CausalSelfAttention(cfg)
-        self.ln2 = nn.LayerNorm(cfg.n_embd)
+        self.input_layernorm = RMSNorm(cfg.n_embd, cfg.norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.n_embd, cfg.norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x))
-        return x + self.mlp(self.ln2(x))
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return x + self.mlp(self.post_attention_layernorm(x))
 
 
-class GPT(nn.Module):
-    def __init__(self, cfg: GPTConfig) -> None:
+class Body(nn.Module):
+    """HF's LlamaModel: embeddings, the blocks, the final norm (the `model.` prefix of the names)."""
+
+    def __init__(self, cfg: LlamaConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.norm = RMSNorm(cfg.n_embd, cfg.norm_eps)
+
+
+class Llama(nn.Module):
+    def __init__(self, cfg: LlamaConfig, activation_checkpointing: bool = False) -> None:
         super().__init__()
         self.cfg = cfg
-        self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
-        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
-        self.drop = nn.Dropout(cfg.dropout)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.activation_checkpointing = activation_checkpointing
+        self.model = Body(cfg)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight  # weight tying, as GPT-2
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
         self.apply(self._init_weights)
-        for name, p in self.named_parameters():  # GPT-2's scaled init of the residual projections
-            if name.endswith("proj.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
+        # Not parameters and not in the state dict: rebuilt from the config on every start.
+        angles = torch.outer(torch.arange(cfg.block_size, dtype=torch.float32), inv_frequencies(cfg))
+        emb = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", emb.cos(), persistent=False)
+        self.register_buffer("sin", emb.sin(), persistent=False)
 
     @staticmethod
     def _init_weights(m: nn.Module) -> None:
         if isinstance(m, nn.Linear | nn.Embedding):
-            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            nn.init.normal_(m.weight, mean=0.0, std=0.02)  # HF LlamaConfig initializer_range
 
-    def num_params(self, non_embedding: bool = True) -> int:
-        """Parameters that do FLOPs per token: the position table is a lookup, so it is left out (nanoGPT)."""
+    def num_params(self) -> int:
+        """Parameters that do FLOPs per token: all but the embedding lookup (unless tied to lm_head)."""
         n = sum(p.numel() for p in self.parameters())
-        return n - self.wpe.weight.numel() if non_embedding else n
+        return n if self.cfg.tie_embeddings else n - self.model.embed_tokens.weight.numel()
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
         T = idx.shape[1]
-        pos = torch.arange(T, device=idx.device)
-        x = self.drop(self.wte(idx) + self.wpe(pos))
-        for block in self.blocks:
-            x = block(x)
-        logits = self.lm_head(self.ln_f(x))
+        cos, sin = self.cos[:T], self.sin[:T]
+        x = self.model.embed_tokens(idx)
+        for block in self.model.layers:
+            if self.activation_checkpointing and self.training:
+                x = checkpoint(block, x, cos, sin, use_reentrant=False)  # recompute in backward
+            else:
+                x = block(x, cos, sin)
+        logits = self.lm_head(self.model.norm(x))
         if targets is None:
             return logits
         return F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1))
+
+
+def config_from_dict(d: dict[str, Any]) -> LlamaConfig:
+    return LlamaConfig(**{k: v for k, v in d.items() if k in LlamaConfig.__dataclass_fields__})

@@ -1,21 +1,30 @@
-"""DDP training of a small GPT on uint16 token shards (or synthetic tokens), resumable after preemption.
+"""Training of a Llama-architecture model on uint16 token shards (or synthetic tokens), DDP or FSDP2,
+resumable after preemption from torch.distributed.checkpoint folders.
 
 Runs unchanged as an Azure ML PyTorch job (distribution type PyTorch, process_count_per_instance = GPUs
 per node; Azure ML sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NODE_RANK, RANK, LOCAL_RANK:
 docs/reference/azure-notes.md §4, how-to-train-distributed-gpu.md), under `torchrun`, under
 `python -m jobs local train`, or as one plain process.
 
-    python train.py --steps 200                                  # one process, synthetic tokens
-    torchrun --nproc-per-node 8 train.py --data DIR --ckpt OUT   # one node, 8 GPUs
+    python train.py --steps 200                                              # one process, synthetic tokens
+    torchrun --nproc-per-node 8 train.py --parallel fsdp --model 8B --init-from HF_DIR --data DIR --ckpt OUT
+
+Model (model.py): `--model` picks a preset (tiny .. 8B); the shape flags override it. `--init-from` starts
+from released Hugging Face Llama weights (config.json + *.safetensors: hfweights.py), the way continued
+pre-training does. Parallelism: `--parallel ddp` replicates the model (DistributedDataParallel);
+`--parallel fsdp` shards every block and the rest with FSDP2 `fully_shard`, computing in bf16 on GPU
+(MixedPrecisionPolicy) with fp32 master weights and gradient reduction. `--activation-checkpointing`
+recomputes each block in backward; `--compile` compiles each block (torchtitan's order: compile, then shard).
 
 Data: every `*.bin` in --data is a flat array of uint16 token ids (nanoGPT's train.bin format). The
 batch of step s on rank r is drawn from a generator seeded by (seed, s, micro-step, r), so the data
 position is the step number and a resumed run reads exactly what an uninterrupted one would.
 Rank 0 logs one metrics record per --log-every step (a JSON line, metrics.py) beside a human line, and
-ends with `final parameters sha256: <hex>`, a fingerprint of the final weights.
+ends with `final parameters sha256: <hex>`, a fingerprint of the final (full) weights.
 
-Resume (--ckpt): the newest complete checkpoint there gives the weights, optimizer, RNG states, step and the
-model's shape; a model flag given on the command line must match it (exit 2 otherwise), as in nanoGPT.
+Resume (--ckpt): the newest committed checkpoint there (checkpointing.py, DCP) gives the weights, optimizer,
+step and the model's shape, at any world size; a model flag given on the command line must match it (exit
+2 otherwise), as in nanoGPT.
 """
 
 from __future__ import annotations
@@ -36,10 +45,13 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.distributed as dist
-from checkpointing import CheckpointError, CheckpointManager, StopRequest
+from checkpointing import CheckpointError, CheckpointManager, OldFormat, StopRequest
+from hfweights import HFError, load_hf_weights, read_hf_config
 from metrics import StepMetrics
-from model import GPT, GPTConfig
+from model import PRESETS, Llama, LlamaConfig, config_from_dict
 from peerloss import is_peer_loss
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 # Peak dense BF16 tensor throughput per GPU, TFLOP/s (datasheets quote "with sparsity": dense is half).
@@ -59,10 +71,9 @@ PEAK_BF16_TFLOPS: list[tuple[str, float, str]] = [
 EXIT_INTERRUPTED = 128  # + the signal number (143 for SIGTERM), as if killed by it: never 0
 EXIT_PEER_LOST = 1
 EXIT_USAGE = 2  # argparse's code for a bad flag
-#: The flags that size the model: their defaults are GPTConfig's (model.py), and a resume takes them from
-#: the checkpoint. Dropout is not a shape: given on the command line it overrides the checkpoint's.
-MODEL_FLAGS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size", "dropout")
-SHAPE_FLAGS = MODEL_FLAGS[:-1]
+#: The flags that size the model: their defaults are the --model preset's (model.py), and a resume takes
+#: them from the checkpoint.
+MODEL_FLAGS = ("n_layer", "n_head", "n_kv_head", "n_embd", "ffn_hidden", "block_size", "vocab_size")
 
 
 class BadFlag(Exception):
@@ -76,13 +87,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=50, help="optimizer steps in total (a resume counts from 0)")
     p.add_argument("--batch-size", type=int, default=4, help="sequences per GPU per micro-step")
     p.add_argument("--grad-accum", type=int, default=1, help="micro-steps per optimizer step")
-    model = GPTConfig()  # the one set of model defaults; None below means "not given"
-    p.add_argument("--n-layer", type=int, help=f"default {model.n_layer}, or the checkpoint's")
-    p.add_argument("--n-head", type=int, help=f"default {model.n_head}, or the checkpoint's")
-    p.add_argument("--n-embd", type=int, help=f"default {model.n_embd}, or the checkpoint's")
-    p.add_argument("--block-size", type=int, help=f"context length in tokens (default {model.block_size})")
-    p.add_argument("--vocab-size", type=int, help=f"default {model.vocab_size}, or the checkpoint's")
-    p.add_argument("--dropout", type=float, help=f"default {model.dropout}, or the checkpoint's")
+    p.add_argument(
+        "--model", choices=sorted(PRESETS), help="model shape preset (default tiny, or the checkpoint's)"
+    )
+    p.add_argument("--n-layer", type=int, help="blocks (default: the preset's, or the checkpoint's)")
+    p.add_argument("--n-head", type=int, help="query heads")
+    p.add_argument("--n-kv-head", type=int, help="key/value heads (grouped-query attention)")
+    p.add_argument("--n-embd", type=int, help="model width")
+    p.add_argument("--ffn-hidden", type=int, help="SwiGLU hidden width")
+    p.add_argument("--block-size", type=int, help="context length in tokens")
+    p.add_argument("--vocab-size", type=int, help="vocabulary size")
+    p.add_argument("--init-from", help="Hugging Face Llama folder (config.json, *.safetensors) to start from")
+    p.add_argument(
+        "--parallel", choices=("ddp", "fsdp"), default="ddp", help="replicate (ddp) or shard (fsdp)"
+    )
+    p.add_argument("--activation-checkpointing", action="store_true", help="recompute blocks in backward")
     p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate (cosine decay to 10%%)")
     p.add_argument("--warmup", type=int, default=10, help="linear warmup steps")
     p.add_argument("--weight-decay", type=float, default=0.1)
@@ -91,41 +110,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ckpt", help="checkpoint folder (the job's output mount); resumes from it at start")
     p.add_argument("--ckpt-every", type=int, default=100, help="steps between checkpoints (with --ckpt)")
     p.add_argument("--keep", type=int, default=3, help="checkpoints to keep")
+    p.add_argument("--sync-ckpt", action="store_true", help="save synchronously (default: DCP async_save)")
     p.add_argument("--peak-tflops", type=float, help="peak FLOP/s per device for MFU (default: GPU table)")
     p.add_argument("--timeout-min", type=float, default=10.0, help="collective timeout in minutes")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (GPU)")
     args = p.parse_args(argv)
     args.model_flags_given = {f for f in MODEL_FLAGS if getattr(args, f) is not None}
-    for f in MODEL_FLAGS:
-        if getattr(args, f) is None:
-            setattr(args, f, getattr(model, f))
     for flag in (
         "steps",
         "batch_size",
         "grad_accum",
-        "n_layer",
-        "n_head",
-        "n_embd",
-        "block_size",
-        "vocab_size",
         "log_every",
         "ckpt_every",
         "keep",
     ):
         if getattr(args, flag) < 1:
             p.error(f"--{flag.replace('_', '-')} must be at least 1 (got {getattr(args, flag)})")
-    if args.n_embd % args.n_head:
-        p.error(f"--n-embd {args.n_embd} must be a multiple of --n-head {args.n_head}")
-    if not 0.0 <= args.dropout < 1.0:
-        p.error(f"--dropout must be in [0, 1) (got {args.dropout})")
+    for f in MODEL_FLAGS:
+        if getattr(args, f) is not None and getattr(args, f) < 1:
+            p.error(f"--{f.replace('_', '-')} must be at least 1 (got {getattr(args, f)})")
+    if args.init_from is not None and args.model is not None:
+        p.error(
+            "--model and --init-from both give the model's shape: pass one (--init-from reads config.json)"
+        )
     if args.timeout_min <= 0:
         p.error(f"--timeout-min must be positive (got {args.timeout_min})")
     if args.peak_tflops is not None and args.peak_tflops <= 0:
         p.error(f"--peak-tflops must be positive (got {args.peak_tflops})")
     if args.ckpt is not None and Path(args.ckpt).exists() and not Path(args.ckpt).is_dir():
         p.error(f"--ckpt {args.ckpt}: exists and is not a folder; pass a folder (the job's output mount)")
-    if args.data is not None and (problem := check_shards(args.data, args.block_size)):
-        p.error(problem)
     return args
 
 
@@ -143,24 +156,39 @@ def check_shards(data: str, block_size: int) -> str | None:
     return None
 
 
-def model_config(args: argparse.Namespace, saved: dict | None, path: Path | None) -> GPTConfig:
-    """The model's config: the flags (or GPTConfig's defaults) on a fresh start; on a resume, the
-    checkpoint's, as nanoGPT's train.py does. A shape flag given on the command line that differs from the
-    checkpoint raises BadFlag: those weights cannot be loaded into another shape."""
-    flags = {f: getattr(args, f) for f in MODEL_FLAGS}
-    if saved is None or "config" not in saved:
-        return GPTConfig(**flags)
-    stored = saved["config"]
-    for f in SHAPE_FLAGS:
-        if f in args.model_flags_given and flags[f] != stored[f]:
-            flag = "--" + f.replace("_", "-")
+def model_config(args: argparse.Namespace, saved: dict | None, path: Path | None) -> LlamaConfig:
+    """The model's config: on a resume, the checkpoint's (nanoGPT's rule; a shape flag that differs raises
+    BadFlag: those weights cannot be loaded into another shape); else --init-from's config.json or the
+    --model preset, with the shape flags given applied over it."""
+    given = {f: getattr(args, f) for f in args.model_flags_given}
+    if saved is not None:
+        stored = config_from_dict(saved["config"])
+        wanted = PRESETS[args.model] if args.model else None
+        for f, v in given.items():
+            if v != getattr(stored, f):
+                flag, old = "--" + f.replace("_", "-"), getattr(stored, f)
+                raise BadFlag(
+                    f"{flag} {v} does not match the checkpoint {path}, written with {flag} {old}: "
+                    f"leave {flag} out (or pass {flag} {old}) to resume it, or pass another --ckpt "
+                    "folder to start a new run of this shape"
+                )
+        if wanted is not None and dataclasses.asdict(wanted) != dataclasses.asdict(stored):
             raise BadFlag(
-                f"{flag} {flags[f]} does not match the checkpoint {path}, written with {flag} {stored[f]}: "
-                f"leave {flag} out (or pass {flag} {stored[f]}) to resume it, or pass another --ckpt "
-                "folder to start a new run of this shape"
+                f"--model {args.model} does not match the checkpoint {path}: leave --model out to resume it, "
+                "or pass another --ckpt folder to start a new run of this shape"
             )
-    keep_given = {"dropout": flags["dropout"]} if "dropout" in args.model_flags_given else {}
-    return GPTConfig(**({f: stored[f] for f in MODEL_FLAGS} | keep_given))
+        return stored
+    base = read_hf_config(args.init_from) if args.init_from else PRESETS[args.model or "tiny"]
+    cfg = dataclasses.replace(base, **given)
+    if problem := cfg.problem():
+        raise BadFlag(problem)
+    shape_given = sorted(f for f in given if f != "block_size")  # the context length is the run's choice
+    if args.init_from and shape_given:
+        raise BadFlag(
+            f"--init-from {args.init_from} gives the model's shape; leave out "
+            + ", ".join("--" + f.replace("_", "-") for f in shape_given)
+        )
+    return cfg
 
 
 class Tokens:
@@ -214,9 +242,11 @@ def peak_flops(device: torch.device, override_tflops: float | None) -> tuple[flo
 
 
 def fingerprint(model: torch.nn.Module) -> str:
-    """sha256 over the state_dict in key order: name, dtype, shape, then the raw bytes of each tensor."""
+    """sha256 over the full state dict in key order: name, dtype, shape, then the raw bytes of each tensor.
+    A collective under FSDP (the shards are gathered); every rank must call it, rank 0's is the answer."""
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
     h = hashlib.sha256()
-    for name, t in model.state_dict().items():
+    for name, t in full.items():
         t = t.detach().cpu().contiguous()
         h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
         h.update(t.view(-1).view(torch.uint8).numpy().tobytes())
@@ -253,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         if master:
             print(msg, flush=True)
 
-    # ---- resume: the newest complete checkpoint (all ranks load the one rank 0 verified) sizes the model
+    # ---- resume: the newest committed checkpoint (all ranks load the one rank 0 chose) sizes the model
     stop = StopRequest((signal.SIGTERM, signal.SIGINT))  # SIGINT: Ctrl-C in `python -m jobs local`
     ckpt = CheckpointManager(
         args.ckpt,
@@ -262,48 +292,77 @@ def main(argv: list[str] | None = None) -> int:
         total_steps=args.steps,
         log=log,
         timeout=datetime.timedelta(minutes=args.timeout_min),
+        async_=not args.sync_ckpt,
     )  # no --ckpt: every method is a no-op
     try:
-        cfg = model_config(args, ckpt.latest(), ckpt.path)
+        saved = ckpt.latest()
+        cfg = model_config(args, saved, ckpt.path)
         if args.data is not None and (problem := check_shards(args.data, cfg.block_size)):
             raise BadFlag(problem)
-    except BadFlag as e:
+    except (BadFlag, OldFormat, HFError) as e:
         print(f"train.py: error: {e}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 
-    # ---- data, model, optimizer
+    # ---- data, model (built on CPU from one seed, so every rank starts from the same weights), sharding
     tokens_per_step = args.batch_size * cfg.block_size * args.grad_accum  # per GPU
     data = Tokens(args.data, cfg.vocab_size, cfg.block_size, args.seed)
-    torch.manual_seed(args.seed)  # identical initial weights on every rank
-    model = GPT(cfg).to(device)
+    torch.manual_seed(args.seed)
+    model = Llama(cfg, activation_checkpointing=args.activation_checkpointing)
     n_params = model.num_params()
+    fsdp = args.parallel == "fsdp" and distributed
+    bf16 = device.type == "cuda"
+    if args.compile:  # per block, before sharding (torchtitan parallelize_llama: apply_compile, apply_fsdp)
+        for i, block in enumerate(model.model.layers):
+            model.model.layers.register_module(str(i), torch.compile(block))
+    if fsdp:
+        # FSDP2: each block is one all-gather/reduce-scatter unit; the root takes embeddings, norm, head.
+        # On GPU the compute is bf16 and gradients are reduced in fp32 (torchtitan's defaults); fully_shard
+        # moves each rank's shard to the device of the mesh.
+        mesh = dist.device_mesh.init_device_mesh(device.type, (world,))
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16 else None
+        kw = {"mesh": mesh, **({"mp_policy": mp} if mp else {})}
+        for block in model.model.layers:
+            fully_shard(block, **kw)
+        fully_shard(model, **kw)
+        model.to(device)  # the RoPE tables (buffers, not sharded)
+    else:
+        model.to(device)
+    if args.init_from and saved is None:
+        try:
+            load_hf_weights(model, args.init_from)  # into the shards: DCP's Hugging Face reader
+        except HFError as e:
+            print(f"train.py: error: {e}", file=sys.stderr, flush=True)
+            return EXIT_USAGE
+        log(f"initialised from {args.init_from}")
+    elif args.init_from:
+        log(f"--init-from {args.init_from} ignored: resuming {ckpt.path}")
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
-    fused = device.type == "cuda" and "fused" in inspect.signature(torch.optim.AdamW).parameters
+    fused = device.type == "cuda" and not fsdp and "fused" in inspect.signature(torch.optim.AdamW).parameters
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
         lr=args.lr,
         betas=(0.9, 0.95),
         **({"fused": True} if fused else {}),
     )
-    autocast = (
-        torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
-    )
+    # DDP on GPU computes under autocast; FSDP's policy casts instead.
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 and not fsdp else contextlib.nullcontext()
     peak, peak_source = peak_flops(device, args.peak_tflops)
-    torch.manual_seed(args.seed + 1 + rank)  # this rank's dropout stream; checkpointed and restored
-    # Weights, optimizer state and this rank's RNG states from the checkpoint; its step (0 on a fresh start).
-    # The data position needs nothing more: the batch of a step is a function of (--seed, step, rank).
-    start = ckpt.restore(model, optimizer, config=dataclasses.asdict(cfg))
+    raw_model = model
+    if distributed and not fsdp:
+        model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
+    # Weights and optimizer state from the checkpoint, resharded to this world size; its step (0 on a
+    # fresh start). The data position needs nothing more: a batch is a function of (--seed, step, rank).
+    try:
+        start = ckpt.restore(raw_model, optimizer, config=dataclasses.asdict(cfg))
+    except CheckpointError as e:
+        print(f"rank {rank}: error: {e}", file=sys.stderr, flush=True)
+        return 1
     log(
-        f"model {n_params / 1e6:.2f}M params | world size {world} | device {device.type} | "
-        f"{tokens_per_step} tokens/step/GPU | peak {peak_source}"
+        f"model {n_params / 1e6:.2f}M params | {args.parallel if distributed else 'single process'} | "
+        f"world size {world} | device {device.type} | {tokens_per_step} tokens/step/GPU | peak {peak_source}"
     )
 
-    raw_model = model
-    if args.compile:
-        model = torch.compile(model)
-    if distributed:
-        model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
     mlflow = None
     if master:
         try:  # Azure ML shows MLflow metrics; a job supplies the tracking settings through environment
@@ -322,12 +381,13 @@ def main(argv: list[str] | None = None) -> int:
                 x, y = data.batch(step, micro, rank, args.batch_size)
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
                 sync = micro == args.grad_accum - 1 or not distributed
-                with contextlib.nullcontext() if sync else model.no_sync(), autocast:
+                if fsdp:  # FSDP2 reduce-scatters only on the last micro-step
+                    model.set_requires_gradient_sync(sync)
+                with contextlib.nullcontext() if sync or fsdp else model.no_sync(), autocast:
                     loss = model(x, y) / args.grad_accum
                 loss.backward()
                 loss_sum += loss.detach()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            ckpt.fence()  # a checkpoint copy that overlapped forward/backward has finished
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             done, steps_since = step + 1, steps_since + 1
@@ -391,9 +451,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         os._exit(EXIT_PEER_LOST)  # no process-group teardown: it can block on a dead peer
 
+    digest = fingerprint(raw_model)  # a collective under FSDP
     if distributed:
+        dist.barrier()
         dist.destroy_process_group()
-    log(f"final parameters sha256: {fingerprint(raw_model)}")
+    log(f"final parameters sha256: {digest}")
     return 0
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from preflight.program import ProgramResult, read_stack_config, run_program
 
-STACKS = ("dev", "prod")
+STACKS = ("dev", "prod", "capacity")  # capacity: the public stack that carries the locks
 
 
 @pytest.fixture(scope="session")

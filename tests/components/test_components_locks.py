@@ -39,37 +39,44 @@ def test_every_lock_scope_is_an_individual_resource_id(run):
         assert lock.id == f"{scope}/providers/Microsoft.Authorization/locks/{lock.inputs['lockName']}"
 
 
-def test_prod_locks_storage_key_vault_registry_app_insights_not_workspace(runs):
-    result = runs["prod"]
+def test_capacity_locks_what_carries_no_grant(runs):
+    """The public capacity stack carries the locks: storage, registry, App Insights; not the key vault (the
+    workspace identity's Key Vault Administrator sits on it) nor the workspace (azure-behaviour.md 17)."""
+    result = runs["capacity"]
     locked = _locked(result)
     assert all(target is not None for target in locked.values()), "a lock scope is not a declared resource"
-    assert sorted(t.type for t in locked.values()) == sorted([STORAGE, KEY_VAULT, REGISTRY, APP_INSIGHTS])
+    assert sorted(t.type for t in locked.values()) == sorted([STORAGE, REGISTRY, APP_INSIGHTS])
+    granted = {r.inputs["scope"] for r in result.of_type("azure-native:authorization:RoleAssignment")}
+    assert granted and not granted & set(locked)  # no lock on a resource that carries a grant
+    assert one(result, KEY_VAULT).id in granted
     for lock in result.of_type(LOCK):
         target = locked[lock.inputs["scope"]]
         azure_name = target.state["name"]
         assert lock.inputs["lockName"] == f"lock-{azure_name}"
-        assert azure_name in lock.inputs["notes"] and "prod" in lock.inputs["notes"]
+        assert azure_name in lock.inputs["notes"] and "capacity" in lock.inputs["notes"]
         assert target.urn in lock.dependencies
 
 
-def test_dev_declares_no_locks(runs):
-    assert runs["dev"].of_type(LOCK) == []
-    assert runs["dev"].of_type(LOCKS_COMPONENT) == []
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_dev_and_prod_declare_no_locks(runs, stack):
+    """dev: disposable; prod: a managed network asks for no scope locks (how-to-managed-network.md)."""
+    assert runs[stack].of_type(LOCK) == []
+    assert runs[stack].of_type(LOCKS_COMPONENT) == []
 
 
 def test_workspace_lock_only_when_asked_and_says_it_covers_computes(stack_configs):
-    base = stack_configs["prod"]
-    result = run_program("prod", config=variant(base, locks=dict(ns(base, "locks"), workspace=True)))
+    base = stack_configs["capacity"]
+    result = run_program("capacity", config=variant(base, locks=dict(ns(base, "locks"), workspace=True)))
     assert result.ok, result.problems
     mlw = one(result, ML_WORKSPACE)
     (ws_lock,) = [lock for lock in result.of_type(LOCK) if lock.inputs["scope"] == mlw.id]
-    assert ws_lock.inputs["lockName"] == "lock-ws-llm"
     assert "computes" in ws_lock.inputs["notes"] and "replacing a GPU cluster" in ws_lock.inputs["notes"]
-    assert len(result.of_type(LOCK)) == 5
+    assert ws_lock.inputs["lockName"] == "lock-ws-llm-cap"
+    assert len(result.of_type(LOCK)) == 4
 
 
 def test_lock_flags_select_targets(stack_configs):
-    base = stack_configs["prod"]
+    base = stack_configs["capacity"]
     flags = {
         "storage": True,
         "key_vault": False,
@@ -77,7 +84,7 @@ def test_lock_flags_select_targets(stack_configs):
         "application_insights": False,
         "workspace": False,
     }
-    result = run_program("prod", config=variant(base, locks=flags))
+    result = run_program("capacity", config=variant(base, locks=flags))
     assert [t.type for t in _locked(result).values()] == [STORAGE]
 
 

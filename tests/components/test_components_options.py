@@ -66,6 +66,7 @@ def test_replace_paths_are_real_wire_paths(stack_configs):
     base = stack_configs["prod"]
     cluster = dict(
         ns(base, "clusters")[0],
+        ssh=ns(stack_configs["capacity"], "clusters")[0]["ssh"],  # prod's clusters have none
         name="vnet-x",
         node_public_ip=False,
         subnet_id="/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-net/providers/"

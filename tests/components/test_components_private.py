@@ -133,15 +133,14 @@ def test_prod_role_assignments_sit_on_single_resources(runs):
     grants = run.of_type(ROLE_ASSIGNMENT)
     storage, mlw = one(run, STORAGE), one(run, ML_WORKSPACE)
     seen = sorted((role_of(r), r.inputs["scope"].rsplit("/", 2)[-2]) for r in grants)
+    # Nothing Azure makes itself (stackconfig.identity.grant_plan): no AcrPull for the clusters ("A managed
+    # identity automatically gets the ACRPull role on the workspace ACR") and no storage role for the
+    # workspace's system-assigned identity ("Role assignment creation: Managed by Microsoft").
     assert seen == sorted(
         [
-            ("Key Vault Administrator", "vaults"),
-            ("Storage Blob Data Contributor", "storageAccounts"),  # workspace identity
-            ("Storage File Data Privileged Contributor", "storageAccounts"),
+            ("Key Vault Administrator", "vaults"),  # workspace identity: the RBAC vault's data plane
             ("Storage Blob Data Contributor", "storageAccounts"),  # h100-x4
-            ("AcrPull", "registries"),
             ("Storage Blob Data Contributor", "storageAccounts"),  # a100-spot
-            ("AcrPull", "registries"),
             ("AzureML Data Scientist", "workspaces"),
             ("Storage Blob Data Contributor", "storageAccounts"),  # the data scientists' group, keys off
             ("Storage File Data Privileged Contributor", "storageAccounts"),
@@ -170,18 +169,14 @@ def test_prod_role_assignments_sit_on_single_resources(runs):
         ("00000000-0000-0000-0000-00000000a001", "Group"),
         ("00000000-0000-0000-0000-00000000a002", "Group"),
     }
-    # Managed identities: the principal of the workspace's system-assigned identity (a stable fake once
-    # deployed).
-    ws_grants = [
-        r
-        for r in grants
-        if role_of(r) == "Storage File Data Privileged Contributor"
-        and r.inputs["principalType"] == "ServicePrincipal"
-    ]
-    assert ws_grants[0].inputs["principalType"] == "ServicePrincipal" and GUID.match(
-        ws_grants[0].inputs["principalId"]
+    # Managed identities: the workspace's system-assigned identity holds only its vault grant.
+    vault = one(run, "azure-native:keyvault:Vault")
+    (ws_grant,) = [r for r in grants if r.inputs["scope"] == vault.id]
+    assert ws_grant.inputs["principalType"] == "ServicePrincipal" and GUID.match(
+        ws_grant.inputs["principalId"]
     )
-    assert storage.id == ws_grants[0].inputs["scope"]
+    on_storage = {r.inputs["principalId"] for r in grants if r.inputs["scope"] == storage.id}
+    assert ws_grant.inputs["principalId"] not in on_storage
 
 
 def test_managed_identity_principals_are_unknown_in_a_first_preview():
@@ -225,6 +220,19 @@ def test_diagnostic_setting_sends_all_logs_to_log_analytics(runs):
 def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
     base = stack_configs["prod"]
     clusters = [dict(c, user_assigned_identity_id=UAI) for c in ns(base, "clusters")]
+    # Under AllowOnlyApprovedOutbound a data store is reached only through a private-endpoint rule.
+    network = dict(ns(base, "network"))
+    network["managed"] = dict(
+        network["managed"],
+        outbound_rules=[
+            {
+                "name": "data",
+                "type": "private_endpoint",
+                "service_resource_id": DATA,
+                "subresource_target": "blob",
+            }
+        ],
+    )
     identity = dict(
         ns(base, "identity"),
         data_stores=[DATA],
@@ -234,7 +242,7 @@ def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
             "user_assigned_identity_id": UAI,
         },
     )
-    result = run_program("prod", config=variant(base, clusters=clusters, identity=identity))
+    result = run_program("prod", config=variant(base, clusters=clusters, identity=identity, network=network))
     assert result.ok, result.problems
     r = compute(result, "h100-x4")
     assert r.program_inputs["identity"] == {"type": "UserAssigned", "userAssignedIdentities": [UAI]}
@@ -309,3 +317,87 @@ def test_outbound_rules_wire_format(stack_configs):
             },
         },
     }
+
+
+WS_UAI = (
+    f"/subscriptions/{SUB}/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/"
+    "id-ws"
+)
+
+
+def test_a_user_assigned_workspace_identity_is_granted_before_the_workspace(stack_configs):
+    """how-to-identity-based-service-authentication.md, "User-assigned managed identity": the identity needs
+    its roles on storage, key vault, registry and App Insights to create the workspace; PSRule's
+    Azure.ML.UserManagedIdentity shape: type UserAssigned, primaryUserAssignedIdentity set."""
+    base = stack_configs["prod"]
+    identity = dict(ns(base, "identity"), workspace_identity_id=WS_UAI)
+    result = run_program("prod", config=variant(base, identity=identity))
+    assert result.ok, result.problems
+    mlw = one(result, ML_WORKSPACE)
+    assert mlw.program_inputs["identity"] == {"type": "UserAssigned", "userAssignedIdentities": [WS_UAI]}
+    assert mlw.program_inputs["primaryUserAssignedIdentity"] == WS_UAI
+    before = [r for r in result.of_type(ROLE_ASSIGNMENT) if r.urn in mlw.dependencies]
+    assert sorted((role_of(r), r.inputs["scope"].rsplit("/", 2)[-2]) for r in before) == sorted(
+        [
+            ("Contributor", "storageAccounts"),
+            ("Storage Blob Data Contributor", "storageAccounts"),
+            ("Storage File Data Privileged Contributor", "storageAccounts"),
+            ("Contributor", "vaults"),
+            ("Key Vault Administrator", "vaults"),
+            ("Contributor", "registries"),
+            ("Contributor", "components"),
+        ]
+    )
+    uai_principal = {r.inputs["principalId"] for r in before}
+    assert len(uai_principal) == 1 and GUID.match(uai_principal.pop())
+    after = [
+        r
+        for r in result.of_type(ROLE_ASSIGNMENT)
+        if r.inputs["scope"] == mlw.id and role_of(r) == "Contributor"
+    ]
+    assert len(after) == 1 and after[0].urn not in mlw.dependencies
+
+
+def test_a_customer_key_in_another_subscription_is_refused(stack_configs):
+    """how-to-setup-customer-managed-keys.md: "The key vault that contains your customer-managed key must be
+    in the same Azure subscription as the Azure Machine Learning workspace"."""
+    base = stack_configs["prod"]
+    other = "11111111-1111-1111-1111-111111111111"
+    identity = dict(
+        ns(base, "identity"),
+        customer_managed_key={
+            "key_vault_id": KV_CMK.replace(SUB, other),
+            "key_uri": "https://kv-cmk.vault.azure.net/keys/ws-key/0123456789abcdef0123456789abcdef",
+            "user_assigned_identity_id": UAI,
+        },
+    )
+    try:
+        result = run_program("prod", config=variant(base, identity=identity))
+    except ValueError as exc:
+        message = str(exc)
+    else:
+        assert not result.ok
+        message = str(result.error)
+    assert f"is in subscription {other}, not the workspace's ({SUB})" in message
+
+
+def test_a_private_endpoint_rule_grants_the_approver_role_on_its_target(stack_configs):
+    """Azure AI Enterprise Network Connection Approver, no longer granted by Azure itself (grant_plan)."""
+    base = stack_configs["prod"]
+    network = dict(ns(base, "network"))
+    rule = {
+        "name": "data",
+        "type": "private_endpoint",
+        "service_resource_id": DATA,
+        "subresource_target": "blob",
+    }
+    network["managed"] = dict(network["managed"], outbound_rules=[rule])
+    result = run_program("prod", config=variant(base, network=network))
+    assert result.ok, result.problems
+    (approver,) = [
+        r
+        for r in result.of_type(ROLE_ASSIGNMENT)
+        if role_of(r) == "Azure AI Enterprise Network Connection Approver"
+    ]
+    assert approver.inputs["scope"] == DATA and approver.inputs["principalType"] == "ServicePrincipal"
+    assert approver.inputs["roleDefinitionId"].endswith("/b556d68e-0be0-4f35-a333-ad7ee1ce17ea")

@@ -172,7 +172,6 @@ def test_every_cluster_wire_inputs_follow_its_config(run, typed):
 def test_prod_reference_cluster_exact_wire_body(runs):
     """The seed's reference cluster h100-x4, the whole body as azure-native sends it."""
     r = compute(runs["prod"], "h100-x4")
-    key = typed_prod_key()
     assert r.program_inputs == {
         "computeName": "h100-x4",
         "workspaceName": "ws-llm",
@@ -183,19 +182,19 @@ def test_prod_reference_cluster_exact_wire_body(runs):
         "properties": {
             "computeType": "AmlCompute",
             "computeLocation": "eastus",
-            "disableLocalAuth": False,  # SSH is on, and on Azure ML computes local auth is SSH
+            # SSH off (no-public-IP nodes in a managed network), so local auth off too.
+            "disableLocalAuth": True,
             "properties": {
                 "vmSize": "Standard_ND96isr_H100_v5",
                 "vmPriority": "Dedicated",
                 "osType": "Linux",
                 "enableNodePublicIp": False,  # in the managed network
-                "remoteLoginPortPublicAccess": "Enabled",
+                "remoteLoginPortPublicAccess": "Disabled",
                 "scaleSettings": {
                     "minNodeCount": 0,
                     "maxNodeCount": 4,
                     "nodeIdleTimeBeforeScaleDown": "PT5M",
                 },
-                "userAccountCredentials": {"adminUserName": "azureuser", "adminUserSshPublicKey": key},
             },
         },
     }
@@ -205,9 +204,31 @@ def test_prod_reference_cluster_exact_wire_body(runs):
     )
 
 
-def typed_prod_key() -> str:
-    """The example RSA key of Pulumi.prod.yaml's h100-x4, read through the config schema."""
-    ssh = load_stack_file(ROOT / "Pulumi.prod.yaml").cluster("h100-x4").ssh
+def test_capacity_cross_region_cluster_exact_wire_body(runs):
+    """The public stack's a100-wus3: in westus3 (computeLocation), its ARM envelope in the workspace's
+    eastus, SSH by key decided at creation."""
+    r = compute(runs["capacity"], "a100-wus3")
+    key = typed_key("capacity", "a100-wus3")
+    assert r.program_inputs["location"] == "eastus"
+    assert r.program_inputs["properties"] == {
+        "computeType": "AmlCompute",
+        "computeLocation": "westus3",
+        "disableLocalAuth": False,  # SSH is on, and on Azure ML computes local auth is SSH
+        "properties": {
+            "vmSize": "Standard_NC24ads_A100_v4",
+            "vmPriority": "Dedicated",
+            "osType": "Linux",
+            "enableNodePublicIp": True,
+            "remoteLoginPortPublicAccess": "Enabled",
+            "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 1, "nodeIdleTimeBeforeScaleDown": "PT5M"},
+            "userAccountCredentials": {"adminUserName": "azureuser", "adminUserSshPublicKey": key},
+        },
+    }
+
+
+def typed_key(stack: str, cluster: str) -> str:
+    """The example RSA key of a stack file's cluster, read through the config schema."""
+    ssh = load_stack_file(ROOT / f"Pulumi.{stack}.yaml").cluster(cluster).ssh
     assert ssh.public_key.startswith("ssh-rsa ")
     return ssh.public_key
 

@@ -152,7 +152,7 @@ def test_train_cancelled_after_checkpoint_resumes_to_the_same_weights(
     name = first["jobs"][0]["name"]
     assert code == 0 and name
     ckpt = local.control_plane.store.datastore_path("workspaceblobstore", "ckpt/e2e-resume")
-    cancelled = _sdk(local, outputs_file, "cancel-when", name, str(ckpt / "step_00000100.pt.sha256"))
+    cancelled = _sdk(local, outputs_file, "cancel-when", name, str(ckpt / "step_00000100" / "commit.json"))
     assert cancelled == {"status_at_cancel": "Running", "status": "Canceled"}
     done = local.control_plane.store.job(_ws_id(), name)
     assert done is not None and done.done.wait(60)
@@ -200,7 +200,8 @@ def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
 
         def uploading_step_200() -> bool:
             mounts = runner.mounts.get(name, [])
-            return bool(mounts) and "/step_00000200.pt" in mounts[0][1].state().get("uploading", {})
+            uploading = mounts[0][1].state().get("uploading", {}) if mounts else {}
+            return any(path.startswith("/step_00000200/") for path in uploading)
 
         while not uploading_step_200():
             assert time.monotonic() < deadline, "the upload of step 200 never started"
@@ -212,10 +213,10 @@ def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
     assert job is not None and job.done.wait(120) and job.status == "Failed", job and job.status
     store = local.control_plane.store.datastore_path("workspaceblobstore", "ckpt/e2e-node-loss")
     names = sorted(p.name for p in store.iterdir() if not p.name.startswith("."))
-    # Step 200 never committed: its shards may be complete, but the manifest's marker, written last, is what
-    # commits a step (docs/job-scripts.md "Checkpoints"), and only step 100 has one.
-    committed = [n for n in names if re.fullmatch(r"step_\d{8}\.pt\.sha256", n)]
-    assert committed == ["step_00000100.pt.sha256"] and "step_00000100.pt" in names, names
+    # Step 200 never committed: some of its DCP files may be complete, but the commit marker, written after
+    # DCP's .metadata, is what commits a step (docs/job-scripts.md "Checkpoints"), and only step 100 has one.
+    committed = [n for n in names if (store / n / "commit.json").exists()]
+    assert committed == ["step_00000100"], names
 
     code, second = _jobs(
         local, outputs_file, tmp_path, "train", "--run-name", "e2e-node-loss", "--steps", str(STEPS)
@@ -223,7 +224,7 @@ def test_train_node_lost_mid_checkpoint_upload_resumes_to_the_same_weights(
     job2 = second["jobs"][0]
     assert code == 0 and job2["status"] == "Completed", job2
     log0 = _rank_log(job2, 0)
-    assert re.search(r"resumed from \S+/step_00000100\.pt at step 100", log0), log0[-2000:]
+    assert re.search(r"resumed from \S+/step_00000100 at step 100", log0), log0[-2000:]
     assert FINGERPRINT.findall(log0) == reference
 
 
@@ -256,7 +257,7 @@ def test_two_node_train_reads_the_checkpoint_through_each_nodes_own_mount(
         assert (workdir / f"node-{node}" / "blobfs-ckpt" / "state" / "state.json").exists()
         assert len(list((workdir / f"node-{node}" / "pids").iterdir())) == 2
     log0, log2 = _rank_log(runs[1], 0), _rank_log(runs[1], 2)
-    assert re.search(r"resumed from \S+/nodes/node-0/outputs/ckpt/step_00000200\.pt at step 200", log0), log0
+    assert re.search(r"resumed from \S+/nodes/node-0/outputs/ckpt/step_00000200 at step 200", log0), log0
     assert "Traceback" not in log2 and "error" not in log2.lower(), log2
     assert FINGERPRINT.findall(log0) == FINGERPRINT.findall(_rank_log(runs[0], 0)) != []
 

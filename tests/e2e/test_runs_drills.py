@@ -136,7 +136,9 @@ def test_preempted_twice_and_a_node_lost_completes_with_the_uninterrupted_weight
             for step, action in ((100, "preempt"), (200, "preempt"), (300, "fail-node")):
                 job = _next_job(local, run, seen, deadline)
                 drills.wait_running(job)
-                while not any((ckpt / f"step_{s:08d}.pt.sha256").exists() for s in range(step, STEPS, 100)):
+                while not any(
+                    (ckpt / f"step_{s:08d}" / "commit.json").exists() for s in range(step, STEPS, 100)
+                ):
                     assert time.monotonic() < deadline and not job.done.is_set(), f"no checkpoint {step}"
                     time.sleep(0.02)
                 killed = (

@@ -4,7 +4,9 @@ shape to compare.
 
 A verdict is what a reviewer acts on: the outcome (`ok`, `policy`: a mandatory violation fails the
 preview, `error`: the program, Check or the config failed), the mandatory and advisory violations by policy
-and resource URN, and the URNs the plan replaces or deletes. The gate's own `cluster-replacement` check is
+and resource URN, and the URNs the plan replaces or deletes. A preview that stops on an error has shown the
+advisories of the resources registered before it, in an order the gate does not replay: for `error`, the
+advisories are left out. The gate's own `cluster-replacement` check is
 not a pack policy (preflight/replacements.py): it has no engine counterpart and is left out.
 """
 
@@ -94,7 +96,7 @@ def engine_verdict(ws: Workspace, text: str, policy_file: Path) -> tuple[Verdict
         Verdict(
             outcome,
             mandatory,
-            tuple(sorted(set(v.advisory))),
+            () if outcome == "error" else tuple(sorted(set(v.advisory))),
             tuple(sorted({u for _, u in v.replacements})),
             tuple(sorted({u for _, u in v.deletes})),
         ),

@@ -98,6 +98,7 @@ FIRST_PREVIEW = [
     Case("dev", expect="ok"),
     Case("prod", stack="prod", expect="ok"),
     Case("prod-westus3", stack="prod-westus3", expect="ok"),
+    Case("capacity", stack="capacity", expect="ok"),
     # Each policy's violation.
     Case("multi-node-without-rdma", edit=_set("azml-gpu:clusters.0.max_instances", 2), expect="policy"),
     Case("retired-size", edit=_set("azml-gpu:clusters.0.size", RETIRED)),

@@ -1,8 +1,8 @@
 """The rw_mount double (localml.blobfs, a real FUSE mount) and the checkpoint protocol on it.
 
 First what the double does, each as blobfuse2 does it (localml/blobfs.py cites the source of each); then
-checkpointing.py on it: no rename, no fsync, a stale listing, a writer killed mid-write, a node lost
-mid-upload, the unmount timeout.
+checkpointing.py (DCP with our commit marker) on it: no rename, no fsync, a stale listing, a writer killed
+mid-write, a node lost mid-upload, the unmount timeout.
 """
 
 from __future__ import annotations
@@ -113,47 +113,56 @@ def test_another_node_sees_a_stale_listing_and_stale_absence(mounts):
     assert _ls(reader.mountpoint) == ["new.bin", "other.bin"]
 
 
-def _writer(path, mb: int) -> subprocess.Popen:
-    """A process that checkpoints `mb` MB of tensors to `path` with checkpointing.save_checkpoint."""
+def _writer(folder, mb: int, step: int) -> subprocess.Popen:
+    """A process that checkpoints `mb` MB of weights as step `step` in `folder`, through CheckpointManager
+    (DCP's writer, then the commit marker), the way train.py does at a stop."""
     code = (
-        f"import sys, torch; sys.path.insert(0, {str(SRC)!r}); import checkpointing as ck; "
-        f"from pathlib import Path; ck.save_checkpoint({{'w': torch.ones({mb} * 262144), 'step': 7}}, "
-        f"Path({str(path)!r}))"
+        f"import sys, torch; sys.path.insert(0, {str(SRC)!r}); import checkpointing as ck\n"
+        f"m = torch.nn.Linear({mb} * 256, 1024, bias=False); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        f"c = ck.CheckpointManager({str(folder)!r}, interval=1000, keep=3, total_steps=1000)\n"
+        f"c.track(m, opt, config={{}}); c.maybe_save({step}, force=True); c.close()\n"
     )
     return track(subprocess.Popen([PY, "-c", code], env=base_env()))
 
 
+def _files(store) -> list[str]:
+    """Every blob in the store (uploads not yet committed are hidden names, not blobs)."""
+    return sorted(
+        str(p.relative_to(store)) for p in store.rglob("*") if p.is_file() and ".blobfs-" not in p.name
+    )
+
+
 def test_a_writer_killed_mid_write_leaves_a_partial_file_without_marker(mounts, tmp_path):
-    """The kernel closes a killed process's files, so blobfs uploads what it had: a partial file."""
+    """The kernel closes a killed process's files, so blobfs uploads what it had: a partial shard, and
+    no .metadata or commit marker after it."""
     a = mounts("a")
-    ck.save_checkpoint({"step": 3, "w": torch.zeros(10)}, a.mountpoint / ck.checkpoint_name(3))
-    target = a.mountpoint / ck.checkpoint_name(7)
-    proc = _writer(target, mb=400)
+    assert _writer(a.mountpoint, mb=1, step=3).wait(timeout=120) == 0
+    target = a.mountpoint / ck.step_name(7)
+    proc = _writer(a.mountpoint, mb=400, step=7)
+    cache = a.workdir / "cache" / target.name / "__0_0.distcp"
     wait_for(
         lambda: (
-            "/step_00000007.pt" in a.state().get("writing", [])
-            and (a.workdir / "cache" / target.name).exists()
-            and (a.workdir / "cache" / target.name).stat().st_size > 10_000_000
+            "/step_00000007/__0_0.distcp" in a.state().get("writing", [])
+            and cache.exists()
+            and cache.stat().st_size > 10_000_000
         ),
         60,
         "the write under way",
     )
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    store = tmp_path / "store"
     wait_for(
-        lambda: (tmp_path / "store" / target.name).exists() and not a.state().get("uploading"),
+        lambda: (store / target.name / "__0_0.distcp").exists() and not a.state().get("uploading"),
         60,
         "the partial upload",
     )
-    store = tmp_path / "store"
-    assert 0 < (store / target.name).stat().st_size < 400 * 2**20
-    assert not (store / f"{target.name}.sha256").exists()
+    assert 0 < (store / target.name / "__0_0.distcp").stat().st_size < 400 * 2**20
+    assert sorted(os.listdir(store / target.name)) == ["__0_0.distcp"]
     warnings: list[str] = []
-    state, path = ck.resume_state(a.mountpoint, log=warnings.append)
-    assert path.name == ck.checkpoint_name(3) and state["step"] == 3
+    assert ck.choose(a.mountpoint, log=warnings.append) == a.mountpoint / ck.step_name(3)
     assert warnings == [
-        f"warning: skipping damaged checkpoint {target}: no .sha256 completion marker "
-        "(its write was interrupted)"
+        f"warning: skipping incomplete checkpoint {target}: no commit.json marker (its save did not finish)"
     ]
 
 
@@ -163,12 +172,13 @@ def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads
     store = tmp_path / "store"
     # Node lost during the upload inside close(): the blob never commits.
     a = mounts("a", upload_rate=20e6)
-    proc = _writer(a.mountpoint / "step_00000001.pt", mb=40)
-    wait_for(lambda: a.state().get("uploading", {}).get("/step_00000001.pt", 0) > 0, 60, "the upload")
+    proc = _writer(a.mountpoint, mb=40, step=1)
+    shard = "/step_00000001/__0_0.distcp"
+    wait_for(lambda: a.state().get("uploading", {}).get(shard, 0) > 0, 60, "the upload")
     a.lose()
     proc.kill()
     proc.wait(timeout=30)
-    assert [n for n in _ls(store) if not n.startswith(".")] == []
+    assert _files(store) == []
     # Job end while a close() is still uploading: unmount gives it at most the timeout, then stops the
     # mount, and the writer's close() fails. (A process killed inside close() is not gone: the kernel waits
     # for the FUSE flush, so the upload is still "pending" with a live writer.) 40 MB at 20 MB/s: 2 s.
@@ -190,37 +200,52 @@ def test_a_node_lost_mid_upload_leaves_nothing_and_unmount_gives_pending_uploads
 # --- the checkpoint protocol on the mount -------------------------------------------------------
 
 
+def _manager(root, keep: int = 5) -> tuple[ck.CheckpointManager, torch.nn.Module]:
+    model = torch.nn.Linear(64, 8, bias=False)
+    mgr = ck.CheckpointManager(root, interval=10, keep=keep, total_steps=100)
+    mgr.restore(model, torch.optim.AdamW(model.parameters()), config={"n": 64})
+    return mgr, model
+
+
+def _save(mgr: ck.CheckpointManager, model: torch.nn.Module, step: int) -> None:
+    with torch.no_grad():
+        model.weight.fill_(float(step))
+    assert mgr.maybe_save(step, force=True)
+
+
 def test_checkpoints_never_rename_or_fsync_and_survive_a_mount_where_rename_fails(mounts, tmp_path):
+    """DCP's own writer would write .metadata.tmp and rename it; ours does neither, nor fsync."""
     a = mounts("a", rename="fail")
-    saver = ck.AsyncCheckpointer(a.mountpoint, keep=2)
+    mgr, model = _manager(a.mountpoint, keep=2)
     for step in (1, 2, 3):
-        saver.save({"w": torch.full((64,), float(step)), "step": step}, step)
-    saver.close()
+        _save(mgr, model, step)
+    mgr.close()
     counts = a.state()["counts"]
     assert counts["rename"] == 0 and counts["fsync"] == 0 and counts["fsyncdir"] == 0
-    assert _ls(tmp_path / "store") == [
-        "step_00000002.pt",
-        "step_00000002.pt.sha256",
-        "step_00000003.pt",
-        "step_00000003.pt.sha256",
+    assert _files(tmp_path / "store") == [
+        f"{s}/{f}"
+        for s in ("step_00000002", "step_00000003")
+        for f in (".metadata", "__0_0.distcp", "commit.json")
     ]
-    assert ck.resume_state(a.mountpoint)[0]["step"] == 3
+    again, restored = _manager(a.mountpoint)
+    assert again.path == a.mountpoint / "step_00000003" and torch.all(restored.weight == 3.0)
 
 
 def test_resume_on_a_node_with_a_stale_listing_finds_the_newest_by_name(mounts):
     """The reader listed the folder before the newest checkpoints were written: its listing lacks them."""
     writer, reader = mounts("writer"), mounts("reader")
-    saver = ck.AsyncCheckpointer(writer.mountpoint, keep=5)
-    saver.save({"step": 10}, 10)
-    saver.close()
-    assert ck.resume_state(reader.mountpoint)[0]["step"] == 10  # lists, and caches the listing
+    mgr, model = _manager(writer.mountpoint)
+    _save(mgr, model, 10)
+    assert ck.choose(reader.mountpoint) == reader.mountpoint / "step_00000010"  # lists, caches the listing
     for step in (20, 30):
-        saver.save({"step": step}, step)
-    saver.close()
-    assert _ls(reader.mountpoint) == ["step_00000010.pt", "step_00000010.pt.sha256"]  # stale
-    assert ck.resume_state(reader.mountpoint)[0]["step"] == 10  # tolerated: an older complete one
-    state, path = ck.resume_state(reader.mountpoint, probe=range(10, 101, 10))  # the scheduled steps
-    assert state["step"] == 30 and path == reader.mountpoint / "step_00000030.pt"
+        _save(mgr, model, step)
+    mgr.close()
+    assert _ls(reader.mountpoint) == ["step_00000010"]  # stale
+    assert ck.choose(reader.mountpoint) == reader.mountpoint / "step_00000010"  # tolerated: an older one
+    found = ck.choose(reader.mountpoint, probe=range(10, 101, 10))  # the scheduled steps, by name
+    assert found == reader.mountpoint / "step_00000030"
+    _, restored = _manager(reader.mountpoint)  # the manager probes its own schedule: 10, 20, ..., 100
+    assert torch.all(restored.weight == 30.0)
 
 
 def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mounts, tmp_path):
@@ -239,6 +264,7 @@ def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mo
         "2048",
         "--block-size",
         "32",
+        "--sync-ckpt",  # one write at a time, so "the upload of step 8" is a state the run passes through
     ]
     ref = subprocess.run(
         [PY, str(SRC / "train.py"), *args],
@@ -260,7 +286,7 @@ def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mo
         )
     )
     wait_for(
-        lambda: node1.state().get("uploading", {}).get("/step_00000008.pt", 0) > 0,
+        lambda: node1.state().get("uploading", {}).get("/step_00000008/__0_0.distcp", 0) > 0,
         240,
         "the upload of step 8",
     )
@@ -268,7 +294,8 @@ def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mo
     run.kill()
     run.wait(timeout=30)
     store = tmp_path / "store"
-    assert "step_00000004.pt.sha256" in _ls(store) and "step_00000008.pt" not in _ls(store)
+    assert "step_00000004/commit.json" in _files(store)
+    assert not [f for f in _files(store) if f.startswith("step_00000008/")]
     node2 = mounts("node2")
     out = subprocess.run(
         [PY, str(SRC / "train.py"), *args, "--ckpt", str(node2.mountpoint)],
@@ -279,6 +306,6 @@ def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mo
         cwd=REPO,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert f"resumed from {node2.mountpoint / 'step_00000004.pt'} at step 4" in out.stdout
+    assert f"resumed from {node2.mountpoint / 'step_00000004'} at step 4" in out.stdout
     assert out.stdout.splitlines()[-1] == ref.stdout.splitlines()[-1]
     assert out.stdout.splitlines()[-1].startswith("final parameters sha256: ")

@@ -107,7 +107,7 @@ def test_stop_event_cancels_every_rank_with_a_distinct_code(tmp_path):
 def test_local_command_rejects_bad_flags_without_a_traceback():
     for flags, needle in (
         (["--nodes", "0"], "--nodes must be at least 1"),
-        (["--procs-per-node", "-1"], "--procs-per-node must be at least 1"),
+        (["--processes-per-node", "-1"], "--processes-per-node must be at least 1"),
     ):
         p = subprocess.run(
             [PY, "-m", "jobs", "local", "smoke", *flags],

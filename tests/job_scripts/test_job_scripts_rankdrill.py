@@ -52,7 +52,8 @@ def test_sigterm_drill_at_a_step_stops_both_ranks_there_and_resume_matches(tmp_p
     stopped = int(re.search(r"interrupted by signal 15 after step (\d+)/", logs[1]).group(1))
     assert stopped >= result["drill"]["sigterm_at_step"]
     assert all(f"interrupted by signal 15 after step {stopped}/{STEPS}" in log for log in logs)
-    assert [p.name for p in ckpt.glob("*.pt")] == [f"step_{stopped:08d}.pt"]
+    assert [p.name for p in ckpt.glob("step_*")] == [f"step_{stopped:08d}"]
+    assert (ckpt / f"step_{stopped:08d}" / "commit.json").exists()
 
     code, out, err = _local("--procs-per-node", "2", "--logs", str(tmp_path / "b"), "--", *args)
     assert code == 0 and f"at step {stopped}" in out, err[-3000:]

@@ -1,6 +1,8 @@
-"""train.py under faults, for real: 2 ranks, gloo on CPU, kill -9, SIGTERM, a lost peer, damaged files.
+"""train.py under faults, for real: 2 FSDP ranks, gloo on CPU, kill -9, SIGTERM, a lost peer, damaged files,
+a rank whose checkpoint write fails, resumes at other world sizes.
 
-Every resumed run must end with the same weights fingerprint as one uninterrupted run of the same length.
+Every resumed run at the same world size must end with the same weights fingerprint as one uninterrupted
+run of the same length.
 """
 
 from __future__ import annotations
@@ -32,10 +34,30 @@ from jobscripts_util import (
 sys.path.insert(0, str(SRC))
 import checkpointing as ck  # noqa: E402
 from metrics import StepMetrics  # noqa: E402
+from torch.distributed.checkpoint import FileSystemReader  # noqa: E402
 
 from localml.mount import BlobMount, MountOptions  # noqa: E402
 
 STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
+#: What DCP writes for 2 ranks (one shard file each, then its index) and our commit marker after them.
+STEP_FILES = [".metadata", "__0_0.distcp", "__1_0.distcp", "commit.json"]
+CONFIG = {  # TRAIN_ARGS over the tiny preset (model.py / llamaconfig.py)
+    "vocab_size": 2048,
+    "block_size": 32,
+    "n_layer": 2,
+    "n_head": 4,
+    "n_kv_head": 2,
+    "n_embd": 128,
+    "ffn_hidden": 192,
+    "rope_theta": 10000.0,
+    "norm_eps": 1e-5,
+    "tie_embeddings": False,
+    "rope_scaling": None,
+}
+
+
+def listing(folder) -> dict[str, list[str]]:
+    return {p.name: sorted(q.name for q in p.iterdir()) for p in sorted(folder.iterdir())}
 
 
 @pytest.fixture(scope="module")
@@ -62,82 +84,125 @@ def test_reference_run_logs_metrics_and_ends_with_the_fingerprint(reference):
     assert records[-1].text() in log0.splitlines()  # the human line renders the same record
     losses = [r.loss for r in records]
     assert sum(losses[-5:]) < sum(losses[:5])  # it learns
-    names = sorted(p.name for p in (root / "ckpt").iterdir())
-    assert names == [
-        f"step_000000{s}.pt{part}"
-        for s in (33, 36)
-        for part in (
-            "",
-            ".sha256",
-            ".shard-00000-of-00002",
-            ".shard-00000-of-00002.sha256",
-            ".shard-00001-of-00002",
-            ".shard-00001-of-00002.sha256",
-        )
-    ]
+    assert listing(root / "ckpt") == {"step_00000033": STEP_FILES, "step_00000036": STEP_FILES}
 
 
-def test_two_ranks_write_two_disjoint_shards_whose_union_is_the_state(reference):
-    """Each rank wrote one shard; together they hold every tensor of the state exactly once, and the
-    joined state is the model and optimizer the run had (its weights give the run's fingerprint)."""
-    folder = reference[1] / "ckpt"
-    manifest = ck.torch.load(folder / "step_00000036.pt", weights_only=True)
-    assert manifest["__shards__"] == 2
-    _, leaves = ck.split_state(ck.load(folder / "step_00000036.pt"))
-    shards = [ck.torch.load(folder / ck.shard_name(36, r, 2), weights_only=True)["leaves"] for r in (0, 1)]
-    assert all(shards) and not set(shards[0]) & set(shards[1])
-    assert set(shards[0]) | set(shards[1]) == set(range(len(leaves)))
-    sizes = [sum(t.numel() * t.element_size() for t in sh.values()) for sh in shards]
-    assert max(sizes) <= 1.5 * min(sizes)  # balanced by bytes
-    state = ck.load(folder / "step_00000036.pt")
-    assert state["step"] == 36 and len(state["rng"]) == 2 and "lm_head.weight" in state["model"]
+def test_each_rank_writes_its_shard_and_the_commit_records_the_run(reference):
+    """DCP's metadata indexes both ranks' files, every byte range inside them; the commit marker names the
+    step, the world size and the model config a resume rebuilds the model from."""
+    folder = reference[1] / "ckpt" / "step_00000036"
+    record = ck.read_commit(folder)
+    assert {k: v for k, v in record.items() if k != "saved_at"} == {
+        "step": 36,
+        "world_size": 2,
+        "total_steps": STEPS,
+        "config": CONFIG,
+    }
+    meta = FileSystemReader(folder).read_metadata()
+    files = {info.relative_path for info in meta.storage_data.values()}
+    assert files == {"__0_0.distcp", "__1_0.distcp"}
+    keys = set(meta.state_dict_metadata)
+    assert "model.model.layers.1.self_attn.k_proj.weight" in keys and "model.lm_head.weight" in keys
+    assert "optimizer.state.model.embed_tokens.weight.exp_avg" in keys
+    assert ck.verify(folder) is None
 
 
-def test_a_step_with_a_shard_missing_its_marker_resumes_from_the_previous_step(reference, tmp_path):
+def test_a_step_with_a_shard_missing_resumes_from_the_previous_step(reference, tmp_path):
     ckpt = tmp_path / "ckpt"
     shutil.copytree(reference[1] / "ckpt", ckpt)
-    (ckpt / "step_00000036.pt.shard-00001-of-00002.sha256").unlink()  # rank 1 killed before its marker
+    (ckpt / "step_00000036" / "__1_0.distcp").unlink()  # rank 1's node lost before its upload
     run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
     rc, out, err = run.finish()
     assert rc == 0, out + err
     assert (
-        f"warning: skipping damaged checkpoint {ckpt / 'step_00000036.pt'}: shard "
-        "step_00000036.pt.shard-00001-of-00002: no .sha256 completion marker" in out
+        f"warning: skipping incomplete checkpoint {ckpt / 'step_00000036'}: shard __1_0.distcp is missing"
+        in out
     )
-    assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
+    assert f"resumed from {ckpt / 'step_00000033'} at step 33" in out
     assert fingerprint(out) == reference[0]
 
 
-def test_one_process_resumes_a_two_shard_checkpoint_as_the_same_state_in_one_file(reference, tmp_path):
-    """World size 1 joins the 2 shards; the same state saved in the one-file format (today's, and what a
-    1-process run writes) resumes to the same final weights: back-compat and resharding at once."""
-    sharded, single = tmp_path / "sharded", tmp_path / "single"
-    shutil.copytree(reference[1] / "ckpt", sharded)
-    for p in sharded.glob("step_00000036.*"):
-        p.unlink()
-    single.mkdir()
-    ck.save_checkpoint(ck.load(sharded / "step_00000033.pt"), single / "step_00000033.pt")
-    prints = []
-    for folder in (sharded, single):
-        run = LocalRun([*TRAIN_ARGS, "--ckpt", str(folder)], procs=1, logs=tmp_path / f"logs-{folder.name}")
-        rc, out, err = run.finish()
-        assert rc == 0, out + err
-        assert f"resumed from {folder / 'step_00000033.pt'} at step 33" in out
-        assert "was written by 2 ranks, this run has 1" in out
-        prints.append(fingerprint(out))
-    assert prints[0] == prints[1]
-    assert sorted(p.name for p in single.iterdir()) == [  # one process writes one file per step
-        "step_00000033.pt",
-        "step_00000033.pt.sha256",
-        "step_00000036.pt",
-        "step_00000036.pt.sha256",
-    ]
+@pytest.mark.parametrize("procs", [1, 4])
+def test_a_two_rank_checkpoint_loads_exactly_at_another_world_size(reference, tmp_path, procs):
+    """1 and 4 ranks load the 2-rank step 36 resharded: with no step left to run, the weights they hold
+    are the uninterrupted run's, bit for bit."""
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(reference[1] / "ckpt", ckpt)
+    run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=procs, logs=tmp_path)
+    rc, out, err = run.finish()
+    assert rc == 0, out + err
+    assert f"was written by 2 ranks, this run has {procs}: DCP reshards it" in out
+    assert f"resumed from {ckpt / 'step_00000036'} at step 36" in out
+    assert fingerprint(out) == reference[0]
+
+
+def test_one_process_continues_a_two_rank_checkpoint_and_writes_its_own(reference, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(reference[1] / "ckpt", ckpt)
+    shutil.rmtree(ckpt / "step_00000036")
+    run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=1, logs=tmp_path)
+    rc, out, err = run.finish()
+    assert rc == 0, out + err
+    assert f"resumed from {ckpt / 'step_00000033'} at step 33" in out and "step 36/36" in out
+    assert listing(ckpt)["step_00000036"] == [".metadata", "__0_0.distcp", "commit.json"]
+    assert ck.read_commit(ckpt / "step_00000036")["world_size"] == 1
+
+
+def test_a_rank_whose_shard_write_fails_fails_the_save_and_the_last_good_checkpoint_survives(
+    reference, tmp_path
+):
+    """Rank 1 cannot create its shard of step 9 (a directory stands where the file goes). The save fails on
+    every rank, the run exits 1 naming the step, step 9 is never committed, and --keep 1 retention has not
+    deleted step 6, the last good one. Resubmitted, the run resumes from step 6 and ends on the weights."""
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "step_00000009" / "__1_0.distcp").mkdir(parents=True)
+    args = [*TRAIN_ARGS, "--ckpt", str(ckpt), "--keep", "1"]
+    rc, out, err = LocalRun(args, procs=2, logs=tmp_path / "failed").finish()
+    assert rc == 1, out + err
+    log1 = (tmp_path / "failed" / "user_logs" / "std_log_process_1.txt").read_text()
+    assert f"rank 1: error: writing checkpoint {ckpt / 'step_00000009'} failed" in log1, log1[-3000:]
+    assert "Traceback" not in out + err
+    assert not (ckpt / "step_00000009" / "commit.json").exists()
+    assert ck.verify(ckpt / "step_00000006") is None
+    assert [p.name for p in ckpt.iterdir() if (p / "commit.json").exists()] == ["step_00000006"]
+    (ckpt / "step_00000009" / "__1_0.distcp").rmdir()
+    rc, out, err = LocalRun(args, procs=2, logs=tmp_path / "resumed").finish()
+    assert rc == 0, out + err
+    assert f"resumed from {ckpt / 'step_00000006'} at step 6" in out
+    assert fingerprint(out) == reference[0]
+
+
+def test_checkpoints_of_the_format_before_dcp_are_refused_with_the_fix(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "step_00000100.pt").write_bytes(b"old")
+    (ckpt / "step_00000100.pt.sha256").write_text("0  step_00000100.pt\n")
+    p = subprocess.run(
+        [PY, str(SRC / "train.py"), "--ckpt", str(ckpt), "--steps", "3"],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.startswith(
+        f"train.py: error: --ckpt {ckpt} holds checkpoints of the format before DCP (step_00000100.pt, ...)"
+    )
+    assert "pass a new --ckpt folder" in p.stderr
+    assert sorted(q.name for q in ckpt.iterdir()) == ["step_00000100.pt", "step_00000100.pt.sha256"]
 
 
 def without_model_flags(args: list[str]) -> list[str]:
-    """TRAIN_ARGS less every flag that sizes the model (and --dropout): a resume must take them all from
-    the checkpoint."""
-    model_flags = {"--n-layer", "--n-head", "--n-embd", "--block-size", "--vocab-size", "--dropout"}
+    """TRAIN_ARGS less every flag that sizes the model: a resume must take them all from the checkpoint."""
+    model_flags = {
+        "--n-layer",
+        "--n-head",
+        "--n-kv-head",
+        "--n-embd",
+        "--ffn-hidden",
+        "--block-size",
+        "--vocab-size",
+    }
     out, it = [], iter(args)
     for a in it:
         if a in model_flags:
@@ -153,22 +218,12 @@ def test_resume_takes_the_model_config_from_the_checkpoint(reference, tmp_path):
     position is the step)."""
     ckpt = tmp_path / "ckpt"
     shutil.copytree(reference[1] / "ckpt", ckpt)
-    for path in ckpt.glob("step_00000036.*"):
-        path.unlink()
-    saved = ck.load(ckpt / "step_00000033.pt")
-    assert saved["config"] == {
-        "vocab_size": 2048,
-        "block_size": 32,
-        "n_layer": 2,
-        "n_head": 2,
-        "n_embd": 128,
-        "dropout": 0.1,
-    }
-    assert sorted(saved) == ["config", "model", "optimizer", "rng", "step", "total_steps"]
+    shutil.rmtree(ckpt / "step_00000036")
+    assert ck.read_commit(ckpt / "step_00000033")["config"] == CONFIG
     run = LocalRun([*without_model_flags(TRAIN_ARGS), "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
     rc, out, err = run.finish()
     assert rc == 0, out + err
-    assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
+    assert f"resumed from {ckpt / 'step_00000033'} at step 33" in out
     assert fingerprint(out) == reference[0]
 
 
@@ -177,13 +232,16 @@ def test_resume_takes_the_model_config_from_the_checkpoint(reference, tmp_path):
     [
         (
             ["--n-layer", "3"],
-            "--n-layer 3 does not match the checkpoint {ckpt}/step_00000036.pt, written with --n-layer 2: "
+            "--n-layer 3 does not match the checkpoint {ckpt}/step_00000036, written with --n-layer 2: "
             "leave --n-layer out (or pass --n-layer 2) to resume it",
         ),
         (["--vocab-size", "512"], "--vocab-size 512 does not match the checkpoint"),
         (["--n-embd", "64"], "written with --n-embd 128"),
         (["--block-size", "16"], "written with --block-size 32"),
-        (["--n-head", "4"], "written with --n-head 2"),
+        (["--n-head", "8"], "written with --n-head 4"),
+        (["--n-kv-head", "4"], "written with --n-kv-head 2"),
+        (["--ffn-hidden", "256"], "written with --ffn-hidden 192"),
+        (["--model", "small"], "leave --model out to resume it"),
     ],
 )
 def test_resume_refuses_a_model_flag_that_does_not_match_the_checkpoint(reference, tmp_path, flags, needle):
@@ -255,7 +313,7 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         kills.append(f"after step {target}")
 
     def kill_mid_write(name: str) -> bool:
-        """Processes killed inside torch.save: the kernel closes the file, the mount uploads the part."""
+        """Processes killed inside DCP's write: the kernel closes the file, the mount uploads the part."""
         mount = node(name)
         run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
         wait_for(
@@ -268,10 +326,10 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         assert run.kill9() == -signal.SIGKILL
         mount.unmount()
         kills.append(f"during the write of {writing}")
-        for path in store.glob("step_*.pt"):  # nothing that looks complete is damaged
-            assert ck.verify(path) in (None, "no .sha256 completion marker (its write was interrupted)")
-        cut = [store / w.lstrip("/") for w in writing]
-        return any(ck.verify(p) is not None for p in cut if p.exists())  # the write really was cut short
+        for folder in store.glob("step_*"):  # nothing that looks committed is damaged
+            assert ck.verify(folder) in (None, "no commit.json marker (its save did not finish)")
+        cut = [(store / w.lstrip("/")).parent for w in writing]
+        return any(ck.verify(f) is not None for f in cut if f.exists())  # the write really was cut short
 
     def lose_node_mid_upload(name: str) -> None:
         """The node is lost while its mount uploads a checkpoint: the upload never commits."""
@@ -279,17 +337,25 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         mount = node(name, upload_rate=20e6)
         run = LocalRun(args(mount), procs=2, logs=tmp_path / name)
         wait_for(
-            lambda: last_complete(store) > before and bool(mount.state().get("uploading")),
+            lambda: (
+                run.proc.poll() is not None
+                or (last_complete(store) > before and bool(mount.state().get("uploading")))
+            ),
             120,
             "an upload after a new complete checkpoint",
             poll=0.001,
+        )
+        assert run.proc.poll() is None, (
+            f"the run ended (from step {before}): {''.join(run.out + run.err)[-3000:]}"
         )
         uploading = list(mount.state().get("uploading", {}))
         mount.lose()
         assert run.kill9() == -signal.SIGKILL
         kills.append(f"node lost during the upload of {uploading}")
-        for name_ in uploading:
-            assert not (store / name_.lstrip("/")).with_name(name_.lstrip("/") + ".sha256").exists()
+        # A step whose shard was still uploading was never committed. (Only shards: the tiny .metadata and
+        # commit.json can finish uploading between reading the mount's state and losing the node.)
+        for name_ in (n for n in uploading if n.endswith(".distcp")):
+            assert not ((store / name_.lstrip("/")).parent / "commit.json").exists(), name_
 
     try:
         kill_at_random_step("run1")
@@ -297,7 +363,7 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
         lose_node_mid_upload("upload")
         kill_at_random_step("run2")
         assert len(kills) >= 4
-        complete = [p.name for p in store.glob("*.pt") if (store / f"{p.name}.sha256").exists()]
+        complete = [p.name for p in store.glob("step_*") if (p / "commit.json").exists()]
         assert complete, f"no complete checkpoint survived the kills ({kills}): nothing to resume from"
         mount = node("final")
         final = LocalRun(args(mount), procs=2, logs=tmp_path / "final")
@@ -312,11 +378,13 @@ def test_kill_9_at_random_points_and_mid_write_then_resume_matches(reference, tm
 
 
 def last_complete(ckpt) -> int:
-    """The newest checkpoint step whose .sha256 marker exists, 0 before the first."""
+    """The newest checkpoint step whose commit marker exists, 0 before the first."""
     if not ckpt.exists():
         return 0
     steps = [
-        int(m.group(1)) for p in ckpt.iterdir() if (m := re.fullmatch(r"step_(\d+)\.pt\.sha256", p.name))
+        int(m.group(1))
+        for p in ckpt.iterdir()
+        if (m := re.fullmatch(r"step_(\d+)", p.name)) and (p / "commit.json").exists()
     ]
     return max(steps, default=0)
 
@@ -325,24 +393,26 @@ def last_step_of(ckpt) -> int:
     """The newest checkpoint's step (complete or not), 0 before the first."""
     if not ckpt.exists():
         return 0
-    steps = [int(m.group(1)) for p in ckpt.iterdir() if (m := re.fullmatch(r"step_(\d+)\.pt", p.name))]
+    steps = [int(m.group(1)) for p in ckpt.iterdir() if (m := re.fullmatch(r"step_(\d+)", p.name))]
     return max(steps, default=0)
 
 
 def test_truncated_newest_checkpoint_is_skipped_and_the_previous_one_used(reference, tmp_path):
     ckpt = tmp_path / "ckpt"
     shutil.copytree(reference[1] / "ckpt", ckpt)
-    newest = ckpt / "step_00000036.pt"
-    shard = ckpt / ck.shard_name(36, 0, 2)  # the bytes are in the shards; the manifest is small
+    newest = ckpt / "step_00000036"
+    shard = newest / "__0_0.distcp"
+    size = shard.stat().st_size
     shard.write_bytes(shard.read_bytes()[:100_000])
     run = LocalRun([*TRAIN_ARGS, "--ckpt", str(ckpt)], procs=2, logs=tmp_path)
     rc, out, err = run.finish()
     assert rc == 0, out + err
     assert (
-        f"warning: skipping damaged checkpoint {newest}: shard {shard.name}: "
-        "sha256 mismatch (truncated or corrupt)" in out
+        f"warning: skipping incomplete checkpoint {newest}: shard __0_0.distcp is truncated (100000 of "
+        in out
     )
-    assert f"resumed from {ckpt / 'step_00000033.pt'} at step 33" in out
+    assert f"resumed from {ckpt / 'step_00000033'} at step 33" in out
+    assert size > 100_000
     assert fingerprint(out) == reference[0]
 
 
@@ -360,7 +430,8 @@ def test_sigterm_to_one_rank_checkpoints_and_both_exit_nonzero(reference, tmp_pa
         assert f"interrupted by signal 15 after step {stopped}/{STEPS}" in log
         assert "exiting 143: the run did NOT complete" in log
         assert "final parameters sha256" not in log and "Traceback" not in log
-    assert [p.name for p in sorted(ckpt.glob("*.pt"))] == [f"step_{stopped:08d}.pt"]
+    assert [p.name for p in sorted(ckpt.glob("step_*"))] == [f"step_{stopped:08d}"]
+    assert ck.verify(ckpt / f"step_{stopped:08d}") is None
     resumed = LocalRun(args, procs=2, logs=tmp_path / "resume")
     rc, out, err = resumed.finish()
     assert rc == 0 and f"at step {stopped}" in out, out + err
@@ -437,7 +508,7 @@ def test_ctrl_c_on_jobs_local_checkpoints_and_reports_cancelled(tmp_path):
     assert rc == 130, out + err
     assert "[jobs local] cancelled" in err and "interrupted; logs in" in err
     stopped = int(re.search(r"interrupted by signal 2 after step (\d+)/", out).group(1))
-    assert (ckpt / f"step_{stopped:08d}.pt.sha256").exists()
+    assert (ckpt / f"step_{stopped:08d}" / "commit.json").exists()
     for rank in (0, 1):
         log = (tmp_path / "user_logs" / f"std_log_process_{rank}.txt").read_text()
         assert "exiting 130: the run did NOT complete" in log and "Traceback" not in log

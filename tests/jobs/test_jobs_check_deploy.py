@@ -239,7 +239,7 @@ def test_missing_cluster_recovery_refreshes_before_up():
 def test_report_json_shape():
     outputs = StackOutputs.model_validate(
         {
-            "subscription_id": "s",
+            "subscription_id": "00000000-0000-0000-0000-000000000000",
             "resource_group": "rg-train",
             "workspace_name": "ws-llm",
             "workspace_region": "eastus2",

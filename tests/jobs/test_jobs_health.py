@@ -242,7 +242,17 @@ def test_report_of_four_nodes_names_the_slow_one_and_the_broken_ones(tmp_path):
     remap failure, node-3 slow (the bisection names it): each with its reason; exit 1."""
     r = rules()
     nodes = {n: list(range(8 * n, 8 * n + 8)) for n in range(4)}
-    copies = {"h2d": 51.0, "d2h": 52.0, "p2p": 340.0}
+
+    def copies(rank: int) -> dict:
+        """One rank's row of GPU-to-GPU copies (health.py copy_bandwidth): to every other GPU of its node."""
+        i = rank % 8
+        return {
+            "h2d": 51.0,
+            "d2h": 52.0,
+            "p2p": 340.0,
+            "p2p_pairs": {f"{i}->{j}": 340.0 for j in range(8) if j != i},
+        }
+
     per_node_facts = {
         0: node_facts(),
         1: node_facts(ib="ib-nd96isr-h100-two-ports-down"),
@@ -254,7 +264,7 @@ def test_report_of_four_nodes_names_the_slow_one_and_the_broken_ones(tmp_path):
             rank,
             n,
             per_node_facts[n] if rank == ranks[0] else None,
-            copies,
+            copies(rank),
             465.0 if rank == ranks[0] else None,
         )
         for n, ranks in nodes.items()

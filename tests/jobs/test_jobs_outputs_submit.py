@@ -174,10 +174,10 @@ def run_submit(service: JobService, monkeypatch, tmp_path: Path, *extra: str) ->
 
 def test_submit_exit_2_when_the_job_is_canceled(tmp_path, monkeypatch, capsys):
     service = JobService("Running", "Canceled")
-    assert run_submit(service, monkeypatch, tmp_path, "--json") == EXIT_OTHER == 2
+    assert run_submit(service, monkeypatch, tmp_path, "--json") == EXIT_OTHER == 5
     summary = json.loads(capsys.readouterr().out)
     (job,) = summary["jobs"]
-    assert (job["status"], job["exit_code"], summary["exit_code"]) == ("Canceled", 2, 2)
+    assert (job["status"], job["exit_code"], summary["exit_code"]) == ("Canceled", 5, 5)
     assert job["verify"] is None  # nothing to verify on a canceled job
 
 

@@ -275,3 +275,156 @@ def test_plan_on_a_retired_size_says_it_cannot_be_provisioned(capsys):
     assert main([*argv, "--size", "Standard_NC24s_v3"]) == 0
     out = capsys.readouterr().out
     assert "Standard_NC24s_v3 is retired since 2025-09-30: it cannot be provisioned" in out
+
+
+# ----------------------------------------------------------------------------- memory: does the model fit
+
+#: Llama 3.1 8B's parameters (meta-llama/Llama-3.1-8B: bf16 safetensors of 16,060,522,496 bytes).
+LLAMA_8B = 16_060_522_496 // 2
+#: An H100 (ND H100 v5) as the catalog states it: 80 GB (10^9 bytes) per GPU, in GiB.
+H100_GIB = 80e9 / 2**30
+
+
+def seed_plan(capsys, *extra: str) -> dict:
+    argv = ["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16"]
+    assert main([*argv, "--size", "Standard_ND96isr_H100_v5", *extra, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["memory"]
+
+
+def test_seed_example_8b_does_not_fit_ddp_and_fits_fsdp_over_16_gpus(capsys):
+    """ZeRO's 16 bytes per parameter: 8.03e9 x 16 = 119.7 GiB per GPU replicated, 7.5 GiB over 16."""
+    m = seed_plan(capsys, "--model", "8B")
+    assert m["params"] == LLAMA_8B and m["bytes_per_param"] == 16 and "ZeRO" in m["bytes_source"]
+    assert m["gpu_memory_gib"] == pytest.approx(H100_GIB)
+    assert m["ddp_gib_per_gpu"] == pytest.approx(LLAMA_8B * 16 / 2**30) == pytest.approx(119.66, abs=0.01)
+    assert m["fsdp_gib_per_gpu"] == pytest.approx(LLAMA_8B * 16 / 2**30 / 16)
+    assert (m["fits_ddp"], m["fits_fsdp"], m["use"]) == (False, True, "fsdp")
+    assert seed_plan(capsys, "--params", str(LLAMA_8B)) == m
+
+
+def test_the_text_says_which_does_not_fit_and_which_to_use(capsys):
+    argv = ["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16"]
+    assert main([*argv, "--size", "Standard_ND96isr_H100_v5", "--model", "8B"]) == 0
+    out = capsys.readouterr().out
+    assert "8,030,261,248 parameters x 16 bytes of model state" in out
+    assert "DDP:  119.7 GiB per GPU: does NOT fit in 74.5 GiB" in out
+    assert "FSDP over 16 GPUs: 7.5 GiB per GPU: fits (67.0 GiB left for activations)" in out
+    assert "use FSDP (--parallel fsdp)" in out
+
+
+@pytest.mark.parametrize(
+    ("gib", "fits_ddp", "fits_fsdp", "use"),
+    [
+        (16.0, True, True, "ddp"),  # exactly the replicated states: fits
+        (16.0 - 1e-9, False, True, "fsdp"),  # just below
+        (8.0, False, True, "fsdp"),  # exactly half: FSDP over 2 fits
+        (8.0 - 1e-9, False, False, None),  # just below half: nothing fits
+    ],
+)
+def test_fit_boundaries_at_the_gpus_memory(gib, fits_ddp, fits_fsdp, use):
+    """2**30 parameters x 16 bytes = 16 GiB of states; over 2 GPUs, 8 GiB each."""
+    p = plan(1e9, 1000, 2, params=2**30, gpu_memory_gib=gib)
+    assert (p.memory.fits_ddp, p.memory.fits_fsdp, p.memory.use) == (fits_ddp, fits_fsdp, use)
+    assert (p.memory.ddp_gib_per_gpu, p.memory.fsdp_gib_per_gpu) == (16.0, 8.0)
+    assert any("exceed a GPU's" in n for n in p.notes) is (use is None)
+
+
+def test_one_gpu_shards_nothing():
+    p = plan(1e9, 1000, 1, params=2**30, gpu_memory_gib=80)
+    assert p.memory.fsdp_gib_per_gpu == p.memory.ddp_gib_per_gpu == 16.0 and p.memory.use == "ddp"
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--model", "8B", "--params", "8e9"], "--model and --params both give the model's size; pass one"),
+        (["--model", "9B"], "--model 9B: not a preset; choose one of"),
+        (["--params", "0"], "--params 0: must be at least 1"),
+        (["--params", "nan"], "--params nan: not a finite number"),
+        (["--gpu-memory-gib", "80"], "--gpu-memory-gib needs --model or --params"),
+        (["--params", "8e9", "--gpu-memory-gib", "0"], "--gpu-memory-gib 0.0: must be above 0"),
+        (["--model", "8B"], "--model/--params needs --size or --gpu-memory-gib"),
+    ],
+)
+def test_memory_flags_name_the_problem(capsys, extra, needle):
+    argv = ["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16"]
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- first run against the plan
+
+
+@pytest.mark.parametrize(
+    ("measured", "within", "said"),
+    [
+        (8000, True, None),  # exactly 20 % below: within the seed's "about 20 percent"
+        (7999, False, "20% below the plan's 10,000 (more than 20%); the usual causes are not the GPUs"),
+        (12000, True, None),  # exactly 20 % above
+        (12001, False, "20% above the plan's 10,000 (more than 20%): the plan's hours and cost are too high"),
+        (10000, True, None),
+    ],
+)
+def test_first_run_check_at_and_beyond_20_percent(measured, within, said):
+    from jobs.efficiency import Run, first_run
+
+    c = first_run(Run("logs", 16, float(measured), 5), 10000.0)
+    assert c.within is within and c.deviation == pytest.approx((measured - 10000) / 10000)
+    assert [said in w for w in c.warnings] == ([] if said is None else [True])
+    if measured < 8000:
+        assert "input pipeline stalls" in c.warnings[0] and "TCP fallback" in c.warnings[0]
+
+
+def test_scaling_checks_each_run_against_the_plans_rate(tmp_path, capsys):
+    one = train_log(tmp_path / "one", 8, [9000, 9000, 9000])
+    two = train_log(tmp_path / "two", 16, [6000, 6000, 6000])
+    plan_file = tmp_path / "plan.json"
+    assert main(["plan", "--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--json"]) == 0
+    plan_file.write_text(capsys.readouterr().out)
+    assert (
+        main(["scaling", str(one), str(two), "--plan", str(plan_file), "--json"]) == 1
+    )  # 0.67: scaling fails
+    s = json.loads(capsys.readouterr().out)
+    assert [(t["measured_tokens_per_gpu_s"], t["within"]) for t in s["throughput"]] == [
+        (9000, True),
+        (6000, False),
+    ]
+    assert s["throughput"][1]["expected_tokens_per_gpu_s"] == 8200
+    assert main(["scaling", str(one), str(two), "--expect-tokens-per-gpu-s", "8200"]) == 1
+    out = capsys.readouterr().out
+    assert "tokens/s per GPU: 6,000 measured, 8,200 planned (-27%, beyond 20%)" in out
+    assert "input pipeline stalls" in out and "TCP fallback" in out
+
+
+def test_verify_warns_on_a_slow_first_run_without_failing(tmp_path, capsys):
+    logs = train_log(tmp_path / "run", 2, [5000, 5000, 5000])
+    argv = ["verify", str(logs), "--expect-world-size", "2", "--allow-socket"]
+    assert main([*argv, "--json"]) == 0
+    assert "throughput" not in json.loads(capsys.readouterr().out)  # nothing to compare without a rate
+    assert main([*argv, "--expect-tokens-per-gpu-s", "8200", "--json"]) == 0
+    t = json.loads(capsys.readouterr().out)["throughput"]
+    assert (t["measured_tokens_per_gpu_s"], t["within"], t["tolerance"]) == (5000, False, 0.2)
+    assert main([*argv, "--expect-tokens-per-gpu-s", "8200"]) == 0
+    assert "warning: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--expect-tokens-per-gpu-s", "0"], "--expect-tokens-per-gpu-s 0.0: must be above 0"),
+        (["--plan", "missing.json"], "--plan missing.json: no such file"),
+        (["--plan", "{bad}"], "not the JSON of `python -m jobs plan --json`"),
+        (
+            ["--plan", "x", "--expect-tokens-per-gpu-s", "1"],
+            "pass --expect-tokens-per-gpu-s or --plan, not both",
+        ),
+    ],
+)
+def test_first_run_flags_name_the_problem(tmp_path, capsys, monkeypatch, extra, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "{bad}").write_text("[]")
+    logs = train_log(tmp_path / "run", 2, [5000])
+    assert main(["verify", str(logs), "--expect-world-size", "2", "--allow-socket", *extra]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err

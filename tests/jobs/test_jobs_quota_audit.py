@@ -319,3 +319,104 @@ def test_quota_regions_are_checked_and_normalised(monkeypatch, capsys):
     assert main(argv) == 1  # the fixture's eastus H100 clusters reserve 480 of a 192 limit
     assert json.loads(capsys.readouterr().out)["regions"] == ["eastus"]
     assert "/locations/eastus/usages" in transport.requests[0].url
+
+
+# A cluster is judged unused only once it is --days old: its age is the live compute's createdOn.
+NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+YOUNG = "created {} ago, under the 30 days it takes to call a cluster unused; judged from {}"
+
+
+@pytest.mark.parametrize(
+    ("age", "unused", "note"),
+    [
+        (dt.timedelta(minutes=3), False, YOUNG.format("3 minutes", "2026-12-30")),
+        (dt.timedelta(hours=5), False, YOUNG.format("5 hours", "2026-12-30")),
+        (dt.timedelta(days=29, hours=23), False, YOUNG.format("29 days", "2026-11-30")),
+        (dt.timedelta(days=30), True, None),
+        (dt.timedelta(days=31), True, None),
+    ],
+)
+def test_a_cluster_without_jobs_is_flagged_only_once_it_is_old_enough(age, unused, note):
+    created = {"h100-x4": NOW - age, "a100-lp": NOW - age, "h100-one": NOW - age}
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, [], NOW, 30, created)}
+    row = rows["h100-x4"]
+    assert (row.unused, row.note) == (unused, note)
+    assert row.created_at == (NOW - age).isoformat()
+    if unused:
+        assert row.reason == (
+            "no job found on this cluster; delete it to release 384 vCPUs of "
+            "standardNDSH100v5Family in eastus"
+        )
+
+
+def test_a_recreated_cluster_is_not_judged_by_the_jobs_of_its_predecessor():
+    created = {
+        "h100-x4": NOW - dt.timedelta(days=2),
+        "a100-lp": NOW - dt.timedelta(days=90),
+        "h100-one": None,
+    }
+    jobs = [
+        _job("old", "h100-x4", NOW - dt.timedelta(days=45)),
+        _job("lp", "a100-lp", NOW - dt.timedelta(days=40)),
+    ]
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, jobs, NOW, 30, created)}
+    assert not rows["h100-x4"].unused and rows["h100-x4"].note.startswith("created 2 days ago")
+    assert rows["a100-lp"].unused and rows["a100-lp"].reason.startswith("last job 40 days ago (over 30)")
+    # Azure left createdOn out: judged by its jobs alone, as before
+    assert rows["h100-one"].unused and rows["h100-one"].note is None
+
+
+def test_a_cluster_the_workspace_lacks_is_not_advised_for_deletion():
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, [], NOW, 30, {"a100-lp": NOW})}
+    assert not rows["h100-x4"].unused and rows["h100-x4"].reason is None
+    assert (
+        rows["h100-x4"].note
+        == "not in the workspace: nothing to delete (`jobs check-deploy` says what is missing)"
+    )
+
+
+def _computes(created: dict[str, str]) -> dict:
+    base = json.loads((FIXTURES / "compute-get-amlcompute.json").read_text())
+    value = []
+    for name, when in created.items():
+        item = json.loads(json.dumps(base))
+        item["name"], item["id"] = name, base["id"].rsplit("/", 1)[0] + "/" + name
+        item["properties"]["createdOn"] = when
+        value.append(item)
+    return {"value": value}
+
+
+def test_audit_reads_each_cluster_s_age_from_the_compute_list(monkeypatch, capsys):
+    import jobs.azure_client
+
+    just_now = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=4)).isoformat()
+    computes = _computes({"h100-x4": just_now, "a100-lp": "2021-04-01T22:00:00.0000000+00:00"})
+
+    def route(method: str, url: str):
+        path = url.split("?")[0]
+        if path.endswith("/workspaces/ws-llm/jobs"):
+            return 200, {"value": []}
+        if path.endswith("/workspaces/ws-llm/computes"):
+            return 200, computes
+        return 404, {"error": {"code": "NotFound", "message": url}}
+
+    transport = RoutedTransport(route)
+    monkeypatch.setattr(jobs.azure_client, "ml_client", lambda o: ml_client(transport, retry_total=0))
+    assert main(["audit", "--outputs", str(FIXTURES / "outputs-prod.json"), "--json"]) == 1
+    body = json.loads(capsys.readouterr().out)
+    rows = {r["cluster"]: r for r in body["clusters"]}
+    assert body["unused"] == ["a100-lp"]
+    assert rows["h100-x4"]["note"].startswith("created 4 minutes ago, under the 30 days")
+    assert rows["h100-one"]["note"].startswith("not in the workspace")
+    assert rows["a100-lp"]["created_at"] == "2021-04-01T22:00:00+00:00"
+
+
+def test_the_quota_table_names_a_family_as_every_other_output_does(rows):
+    """One spelling of a family in the text of plan, audit, run and quota: the catalog's key."""
+    quotausage.attach_stack(rows, OUTPUTS)
+    text = quotausage.render_text(rows)
+    assert "│ eastus │ standardNDSH100v5Family " in text
+    assert "Standard NDSH100v5 Family Cluster Dedicated vCPUs" not in text
+    assert "│ eastus │ Total Cluster Dedicated Regional vCPUs " in text  # not a family: Azure's name
+    h100 = next(r for r in quotausage.to_json(rows) if r["family"] == "standardNDSH100v5Family")
+    assert h100["name"] == "Standard NDSH100v5 Family Cluster Dedicated vCPUs"  # --json keeps both

@@ -33,7 +33,7 @@ def test_smoke_on_h100_x4_is_two_nodes_of_eight_processes(tmp_path):
     assert body["computeId"] == "h100-x4"
     # NCCL_DEBUG, plus the ND H100 v5 settings (jobs/settings.py; tests/jobs/test_jobs_settings.py)
     assert body["environmentVariables"]["NCCL_DEBUG"] == "INFO"
-    assert body["environmentVariables"]["NCCL_TOPO_FILE"] == "/opt/microsoft/ndv5-topo.xml"
+    assert body["environmentVariables"]["NCCL_IGNORE_CPU_AFFINITY"] == "1"
     # The GPU sweep reaches the message size of ND H100 v5's health levels (16 GiB; vmsizes/data/health.yaml).
     assert body["command"] == "python smoke.py --expect-world-size 16 --gpu-max-bytes 17179869184"
     assert body["environmentId"].startswith("azureml://registries/azureml/environments/acpt-pytorch")
@@ -342,8 +342,10 @@ def test_render_without_arguments_does_not_call_script_args_required(capsys):
         main(["render"])
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert "the following arguments are required: kind, --out" in err
+    assert "the following arguments are required: --out" in err  # KIND or --file: checked after parsing
     assert "[-- SCRIPT_ARGS ...]" in err  # optional in the usage
+    assert main(["render", "--out", "x.yml"]) == 2
+    assert "pass a job KIND (smoke, train, scaling, health) or --file JOB.yml" in capsys.readouterr().err
 
 
 def test_stray_positionals_before_the_double_dash_are_refused(tmp_path, capsys):

@@ -17,37 +17,31 @@ SRC = Path(__file__).resolve().parents[2] / "jobs" / "src"
 
 @pytest.mark.parametrize(
     "args",
-    [(), ("--n-layer", "3", "--n-embd", "96", "--vocab-size", "1000", "--block-size", "32", "--n-head", "4")],
+    [
+        (),
+        ("--n-layer", "3", "--n-embd", "96", "--vocab-size", "1000", "--block-size", "32", "--n-head", "4"),
+        ("--model", "small", "--n-layer", "2", "--n-kv-head", "12"),
+    ],
 )
 def test_parameter_count_is_the_models(args):
     """The count the timeout uses is what train.py's model has, with train.py's own defaults."""
     sys.path.insert(0, str(SRC))
     import train
-    from model import GPT, GPTConfig
+    from model import Llama
 
     a = train.parse_args(list(args))
-    model = GPT(GPTConfig(a.vocab_size, a.block_size, a.n_layer, a.n_head, a.n_embd, a.dropout))
+    model = Llama(train.model_config(a, None, None))
     assert unmount.model_params(args) == sum(p.numel() for p in model.parameters())
 
 
 def test_timeout_is_checkpoint_bytes_over_the_write_rate_with_a_30_s_floor():
     assert unmount.timeout_s(0) == 30 and unmount.timeout_s(30 * 60 * 2**20) == 30
     assert unmount.timeout_s(30 * 60 * 2**20 + 1) == 31
-    # The ~1.1B-parameter GPT of bench/gpu_train_smoke.sh: 13.4 GB of weights + AdamW at 60 MiB/s.
-    big = (
-        "--n-layer",
-        "20",
-        "--n-head",
-        "16",
-        "--n-embd",
-        "2048",
-        "--block-size",
-        "2048",
-        "--vocab-size",
-        "50304",
-    )
+    # Llama 3.1 8B: 8,030,261,248 parameters (the meta-llama/Llama-3.1-8B model card's "8.03B"; its bf16
+    # safetensors total_size is 16,060,522,496 bytes), 12 bytes each checkpointed, at 60 MiB/s.
+    big = ("--model", "8B")
     params = unmount.model_params(big)
-    assert 1.1e9 < params < 1.15e9
+    assert params == 16_060_522_496 // 2
     assert unmount.train_env(big) == {"DATASET_UNMOUNT_TIMEOUT_SECONDS": str(-(-params * 12 // (60 * 2**20)))}
     assert int(unmount.train_env(big)["DATASET_UNMOUNT_TIMEOUT_SECONDS"]) > 200
 
@@ -66,16 +60,8 @@ def test_render_shows_it_in_the_train_jobs_environment(tmp_path):
         "--out",
         str(out),
         "--",
-        "--n-layer",
-        "20",
-        "--n-head",
-        "16",
-        "--n-embd",
-        "2048",
-        "--block-size",
-        "2048",
-        "--vocab-size",
-        "50304",
+        "--model",
+        "8B",
     ]
     assert main(argv) == 0
     env = yaml.safe_load(out.read_text())["environment_variables"]

@@ -72,3 +72,85 @@ def test_the_scan_follows_the_stackconfig_modules_the_pack_uses() -> None:
     assert "stackconfig/sshkeys.py" in names and "stackconfig/__init__.py" in names
     assert "stackconfig/regions.py" in names  # quota-reservation's config check
     assert "stackconfig/models.py" not in names  # pydantic stays out of the pack
+
+
+# --- policies/ alone is the pack (what `pulumi policy publish` uploads) ---
+PACK_VENV = ROOT / "policies" / ".venv"
+CATALOG = ("vmsizes", "azroles", "stackconfig")
+
+
+def _copy_of_the_pack(tmp: Path) -> Path:
+    """policies/ copied alone, under another name, next to nothing of the repository; its virtualenv is the
+    pack's own (built from requirements.txt by make, as the Pulumi CLI builds it), linked in."""
+    import shutil
+
+    copy = tmp / "azml-guardrails"
+    shutil.copytree(ROOT / "policies", copy, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
+    (copy / ".venv").symlink_to(PACK_VENV)
+    return copy
+
+
+def test_the_pack_reads_no_repository_folder() -> None:
+    main = (ROOT / "policies" / "__main__.py").read_text()
+    assert "parent.parent" not in main and "sys.path" not in main
+
+
+def test_the_catalog_in_the_pack_venv_is_the_installed_wheel_not_the_checkout(tmp_path: Path) -> None:
+    import subprocess
+
+    probe = "import vmsizes, azroles, stackconfig.sshkeys, stackconfig.regions; print(vmsizes.__file__)"
+    out = subprocess.run(
+        [str(PACK_VENV / "bin" / "python"), "-I", "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).is_relative_to(PACK_VENV.resolve() / "lib")
+
+
+def test_the_installed_catalog_is_the_checkout_s(tmp_path: Path) -> None:
+    """The wheel is built from this checkout, never edited: a stale one (vmsizes/ changed since `make`) is
+    named, with the command that rebuilds it."""
+    import hashlib
+
+    site = next((PACK_VENV.resolve() / "lib").glob("python3*/site-packages"))
+    stale = []
+    for package in CATALOG:
+        for source in sorted((ROOT / package).rglob("*")):
+            if source.suffix not in (".py", ".yaml") or "__pycache__" in source.parts:
+                continue
+            installed = site / source.relative_to(ROOT)
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()
+            if not installed.is_file() or hashlib.sha256(installed.read_bytes()).hexdigest() != digest:
+                stale.append(source.relative_to(ROOT).as_posix())
+    assert stale == [], f"the pack's catalog is older than {stale}: run `make policies/.venv/.installed`"
+
+
+def test_a_copy_of_policies_alone_judges_a_cluster_as_the_repository_pack_does(tmp_path: Path) -> None:
+    from preflight.analyzer import PolicyPack
+    from preflight.engine import FIRST_DEPLOY, Deployment
+    from preflight.gate import _resources, default_provider
+    from preflight.program import flatten_config, read_stack_config, run_program
+
+    folder = ROOT / "tests" / "fixtures" / "stacks" / "no-rdma"
+    config = read_stack_config("no-rdma", folder)
+    program = run_program(
+        "no-rdma", config=config, deployment=Deployment(FIRST_DEPLOY, provider_location="eastus")
+    )
+    assert program.ok, program.error
+    resources = _resources(program, default_provider("no-rdma", "azml-gpu", flatten_config(config)))
+    copy = _copy_of_the_pack(tmp_path)
+    verdicts = []
+    for pack_dir in (copy, ROOT / "policies"):
+        with PolicyPack(
+            "azml-gpu", "no-rdma", pack_dir=pack_dir, python=pack_dir / ".venv" / "bin" / "python"
+        ) as pack:
+            pack.configure({})
+            verdicts.append(
+                sorted((v.policy, v.enforcement, v.message) for r in resources for v in pack.analyze(r))
+            )
+    from_copy, from_repository = verdicts
+    assert ("multi-node-requires-rdma", "mandatory") in {(p, e) for p, e, _ in from_copy}
+    assert from_copy == from_repository

@@ -141,7 +141,7 @@ def verdicts(resources: list, analyze: bool = True) -> tuple[list[str], list[str
     for r in resources:
         if analyze and hasattr(r, "inputs"):
             assert private_network_inputs.validate(resource_args(WORKSPACE, r.inputs, name=r.name), {}) == []
-    mandatory, advisory = private_network.findings(resources)
+    mandatory, advisory = private_network.findings(resources, {})
     return [m for m, _ in mandatory], [m for m, _ in advisory]
 
 
@@ -152,8 +152,16 @@ def test_private_workspace_with_an_endpoint_passes_in_both_previews() -> None:
     assert verdicts([deployed, endpoint(deployed, deployed=True)]) == ([], [])
 
 
-def test_private_workspace_with_a_managed_network_passes() -> None:
-    assert verdicts([ws(**MANAGED)]) == ([], [])
+def test_a_managed_network_does_not_replace_the_workspace_private_endpoint() -> None:
+    """how-to-managed-network.md: the managed network isolates outbound; inbound is your VNet's private
+    endpoint. Disabled with a managed network and no endpoint: nobody reaches the data plane."""
+    (message,), _ = verdicts([ws(**MANAGED)])
+    assert message.startswith(
+        "workspace 'ws-llm-mlw' has publicNetworkAccess Disabled but no private endpoint reaches it (its "
+        "managed network isolates outbound traffic only): nobody can reach the workspace API"
+    )
+    home = ws(**MANAGED)
+    assert verdicts([home, endpoint(home)]) == ([], [])
 
 
 def test_private_workspace_without_endpoint_or_managed_network_fails() -> None:
@@ -177,9 +185,22 @@ def test_nodes_without_public_ip_need_a_subnet_or_a_managed_network() -> None:
     public = ws(publicNetworkAccess="Enabled")
     (message,), _ = verdicts([public, node(public)])
     assert message.startswith("cluster h100-x4: node public IP is off but the cluster has no subnet")
-    assert verdicts([public, node(public, **{P + "subnet": {"id": SUBNET}})]) == ([], [])
     managed = ws(**MANAGED)
-    assert verdicts([managed, node(managed)]) == ([], [])
+    assert verdicts([managed, endpoint(managed), node(managed)]) == ([], [])
+
+
+def test_no_public_ip_nodes_in_your_vnet_need_a_workspace_private_endpoint() -> None:
+    """how-to-secure-training-vnet.md: "You must use a workspace private endpoint for the compute resource to
+    communicate with Azure Machine Learning services from the VNet"."""
+    public = ws(publicNetworkAccess="Enabled")
+    in_vnet = {P + "subnet": {"id": SUBNET}}
+    (message,), _ = verdicts([public, node(public, **in_vnet)])
+    assert message.startswith(
+        "cluster h100-x4: node public IP is off in your virtual network, but no private endpoint reaches its "
+        "workspace"
+    )
+    assert verdicts([public, endpoint(public), node(public, **in_vnet)]) == ([], [])
+    assert verdicts([public, node(public, **{**in_vnet, P + "enableNodePublicIp": True})]) == ([], [])
 
 
 def test_keyless_storage_needs_identity_datastores() -> None:
@@ -201,25 +222,35 @@ def test_keyless_storage_needs_identity_datastores() -> None:
     assert verdicts([storage, fixed]) == ([], [])
 
 
-def test_fqdn_rules_and_locks_are_advisories() -> None:
+def test_fqdn_rules_are_advisory_and_locks_next_to_a_managed_network_mandatory() -> None:
+    """how-to-managed-network.md: "Pricing" (the firewall) and "Limitations" ("Make sure there are no scope
+    locks on the Azure Machine Learning resources and resource group")."""
     rules = {"pypi": {"type": "FQDN", "category": "UserDefined", "destination": "pypi.org"}}
     home = ws(managedNetwork={"isolationMode": "AllowOnlyApprovedOutbound", "outboundRules": rules})
     lock = stack_resource(
         "azure-native:authorization:ManagementLockByScope", "lock-st", {"level": "CanNotDelete"}
     )
-    mandatory, advisory = verdicts([home, lock])
-    assert mandatory == []
-    assert advisory[0].startswith(
+    mandatory, advisory = verdicts([home, endpoint(home), lock])
+    assert mandatory == [
+        "lock 'lock-st' in a stack whose workspace 'ws-llm-mlw' has a managed network: Azure ML asks for no "
+        "scope locks on its resources and resource group, since internal operations of the managed network "
+        "might be blocked (how-to-managed-network.md, Limitations). Fix: remove the lock (azml-gpu:locks: "
+        "false; unset flags are off with a managed network)."
+    ]
+    (fqdn,) = advisory
+    assert fqdn.startswith(
         "workspace 'ws-llm-mlw': FQDN outbound rules (pypi) make Azure deploy an Azure Firewall"
     )
-    assert advisory[1].startswith(
-        "workspace 'ws-llm-mlw' has a managed network and the stack declares 1 lock(s)"
-    )
+    plain = ws(publicNetworkAccess="Enabled")
+    assert verdicts([plain, lock]) == ([], [])  # no managed network: the lock is not this policy's
 
 
 def test_unknown_managed_network_is_reported_not_passed() -> None:
-    (message,), _ = verdicts([ws(managedNetwork=UNKNOWN)])
-    assert message == "workspace 'ws-llm-mlw': cannot decide during preview: managedNetwork is unknown"
+    home = ws(managedNetwork=UNKNOWN)
+    (message,), _ = verdicts([home, endpoint(home), node(home)], analyze=False)
+    assert (
+        message == "cluster h100-x4: cannot decide during preview: its workspace's managedNetwork is unknown"
+    )
 
 
 def test_an_absent_managed_network_is_known_from_the_inputs() -> None:

@@ -43,7 +43,12 @@ from preflight.azure_native import UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESOURCE_MODULES = [m for m in registry.MODULES if m.KIND == _policy.RESOURCE]
-NOT_CLUSTER = {"no-resource-group-locks", "no-privileged-role-assignments", "private-network-inputs"}
+NOT_CLUSTER = {
+    "no-resource-group-locks",
+    "no-privileged-role-assignments",
+    "private-network-inputs",
+    "workspace-user-assigned-identity",
+}
 CLUSTER_MODULES = [m for m in RESOURCE_MODULES if m.NAME not in NOT_CLUSTER]
 ids = [m.NAME for m in registry.MODULES]
 

@@ -127,6 +127,12 @@ OTHER_FAIL: dict[str, tuple[str, dict[str, Any], dict[str, Any], tuple[str, ...]
         {"public_workspaces": ["ws-other"]},
         ("publicNetworkAccess is Enabled",),
     ),
+    "workspace: public access switched back on the SDK v1 way (PSRule Azure.ML.PublicAccess)": (
+        WORKSPACE,
+        workspace(allowPublicAccessWhenBehindVnet=True),
+        {},
+        ("allowPublicAccessWhenBehindVnet is true (publicNetworkAccess Disabled)", "Azure.ML.PublicAccess"),
+    ),
     "storage: public blobs": (
         STORAGE,
         change(STORAGE_OK, allowBlobPublicAccess=True),
@@ -180,3 +186,12 @@ def test_storage_with_both_problems_reports_both() -> None:
 def test_an_open_port_with_ssh_acknowledged_still_needs_local_auth_on() -> None:
     """REMOTE Enabled is SSH even without credentials; acknowledged, nothing else is reported."""
     assert verdict(policy, cluster(**{REMOTE: "Enabled", SSH_KEY: DELETE}), ACK) == []
+
+
+def test_allow_public_access_when_behind_vnet_false_or_acknowledged_passes() -> None:
+    """PSRule Azure.ML.PublicAccess: `allowPublicAccessWhenBehindVnet` hasDefault false next to Disabled."""
+    assert (
+        verdict(policy, workspace(allowPublicAccessWhenBehindVnet=False), {}, type_=WORKSPACE, name="x") == []
+    )
+    public = workspace(publicNetworkAccess="Enabled", allowPublicAccessWhenBehindVnet=True)
+    assert verdict(policy, public, {"public_workspaces": ["ws-llm"]}, type_=WORKSPACE, name="x") == []

@@ -49,7 +49,7 @@ def test_dev_passes_with_the_plan_and_progress(tmp_path: Path) -> None:
         "  Microsoft.Authorization/roleAssignments/write  (Owner, User Access Administrator or Role Based "
         "Access Control Administrator)" in run.stdout
     )
-    assert run.stdout.rstrip().endswith("PASS: no mandatory violation in either evaluation (2 advisory).")
+    assert run.stdout.rstrip().endswith("PASS: no mandatory violation in either evaluation (3 advisory).")
     written = StackOutputs.model_validate(json.loads(outputs.read_text()))
     assert written.workspace_name == "ws-llm-dev"
     assert written.clusters["t4-dev"].gpus_per_node == 1
@@ -77,30 +77,28 @@ def test_prod_passes_by_design_json() -> None:
     assert unchecked == []
     assert coverage["azure-native:network:PrivateEndpoint"]["spec_note"].startswith("spec read at 2024-07-01")
     assert document["policy_config"] == {"file": str(ROOT / "policies" / "config" / "prod.json"), "notes": []}
-    # One advisory by design: prod keeps the seed's locks next to its managed network (private-network-cost).
+    # One advisory by design: the system-assigned workspace identity (workspace-user-assigned-identity).
     assert [(v["policy"], v["enforcement"]) for v in document["violations"]] == [
-        ("private-network-cost", "advisory")
+        ("workspace-user-assigned-identity", "advisory")
     ]
     first, update = document["evaluations"]
     assert (first["kind"], first["state"], first["steps"], first["exit_code"]) == (
         "first-deploy",
         "none (a new stack)",
-        {"create": 43},
+        {"create": 34},
         0,
     )
     assert first["unknown_inputs"] > 0 and update["unknown_inputs"] == 0
     assert (update["kind"], update["steps"], update["replacements"], update["deletes"]) == (
         "update",
-        {"same": 43},
+        {"same": 34},
         [],
         [],
     )
-    # locks need Owner or User Access Administrator: Contributor alone fails half-way through `pulumi up`
+    # prod declares no locks (a managed network asks for none), so needs no lock permission; the role
+    # assignments need more than Contributor
     locks = [p for p in document["permissions"] if p["action"].startswith("Microsoft.Authorization/locks/")]
-    assert [(p["action"], p["granted_by"]) for p in locks] == [
-        ("Microsoft.Authorization/locks/delete", "Owner or User Access Administrator"),
-        ("Microsoft.Authorization/locks/write", "Owner or User Access Administrator"),
-    ]
+    assert locks == []
     assert {
         "action": "Microsoft.MachineLearningServices/workspaces/computes/write",
         "granted_by": "Contributor",
@@ -148,30 +146,33 @@ def test_fixture_with_mandatory_violation_exits_1() -> None:
     assert run.returncode == 1, run.stderr
     document = json.loads(run.stdout)
     assert [(v["policy"], v["enforcement"], v["urn"], v["evaluations"]) for v in document["violations"]] == [
-        ("quota-reservation", "mandatory", "", ["first-deploy", "update"])
+        # A stack-level finding is the root stack's, as the engine reports it (preflight/analyzer.py).
+        (
+            "quota-reservation",
+            "mandatory",
+            "urn:pulumi:over-quota::azml-gpu::pulumi:pulumi:Stack::azml-gpu-over-quota",
+            ["first-deploy", "update"],
+        )
     ]
     assert document["summary"]["violations"] == {"mandatory": 1, "advisory": 0}
 
 
-def test_a_stack_without_its_own_policy_config_runs_on_the_pack_defaults() -> None:
-    """As `pulumi preview --policy-pack policies` without --policy-pack-config: not an error; the pack's own
-    levels apply, so a non-RDMA multi-node cluster still fails the first-deploy evaluation."""
+def test_a_stack_without_its_own_policy_config_is_an_error_naming_the_command_that_creates_one() -> None:
+    """Issue 22: a new stack without policies/config/<stack>.json passed on the pack's defaults (no quota
+    checked). Now exit 2, with the command that writes one; nothing is evaluated."""
     folder = FIXTURES / "no-rdma"
     run = preflight("no-rdma", "--json", "--config-file", str(folder / "Pulumi.no-rdma.yaml"))
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 2, run.stderr
     document = json.loads(run.stdout)
-    assert document["policy_config"]["file"] is None
-    assert document["policy_config"]["notes"][0].startswith(
-        "no policies/config/no-rdma.json: the pack's own levels and defaults apply"
-    )
-    first = document["evaluations"][0]
-    assert (first["kind"], first["exit_code"]) == ("first-deploy", 1)
-    assert ("multi-node-requires-rdma", "mandatory") in [
-        (v["policy"], v["enforcement"]) for v in first["violations"]
+    assert document["errors"] == [
+        "policies/config/no-rdma.json: no policy config for stack 'no-rdma', so the pack would run with its "
+        "defaults (no quota checked, secure-defaults advisory); create it with `python -m preflight "
+        'init-config no-rdma` and review it (docs/config.md, "Adding a stack")'
     ]
+    assert document["summary"] == {"exit_code": 2}
     plain = preflight("no-rdma", "--config-file", str(folder / "Pulumi.no-rdma.yaml"))
-    assert "note: no policies/config/no-rdma.json: the pack's own levels and defaults apply" in plain.stdout
-    assert "policy config: none (the pack defaults)" in plain.stdout
+    assert plain.returncode == 2 and "python -m preflight init-config no-rdma" in plain.stderr
+    assert "Traceback" not in plain.stderr
 
 
 def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path: Path) -> None:
@@ -195,7 +196,13 @@ def test_a_replaced_prod_cluster_fails_the_update_evaluation_with_state(tmp_path
     assert update["state"] == str(state)
     assert [
         (r["name"], r["fields"], r["trigger"], r["delete_before_replace"]) for r in update["replacements"]
-    ] == [("h100-x4", ["properties.properties.vmSize"], "replaceOnChanges", True)]
+    ] == [
+        ("h100-x4", ["properties.properties.vmSize"], "replaceOnChanges", True),
+        # the cluster's new identity has a new principal: its role assignments (principalId is force-new,
+        # gen/replacement.go forceNewMap) go with it, deleted first (calculateDependentReplacements)
+        # (no AcrPull: Azure grants it to the cluster identity itself, stackconfig.identity.grant_plan)
+        ("ws-llm-access-h100-x4-st-blob-contributor", ["principalId"], "provider", True),
+    ]
     assert [
         (v["policy"], v["enforcement"]) for v in update["violations"] if v["enforcement"] == "mandatory"
     ] == [("cluster-replacement", "mandatory")]
@@ -216,7 +223,7 @@ def test_bad_input_exits_2_without_traceback() -> None:
     unknown = preflight("staging")
     assert unknown.returncode == 2
     assert "STACK 'staging': no Pulumi.staging.yaml in" in unknown.stderr
-    assert "use one of: dev, prod" in unknown.stderr
+    assert "use one of: capacity, dev, prod" in unknown.stderr
     bad_date = preflight("dev", "--date", "31/12/2026")
     assert bad_date.returncode == 2
     assert "argument --date: '31/12/2026' is not a date; use YYYY-MM-DD, e.g. 2027-01-31" in bad_date.stderr

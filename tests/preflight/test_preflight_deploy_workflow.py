@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from jobs.cli import build_parser
+from preflight.stacks import smoke_cluster
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FLOWS = ROOT / ".github" / "workflows"
@@ -32,34 +33,34 @@ def _clusters(stack: str) -> set[str]:
     return {c["name"] for c in config["azml-gpu:clusters"]}
 
 
-def test_main_and_dispatch_deploy_dev_then_prod_after_the_gate() -> None:
+def test_main_and_dispatch_deploy_dev_then_the_other_stacks_after_the_gate() -> None:
     flow = _load("deploy.yml")
     assert set(flow[True]) == {"push", "workflow_dispatch"}  # YAML 1.1 reads `on` as True
     assert flow[True]["push"] == {"branches": ["main"]}
     assert flow["concurrency"]["cancel-in-progress"] is False  # never cancel a pulumi up half way
     jobs = flow["jobs"]
-    runs = [s.get("run") for s in jobs["gate"]["steps"] if "run" in s]
-    assert runs == [
-        "make test",
-        "make preview STACK=dev",
-        "make preview STACK=prod",
-        "make preview STACK=prod-westus3",
-    ]
-    assert "secrets." not in yaml.safe_dump(jobs["gate"])
-    # Promotion: dev needs the gate, prod needs dev, so a failure in dev skips prod.
-    assert jobs["dev"]["needs"] == "gate" and jobs["prod"]["needs"] == jobs["prod-westus3"]["needs"] == "dev"
+    assert [s.get("run") for s in jobs["test"]["steps"] if "run" in s] == ["make test"]
+    gate = jobs["gate"]
+    assert gate["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    assert any("-m preflight" in s.get("run", "") for s in gate["steps"])
+    for name in ("stacks", "test", "gate"):
+        assert "secrets." not in yaml.safe_dump(jobs[name])
+    # Promotion: dev needs the tests and the gate of every stack; every other stack needs dev.
+    assert jobs["dev"]["needs"] == ["test", "gate"] and jobs["dev"]["with"] == {"stack": "dev"}
+    promote = jobs["promote"]
+    assert promote["needs"] == ["stacks", "dev"]
+    assert promote["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.promoted) }}"
+    assert promote["with"] == {"stack": "${{ matrix.stack }}"}
+    for job in (jobs["dev"], promote):
+        assert job["uses"] == "./.github/workflows/deploy-stack.yml" and job["secrets"] == "inherit"
+    # the smoke job runs on a cluster each stack declares: its first one
     for stack in STACKS:
-        job = jobs[stack]
-        assert job["uses"] == "./.github/workflows/deploy-stack.yml"
-        assert job["with"]["stack"] == stack and job["secrets"] == "inherit"
-        # the smoke job's cluster is one the stack declares
-        (cluster,) = re.findall(r"--cluster (\S+)", job["with"]["smoke-args"])
-        assert cluster in _clusters(stack), (stack, cluster)
+        assert smoke_cluster(stack) in _clusters(stack), stack
 
 
 def test_each_environment_is_held_by_its_github_environment_and_logs_in_by_oidc() -> None:
     flow = _load("deploy-stack.yml")
-    assert set(flow[True]["workflow_call"]["inputs"]) == {"stack", "smoke-args"}
+    assert set(flow[True]["workflow_call"]["inputs"]) == {"stack"}
     job = flow["jobs"]["deploy"]
     assert job["environment"] == "${{ inputs.stack }}"  # prod's required reviewers apply before any step
     assert job["permissions"] == {"contents": "read", "id-token": "write"}
@@ -96,11 +97,10 @@ def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> No
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "always()" and upload["with"]["path"] == "verdict/"
     # The commands parse with the real CLI, for each stack's inputs.
-    deploy = _load("deploy.yml")["jobs"]
     for stack in STACKS:
         for command in (check, smoke):
             line = command.replace("\\\n", " ").replace("${{ inputs.stack }}", stack)
-            line = line.replace("${{ inputs.smoke-args }}", deploy[stack]["with"]["smoke-args"])
+            line = line.replace('"$cluster"', smoke_cluster(stack))
             line = next(part for part in line.splitlines() if "-m jobs" in part)
             argv = shlex.split(line.split("-m jobs", 1)[1].split(">", 1)[0])
             args = build_parser().parse_args(argv)

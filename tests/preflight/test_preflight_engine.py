@@ -8,6 +8,7 @@ Property-path cases are those of pulumi/pulumi sdk/go/common/resource/properties
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -173,9 +174,15 @@ def test_preview_outputs_have_the_response_shape() -> None:
     assert (updated["name"], updated["type"]) == ("c", UNKNOWN)  # Update keeps name and location only
 
 
-def deployed_cluster() -> dict[str, Any]:
+@functools.cache
+def _deployed_cluster() -> dict[str, Any]:
     program = run_program("prod")
-    return copy.deepcopy(dict(next(r for r in program.resources if r.name == "h100-x4" and r.custom).inputs))
+    return dict(next(r for r in program.resources if r.name == "h100-x4" and r.custom).inputs)
+
+
+def deployed_cluster() -> dict[str, Any]:
+    """prod's h100-x4 as the update evaluation checks it (one program run per test session)."""
+    return copy.deepcopy(_deployed_cluster())
 
 
 def change(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -190,11 +197,11 @@ def change(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 IMMUTABLE_CHANGES = {
     "properties.computeLocation": "westus3",
-    "properties.disableLocalAuth": True,
+    "properties.disableLocalAuth": False,  # prod's clusters have no SSH, so local auth off
     "properties.properties.vmSize": "Standard_ND96isr_H200_v5",
     "properties.properties.vmPriority": "LowPriority",
     "properties.properties.userAccountCredentials": {"adminUserName": "other", "adminUserSshPublicKey": "k"},
-    "properties.properties.remoteLoginPortPublicAccess": "Disabled",
+    "properties.properties.remoteLoginPortPublicAccess": "Enabled",
     "properties.properties.subnet": {
         "id": "/subscriptions/s/resourceGroups/n/providers/Microsoft.Network/virtualNetworks/v/subnets/s"
     },
@@ -268,9 +275,14 @@ def test_path_parameters_are_the_providers_own_replacements() -> None:
     assert not same.changed
 
 
-def test_an_unknown_new_value_counts_as_unchanged() -> None:
+def test_an_unknown_new_value_is_a_change_and_on_a_path_parameter_a_replacement() -> None:
+    """pulumi sdk PropertyValue.DeepEquals: a computed value equals only a computed value; diff.go then marks
+    a path parameter's UPDATE as UPDATE_REPLACE (the workspace is being replaced: its name is unknown)."""
     old = deployed_cluster()
-    assert not azure_native.detailed_diff(COMPUTE, old, {**old, "workspaceName": UNKNOWN}).changed
+    diff = azure_native.detailed_diff(COMPUTE, old, {**old, "workspaceName": UNKNOWN})
+    assert diff.detailed == {"workspaceName": "UPDATE_REPLACE"} and diff.changed
+    tags = azure_native.detailed_diff(COMPUTE, old, {**old, "tags": UNKNOWN})
+    assert (tags.detailed, tags.replaces) == ({"tags": "UPDATE"}, ())
 
 
 def test_the_whole_program_against_an_exported_state(tmp_path: Path) -> None:
@@ -303,3 +315,71 @@ def test_a_state_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"resources": []}))
     with pytest.raises(StateFileError, match="not a `pulumi stack export` document"):
         read_state(bad)
+
+
+# The state fields the step generator reads (pulumi/pulumi v3.274.1 pkg/resource/deploy/step_generator.go):
+# isTargetedReplace (taint), continueStepsFromDiff (pendingReplacement), continueStepsFromImport (external),
+# generateURN (duplicate URNs); apitype ResourceV3 for the export format.
+URN = f"urn:pulumi:prod::azml-gpu::azml-gpu:components:GpuCluster${COMPUTE}::h100-x4"
+
+
+def _export(tmp_path: Path, **fields: Any) -> Path:
+    old = deployed_cluster()
+    entry = {"urn": URN, "custom": True, "type": COMPUTE, "id": "/compute/id", "inputs": old, "outputs": {}}
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"version": 3, "deployment": {"resources": [{**entry, **fields}]}}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("fields", "op", "trigger"),
+    [
+        ({}, "same", None),
+        ({"taint": True}, "replace", "taint"),
+        ({"pendingReplacement": True}, "replace", "pendingReplacement"),
+        ({"external": True}, "create", None),
+    ],
+    ids=["plain", "taint", "pendingReplacement", "external"],
+)
+def test_state_flags_decide_the_step(tmp_path: Path, fields: dict, op: str, trigger: str | None) -> None:
+    from preflight.engine import read_state_file
+
+    state = read_state_file(_export(tmp_path, **fields))
+    deployment = Deployment(UPDATE, provider_location="eastus", state=state.resources)
+    step = deployment.register(URN, COMPUTE, True, deployed_cluster(), {}, lambda _: None)
+    assert step.op == op
+    assert (step.replacement.trigger if step.replacement else None) == trigger
+
+
+def test_pending_deletes_are_never_matched_and_the_owner_is_read(tmp_path: Path) -> None:
+    from preflight.engine import read_state_file, state_names
+
+    path = _export(tmp_path, delete=True)
+    state = read_state_file(path)
+    assert (dict(state.resources), [r.urn for r in state.pending_deletes]) == ({}, [URN])
+    assert (state.stack, state.project) == ("prod", "azml-gpu")
+    assert state_names(path) == {("prod", "azml-gpu")}
+
+
+def test_secrets_exported_with_show_secrets_read_as_the_program_sends_them(tmp_path: Path) -> None:
+    from preflight.azure_native import SECRET_SIG, SIG_KEY
+    from preflight.engine import read_state_file
+
+    old = deployed_cluster()
+    key = {SIG_KEY: SECRET_SIG, "plaintext": json.dumps("ssh-rsa AAAA")}
+    # prod's h100-x4 has no SSH any more: a cluster that has one, as a deployed state would hold it
+    old["properties"]["properties"]["userAccountCredentials"] = {"adminUserName": "azureuser"}
+    old["properties"]["properties"]["userAccountCredentials"]["adminUserSshPublicKey"] = key
+    path = tmp_path / "state.json"
+    entry = {"urn": URN, "custom": True, "type": COMPUTE, "id": "/compute/id", "inputs": old, "outputs": {}}
+    path.write_text(json.dumps({"version": 3, "deployment": {"resources": [entry]}}))
+    read = read_state_file(path).resources[URN].inputs
+    credentials = read["properties"]["properties"]["userAccountCredentials"]
+    assert credentials["adminUserSshPublicKey"] == {SIG_KEY: SECRET_SIG, "value": "ssh-rsa AAAA"}
+
+
+def test_a_urn_registered_twice_is_recorded_as_the_engine_refuses_it() -> None:
+    deployment = Deployment(UPDATE, provider_location="eastus")
+    first = deployment.register(URN, COMPUTE, True, deployed_cluster(), {}, lambda _: None)
+    again = deployment.register(URN, COMPUTE, True, deployed_cluster(), {}, lambda _: None)
+    assert again is first and deployment.duplicates == [URN]

@@ -33,11 +33,15 @@ def prod() -> dict[str, Any]:
     config = read_stack_config("prod")
     program = run_program("prod", config=config, deployment=Deployment(UPDATE))
     assert program.ok, program.problems or program.error
-    return {"resources": program.resources, "flat": flatten_config(config)}
+    # Prod has no locks (a managed network asks for none); the capacity stack's locks stand in for them.
+    capacity = run_program("capacity", deployment=Deployment(UPDATE))
+    assert capacity.ok, capacity.problems or capacity.error
+    locks = [r for r in capacity.resources if r.type == "azure-native:authorization:ManagementLockByScope"]
+    return {"resources": program.resources, "flat": flatten_config(config), "locks": locks}
 
 
 def _inputs(prod: dict[str, Any], typ: str) -> dict[str, Any]:
-    found = next(r for r in prod["resources"] if r.type == typ and r.custom)
+    found = next(r for r in [*prod["resources"], *prod["locks"]] if r.type == typ and r.custom)
     return copy.deepcopy(dict(found.inputs))
 
 
@@ -388,8 +392,8 @@ def test_a_stricter_spec_fails_the_gate_with_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pack: Any
 ) -> None:
     """The gate wiring, end to end: with a vendored storage spec that allows 10 characters, dev's derived
-    storage account name fails both like the provider's Check (exit 2, no policy evaluation) and names the
-    resource, property, constraint and config key."""
+    storage account name fails like the provider's Check (exit 2; Analyze runs on that resource only, as the
+    engine runs it before stopping) and names the resource, property, constraint and config key."""
     specs = tmp_path / "azure_specs"
     shutil.copytree(schema.SPECS, specs)
     storage = specs / "storage/resource-manager/Microsoft.Storage/stable/2024-01-01/storage.json"
@@ -411,7 +415,10 @@ def test_a_stricter_spec_fails_the_gate_with_exit_2(
     assert "azure-native:storage:StorageAccount" in error and "'accountName' is too long" in error
     assert "maxLength 10" in error and "set by config key azml-gpu:workspace.name" in error
     assert result.resource_problems[0]["config_key"] == "azml-gpu:workspace.name"
-    assert result.evaluations == []  # the pack never analyzed anything
+    # as the engine does, Analyze still ran on the resource whose Check failed (and nothing after it)
+    assert [(e.kind, [r.name for r in e.resources]) for e in result.evaluations] == [
+        ("first-deploy", ["ws-llm-dev-st"])
+    ]
 
 
 # One real constraint per type vendored in the second pass, broken in the resources the program declares:
@@ -487,9 +494,9 @@ def test_each_newly_vendored_type_fails_the_gate_with_exit_2(
     monkeypatch: pytest.MonkeyPatch, pack: Any
 ) -> None:
     """End to end through the gate: the program runs for real, then one resource of each type carries an
-    input its spec rejects (as a component bug would produce it); the gate stops before the pack with exit
-    2 and one line per resource naming the resource, its type, the property, the constraint and the
-    vendored file and pointer it comes from."""
+    input its spec rejects (as a component bug would produce it); the gate gives exit 2 (Analyze only on
+    those resources) and one line per resource naming the resource, its type, the property, the constraint
+    and the vendored file and pointer it comes from."""
     import dataclasses
 
     from preflight import gate
@@ -515,7 +522,10 @@ def test_each_newly_vendored_type_fails_the_gate_with_exit_2(
     monkeypatch.setattr(gate, "_run", broken_run)
     result = evaluate("prod", pack=pack)
     assert result.exit_code == EXIT_INVALID
-    assert result.evaluations == []  # the pack never analyzed anything
+    # as the engine does, Analyze still ran on each resource whose Check failed, and on nothing else
+    [analyzed] = result.evaluations
+    assert analyzed.kind == "first-deploy"
+    assert sorted(r.type for r in analyzed.resources) == sorted(breaks)
     assert len(result.errors) == len(GATE_BREAKS), result.errors
     for typ, _, prop, constraint, source in GATE_BREAKS:
         [line] = [e for e in result.errors if f"({typ}, API " in e]
@@ -555,7 +565,7 @@ def _config(workspace: str, group: str, clusters: list[str], admin: str = "azure
         ],
         "azml-gpu:locks": {
             "storage": True,
-            "key_vault": True,
+            "key_vault": False,  # the workspace identity's Key Vault Administrator: never locked
             "container_registry": True,
             "application_insights": True,
             "workspace": True,

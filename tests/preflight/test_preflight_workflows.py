@@ -4,6 +4,7 @@ runs `pulumi preview` per stack with the policy pack through pulumi/actions afte
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -49,14 +50,55 @@ def test_the_validator_rejects_a_broken_workflow(tmp_path: Path) -> None:
     assert "Schema validation errors were encountered." in run.stdout + run.stderr
 
 
+def test_stacks_come_from_the_stack_files(tmp_path: Path) -> None:
+    """Issue 22: the workflows take the stacks from Pulumi.*.yaml (python3 -m preflight.stacks), so a new
+    stack file is gated and deployed without editing a workflow."""
+    out = tmp_path / "github_output"
+    run = subprocess.run(
+        ["python3", "-m", "preflight.stacks", "--github-output"],
+        cwd=ROOT,
+        env={"GITHUB_OUTPUT": str(out), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == STACKS
+    written = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert json.loads(written["stacks"]) == STACKS
+    assert json.loads(written["promoted"]) == [s for s in STACKS if s != "dev"]
+    for name in ("ci.yml", "deploy.yml"):
+        workflow = load(name)
+        lister = workflow["jobs"]["stacks"]
+        assert [s.get("run") for s in lister["steps"] if "run" in s] == [
+            "python3 -m preflight.stacks --github-output"
+        ]
+        gate = workflow["jobs"]["gate"]
+        assert gate["needs"] == "stacks"
+        assert gate["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+        # no hard-coded stack list (deploy.yml names only its canary, dev, deployed first)
+        text = yaml.safe_dump(workflow["jobs"])
+        for stack in STACKS if name == "ci.yml" else [s for s in STACKS if s != "dev"]:
+            assert f"{stack}\n" not in text and f"{stack}." not in text, (name, stack)
+
+
 def test_pull_requests_run_tests_and_the_offline_gate_without_credentials() -> None:
     workflow = load()
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert "pull_request" in triggers
     test = workflow["jobs"]["test"]
     runs = [step.get("run") for step in test["steps"] if "run" in step]
-    assert runs == ["make lint", "make test"] + [f"make preview STACK={stack}" for stack in STACKS]
-    assert "secrets." not in yaml.safe_dump(test)
+    assert runs == ["make lint", "make test"]
+    gate = workflow["jobs"]["gate"]
+    step = next(s for s in gate["steps"] if "preflight" in s.get("run", ""))
+    # --format markdown to the job summary; `shell: bash` runs with -o pipefail, so tee keeps the exit code
+    assert step["shell"] == "bash"
+    assert step["run"].strip() == (
+        '.venv/bin/python -m preflight "${{ matrix.stack }}" --format markdown '
+        '| tee -a "$GITHUB_STEP_SUMMARY"'
+    )
+    for job in (test, gate):
+        assert "secrets." not in yaml.safe_dump(job)
     assert workflow["permissions"] == {"contents": "read"}
 
 
@@ -64,7 +106,8 @@ def test_main_previews_each_stack_with_the_pack_through_oidc() -> None:
     preview = load()["jobs"]["preview"]
     assert preview["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
     assert preview["permissions"]["id-token"] == "write"
-    assert preview["strategy"]["matrix"]["stack"] == STACKS
+    assert preview["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    assert preview["needs"] == ["stacks", "test", "gate"]
     steps = {step.get("uses", "").split("@")[0]: step for step in preview["steps"]}
     assert steps["azure/login"]["with"] == {
         "client-id": "${{ secrets.AZURE_CLIENT_ID }}",

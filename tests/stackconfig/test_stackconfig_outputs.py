@@ -18,7 +18,7 @@ SUB = "00000000-0000-0000-0000-000000000000"
 ARCHITECTURE_EXAMPLE = {
     "name": "h100-x4", "size": "Standard_ND96isr_H100_v5", "region": "eastus", "tier": "dedicated",
     "min_instances": 0, "max_instances": 4, "idle_seconds": 300, "gpus_per_node": 8, "vcpus_per_node": 96,
-    "rdma_usable": True, "ssh_enabled": True, "node_public_ip": False,
+    "rdma_usable": True, "ssh_enabled": False, "node_public_ip": False,
 }  # fmt: skip
 
 
@@ -84,3 +84,79 @@ def test_outputs_exported_before_the_key_vault_facts_still_read_without_them() -
     assert model.key_vault is None and "key_vault" not in model.model_dump(mode="json")
     with pytest.raises(ValidationError):
         StackOutputs.model_validate(dumped | {"key_vault": {"name": "kv-x", "purge_protection": False}})
+
+
+# A subscription id that is not a GUID (ARM's SubscriptionIdParameter is `format: uuid`) is refused where it
+# enters: the program's outputs, the outputs jobs read back, and `python -m stackconfig FILE`.
+PLACEHOLDER = "<your subscription id>"
+PLACEHOLDER_MESSAGE = (
+    "azure-native:subscriptionId: '<your subscription id>' is not a subscription id (a GUID, 8-4-4-4-12 hex "
+    "digits such as 00000000-0000-0000-0000-000000000000); set yours: "
+    'pulumi config set azure-native:subscriptionId "$(az account show --query id -o tsv)"'
+)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        PLACEHOLDER,
+        "",
+        "00000000-0000-0000-0000-00000000000",  # one digit short
+        "{00000000-0000-0000-0000-000000000000}",  # a .NET GUID string, not ARM's form
+        "00000000000000000000000000000000",  # no hyphens
+        "my-subscription",  # a name, not the id
+    ],
+)
+def test_a_subscription_id_that_is_not_a_guid_is_a_config_error(value: str) -> None:
+    from stackconfig.errors import ConfigError
+
+    config = load_stack_file(REPO / "Pulumi.dev.yaml")
+    with pytest.raises(ConfigError) as exc:
+        stack_outputs(config, value, "kv")
+    assert exc.value.problems == [PLACEHOLDER_MESSAGE.replace(repr(PLACEHOLDER), repr(value))]
+
+
+@pytest.mark.parametrize(
+    "value", [SUB, "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"]
+)
+def test_a_guid_in_either_case_is_a_subscription_id(value: str) -> None:
+    config = load_stack_file(REPO / "Pulumi.dev.yaml")
+    assert stack_outputs(config, value, "kv").subscription_id == value
+
+
+def test_outputs_read_back_with_a_placeholder_are_refused_by_key() -> None:
+    dumped = stack_outputs(load_stack_file(REPO / "Pulumi.dev.yaml"), SUB, "kv").model_dump(mode="json")
+    with pytest.raises(ValidationError) as exc:
+        StackOutputs.model_validate({**dumped, "subscription_id": PLACEHOLDER})
+    (error,) = exc.value.errors()
+    assert error["loc"] == ("subscription_id",)
+    assert PLACEHOLDER_MESSAGE.removeprefix("azure-native:subscriptionId: ") in error["msg"]
+
+
+def test_the_stack_file_check_reports_the_placeholder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stackconfig.cli import main
+
+    text = (REPO / "Pulumi.dev.yaml").read_text()
+    assert f"azure-native:subscriptionId: {SUB}" in text
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(
+        text.replace(f"azure-native:subscriptionId: {SUB}", f"azure-native:subscriptionId: {PLACEHOLDER}")
+    )
+    assert main([str(stack), "--json"]) == 2
+    assert capsys.readouterr().out.count("is not a subscription id") == 1
+    stack.write_text(text.replace(f"  azure-native:subscriptionId: {SUB}\n", ""))  # azure-native: the CLI's
+    assert main([str(stack)]) == 0
+
+
+def test_the_program_refuses_the_placeholder(tmp_path: Path) -> None:
+    """Under the gate's Pulumi mocks (getClientConfig answers the config's subscription), as in `up`."""
+    from preflight.program import read_stack_config, run_program
+    from stackconfig.errors import ConfigError
+
+    text = (REPO / "Pulumi.dev.yaml").read_text()
+    (tmp_path / "Pulumi.dev.yaml").write_text(text.replace(SUB, PLACEHOLDER))
+    with pytest.raises(ConfigError) as exc:
+        run_program("dev", config=read_stack_config("dev", tmp_path))
+    assert exc.value.problems == [PLACEHOLDER_MESSAGE]

@@ -31,7 +31,8 @@ def test_prod_stack_is_the_seed_reference_plan() -> None:
         0,
         4,
     )
-    assert (main.idle_time_before_scale_down, main.tier, main.ssh_enabled) == (300, "dedicated", True)
+    # SSH decided at creation: off (no-public-IP nodes in a managed network, stackconfig.combinations [SSH]).
+    assert (main.idle_time_before_scale_down, main.tier, main.ssh_enabled) == (300, "dedicated", False)
     others = [c for c in config.clusters if c.name != "h100-x4"]
     # The seed's second H100 cluster is in westus3: a private prod workspace (managed network) can't have a
     # cluster in another region, so it lives in the westus3 sibling stack (Pulumi.prod-westus3.yaml).
@@ -46,12 +47,31 @@ def test_prod_stack_is_the_seed_reference_plan() -> None:
     assert second_h100.max_instances > 1 and sibling.workspace.region == "westus3"
     spot = [c for c in others if c.tier == "low_priority"]
     assert len(spot) == 1 and spot[0].max_instances == 1
-    assert config.locks.storage and config.locks.key_vault and not config.locks.workspace
+    # No locks next to a managed network (docs/azure-behaviour.md 17): the capacity stack carries them.
+    assert not any(config.locks.model_dump().values())
+    assert not any(sibling.locks.model_dump().values())
     # Private and identity-first by default.
     assert config.workspace.public_network_access == "Disabled"
     assert config.network.managed_enabled and config.network.private_endpoints is not None
     assert config.identity.identity_datastores and not config.identity.storage_shared_key_access
     assert not any(c.node_public_ip for c in config.clusters)
+
+
+def test_capacity_stack_carries_the_cross_region_cluster_locks_and_ssh() -> None:
+    """The mission's promises the private stacks can't carry (Pulumi.capacity.yaml says why)."""
+    config = load_stack_file(REPO / "Pulumi.capacity.yaml")
+    (cluster,) = config.clusters
+    assert config.workspace.public_network_access == "Enabled" and not config.network.managed_enabled
+    assert config.network.private_endpoints is None
+    assert (config.workspace.region, cluster.region) == ("eastus", "westus3")
+    assert cluster.ssh_enabled and cluster.node_public_ip
+    assert config.locks.model_dump() == {
+        "storage": True,
+        "key_vault": False,  # the workspace identity's Key Vault Administrator sits on it
+        "container_registry": True,
+        "application_insights": True,
+        "workspace": False,
+    }
 
 
 def test_dev_stack_is_a_small_cluster_with_a_long_idle_timer() -> None:

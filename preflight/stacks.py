@@ -1,0 +1,76 @@
+"""`python3 -m preflight.stacks [--github-output] [--smoke-cluster STACK]`: the stacks of this repository,
+from its `Pulumi.<stack>.yaml` files, for the CI and deploy workflows (a new stack file is gated and deployed
+without editing a workflow: docs/config.md, "Adding a stack").
+
+- no flag: the JSON list of stacks on stdout;
+- `--github-output`: also appends `stacks=<json>` (every stack) and `promoted=<json>` (every stack but the
+  canary `dev`, deployed after it) to `$GITHUB_OUTPUT`;
+- `--smoke-cluster STACK`: the cluster the post-deploy smoke job runs on, the first of the stack file's
+  `azml-gpu:clusters` (read by `stackconfig.loader`, so this one needs the project's virtualenv).
+The listing itself uses the standard library only: the workflows run it before any setup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CANARY = "dev"
+
+
+def stacks(root: Path = ROOT) -> list[str]:
+    """Every `Pulumi.<stack>.yaml` of `root`, sorted."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+def promoted(root: Path = ROOT) -> list[str]:
+    """The stacks deployed after the canary stack (`dev`) passed."""
+    return [s for s in stacks(root) if s != CANARY]
+
+
+def smoke_cluster(stack: str, root: Path = ROOT) -> str:
+    from stackconfig.loader import read_config_block
+
+    clusters = read_config_block(root / f"Pulumi.{stack}.yaml").get("azml-gpu:clusters") or []
+    if not clusters or not isinstance(clusters[0], dict) or not clusters[0].get("name"):
+        raise ValueError(f"Pulumi.{stack}.yaml: azml-gpu:clusters has no first cluster with a name")
+    return str(clusters[0]["name"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 -m preflight.stacks", description=__doc__.split("\n")[0])
+    p.add_argument(
+        "--github-output", action="store_true", help="append stacks= and promoted= to $GITHUB_OUTPUT"
+    )
+    p.add_argument(
+        "--smoke-cluster", metavar="STACK", help="print the cluster the smoke job of STACK runs on"
+    )
+    args = p.parse_args(argv)
+    if args.smoke_cluster:
+        try:
+            print(smoke_cluster(args.smoke_cluster))
+        except (OSError, ValueError) as e:
+            print(f"preflight.stacks: {e}", file=sys.stderr)
+            return 2
+        return 0
+    listed = stacks()
+    print(json.dumps(listed))
+    if args.github_output:
+        target = os.environ.get("GITHUB_OUTPUT")
+        if not target:
+            print(
+                "preflight.stacks: --github-output needs $GITHUB_OUTPUT (set by GitHub Actions)",
+                file=sys.stderr,
+            )
+            return 2
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(f"stacks={json.dumps(listed)}\npromoted={json.dumps(promoted())}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
