@@ -40,6 +40,7 @@ PUBLISHED_ROLE_IDS = {
     "AzureML Data Scientist": "f6c7c914-8db3-469d-8ca1-694a8f32e121",
     "AzureML Metrics Writer (preview)": "635dd51f-9968-44d3-b7fb-6d9a6bd613ae",
     "AzureML Registry User": "1823dd4f-9b8c-4ab6-ab4e-7397a3684615",
+    "Azure AI Enterprise Network Connection Approver": "b556d68e-0be0-4f35-a333-ad7ee1ce17ea",
     # Security
     "Key Vault Administrator": "00482a5a-887f-4fb3-b363-3b7fe8e74483",
     "Key Vault Crypto Service Encryption User": "e147488a-f6f5-4113-8e2d-b22465e65bf6",

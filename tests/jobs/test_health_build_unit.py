@@ -14,7 +14,7 @@ H100 = Target(
     size="Standard_ND96isr_H100_v5", gpus_per_node=8, rdma_usable=True, compute="h100-x4", max_instances=4
 )
 NO_RDMA = Target(
-    size="Standard_NC24ads_A100_v4", gpus_per_node=1, rdma_usable=False, compute="a100", max_instances=2
+    size="Standard_NC4as_T4_v3", gpus_per_node=1, rdma_usable=False, compute="a100", max_instances=2
 )
 
 

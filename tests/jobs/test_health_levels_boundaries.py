@@ -92,11 +92,11 @@ def test_azures_node_rules_are_the_published_ones():
 
 
 def test_a_size_without_levels_gets_its_gpu_count_and_azures_rules_only():
-    args = job.parse_args(build.level_flags("Standard_NC24ads_A100_v4", 1))
+    args = job.parse_args(build.level_flags("Standard_NC4as_T4_v3", 1))
     r = job.rules_of(args)
     assert (r.gpus, r.allreduce_gbs, r.h2d_gbs, r.ib_ports, r.multi_node) == (1, None, None, None, None)
     assert set(r.xid_fail) == XID_EC and r.remapped_rows_max == 512
-    assert job.parse_args(build.level_flags("Standard_NC24ads_A100_v4", None)).gpus is None
+    assert job.parse_args(build.level_flags("Standard_NC4as_T4_v3", None)).gpus is None
 
 
 # --- ECC and row remapping (customTests/azure_gpu_ecc.nhc) -----------------------------------------------

@@ -272,10 +272,12 @@ def test_user_code_failure_stops_at_once(monkeypatch, tmp_path):
     assert script.slept == []
 
 
-def test_a_canceled_job_is_exit_2_and_not_resubmitted(monkeypatch, tmp_path):
-    canceled = {"status": "Canceled", "exit": 2, "logs": {0: SIGTERM.format(step=3)}}
+def test_a_canceled_job_ends_otherwise_and_is_not_resubmitted(monkeypatch, tmp_path):
+    from jobs.errors import EXIT_ENDED_OTHERWISE  # README "Exit codes": another terminal state
+
+    canceled = {"status": "Canceled", "exit": EXIT_ENDED_OTHERWISE, "logs": {0: SIGTERM.format(step=3)}}
     code, data, script, _ = drive(monkeypatch, tmp_path, [canceled, DONE], Policy(max_restarts=3))
-    assert (code, data["outcome"], data["exit_code"], len(script.calls)) == (2, "canceled", 2, 1)
+    assert (code, data["outcome"], len(script.calls)) == (EXIT_ENDED_OTHERWISE, "canceled", 1)
 
 
 @pytest.mark.parametrize(

@@ -44,13 +44,15 @@ NAME_OF = {
 
 @pytest.fixture(scope="module")
 def prod_inputs() -> dict[str, dict[str, Any]]:
-    """One resource's checked inputs per type, from the prod stack as an update evaluates it."""
-    program = run_program("prod", config=read_stack_config("prod"), deployment=Deployment(UPDATE))
-    assert program.ok, program.problems or program.error
+    """One resource's checked inputs per type, from the prod stack as an update evaluates it (locks from the
+    capacity stack: prod's managed network takes none)."""
     out: dict[str, dict[str, Any]] = {}
-    for r in program.resources:
-        if r.custom and r.type in NAME_OF and r.type not in out:
-            out[r.type] = dict(r.inputs)
+    for stack in ("prod", "capacity"):
+        program = run_program(stack, config=read_stack_config(stack), deployment=Deployment(UPDATE))
+        assert program.ok, program.problems or program.error
+        for r in program.resources:
+            if r.custom and r.type in NAME_OF and r.type not in out:
+                out[r.type] = dict(r.inputs)
     assert set(out) == set(NAME_OF)
     return out
 

@@ -174,6 +174,7 @@ def test_private_endpoint_ids_are_checked():
 
 def test_private_endpoints_default_to_every_target_and_no_dns_zones():
     raw = good_raw()
+    raw["clusters"][1].pop("region")  # a private endpoint keeps clusters in the workspace's region
     raw["network"] = {"private_endpoints": {"subnet_id": SUBNET}}
     pe = validate(raw).network.private_endpoints
     assert (pe.subnet_id, pe.targets, pe.private_dns_zones_resource_group_id) == (SUBNET, None, None)
