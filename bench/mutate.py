@@ -9,11 +9,22 @@ the repository's tracked files (the working tree is never touched):
   `_or(value, fallback)` or `read(..., default=...)`: a literal there is changed (numbers +1, booleans
   flipped, strings suffixed, None -> 0); numbers in the config schemas (`"minimum": 0`, `"default": ...`)
   likewise.
+With `--extended` also the bugs a developer writes in loops and conditions (the kinds issue 25 sampled):
+- `and`<->`or`; `not x` -> `x`; `if c:` / `while c:` / `x if c else y` with `c` -> `not c`;
+- arithmetic `+`<->`-`, `*`<->`/`, `//` -> `/`; `min(...)`<->`max(...)`;
+- `break`<->`continue`, a loop body's `continue` -> `pass` (a skipped element), a `return X` inside an
+  `if` -> `return None`.
 For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_vmsizes_quota*.py for
 vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
     .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/logchecks.py ...]
+        [--extended] [--tests tests/jobs/test_jobs_runs.py ...] [--timeout 120]
+
+Each mutant's tests run in a child forked from a process that has imported the heavy packages once
+(PRELOAD; `--no-fork` starts a new interpreter per mutant instead). `--tests` replaces the module's test
+selection in TESTS (keep it to the files that cover the module: each mutant runs them); `--timeout` is the
+seconds one mutant's tests may take (a hang counts as killed).
 
 Exit 1 when a mutant survives that is not listed as equivalent.
 """
@@ -48,6 +59,43 @@ TESTS = {
     # verify's checks and scaling's efficiency (jobs/commands/verify.py, scaling.py): run with --only.
     "jobs/logchecks.py": ["tests/jobs/test_jobs_verify.py"],
     "jobs/efficiency.py": ["tests/jobs/test_jobs_plan_scaling.py"],
+    # managed runs (issue 25): the unit tests of the loop, ledger, causes and quota pre-check
+    **{
+        f"jobs/runs/{m}.py": ["tests/jobs/test_runs_loop_unit.py", "tests/jobs/test_jobs_runs.py"]
+        for m in ("loop", "ledger", "causes")
+    },
+    "jobs/runs/precheck.py": ["tests/jobs/test_runs_precheck_unit.py", "tests/jobs/test_jobs_runs.py"],
+    "components/identity.py": ["tests/components/test_identity_variants.py"],
+    "stackconfig/combinations.py": [
+        "tests/stackconfig/test_network_combinations_each_branch.py",
+        "tests/stackconfig/test_stackconfig_combinations.py",
+    ],
+    "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
+    "stackconfig/network.py": [
+        "tests/stackconfig/test_network_rules_each_branch.py",
+        "tests/stackconfig/test_network_combinations_each_branch.py",
+    ],
+    "stackconfig/identity.py": ["tests/stackconfig/test_identity_rules_each_branch.py"],
+    "components/network.py": [
+        "tests/components/test_published_role_ids_and_dns_zones.py",
+        "tests/components/test_managed_network_variants.py",
+        "tests/components/test_components_private.py",
+    ],
+    # node health: the boundary tables first (fast), then the format and report tests
+    **{
+        m: [
+            "tests/jobs/test_health_levels_boundaries.py",
+            "tests/jobs/test_health_nvsmi_variants.py",
+            "tests/jobs/test_health_sysfs_and_csv.py",
+            "tests/jobs/test_health_build_unit.py",
+            "tests/jobs/test_jobs_health.py",
+        ]
+        for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
+    },
+    **{
+        m: ["tests/jobs/test_health_report_judge.py", "tests/jobs/test_jobs_health.py"]
+        for m in ("jobs/health/judge.py", "jobs/health/report.py")
+    },
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
@@ -62,9 +110,22 @@ SWAP = {
     ast.In: ast.NotIn,
     ast.NotIn: ast.In,
 }
+BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div}
+MINMAX = {"min": "max", "max": "min"}
 FALLBACK_CALLS = {"get": 1, "_or": 1}  # call name -> index of the fallback argument
 # (file, line, mutation) -> why no test can tell the mutant from the original.
 EQUIVALENT: dict[tuple[str, int, str], str] = {
+    ("jobs/runs/loop.py", 62, "default ''"): (
+        "progress() of '-mutant' equals progress(''): neither holds a resume line or a metrics record"
+    ),
+    ("jobs/runs/causes.py", 68, "GtE -> Gt"): (
+        "end = text.find('\\n', m.end()) is -1 or at least m.end() >= 1 (every pattern matches text): never 0"
+    ),
+    ("jobs/runs/causes.py", 68, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
+    ("jobs/health/report.py", 91, "continue -> pass"): "the continue is the loop body's last statement",
+    ("jobs/health/build.py", 72, "default None"): (
+        "environment=0 reaches builders._command, which sends `environment or DEFAULT_ENVIRONMENT`: the same"
+    ),
     ("policies/quota_reservation.py", 101, "default 1"): (
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
@@ -96,9 +157,56 @@ def _mutated_constant(node: ast.Constant) -> ast.Constant | None:
 class _Sites(ast.NodeVisitor):
     """Every mutation site of a module, as (node id, kind, description, line)."""
 
-    def __init__(self) -> None:
+    def __init__(self, extended: bool = False) -> None:
         self.sites: list[tuple[int, str, str, int]] = []
         self._docstrings: set[int] = set()
+        self.extended = extended
+
+    def _add(self, node: ast.AST, kind: str, what: str) -> None:
+        if self.extended:
+            self.sites.append((id(node), kind, what, node.lineno))  # type: ignore[attr-defined]
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        self._add(node, "boolop", "and -> or" if isinstance(node.op, ast.And) else "or -> and")
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if isinstance(node.op, ast.Not):
+            self._add(node, "unnot", "not x -> x")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        new = BINOPS.get(type(node.op))
+        if new is not None and not (isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
+            self._add(node, "binop", f"{type(node.op).__name__} -> {new.__name__}")
+        self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            return  # imports for type hints only: no behaviour to change
+        self._add(node, "negate", "if c -> if not c")
+        for child in node.body:
+            if isinstance(child, ast.Return) and child.value is not None:
+                is_none = isinstance(child.value, ast.Constant) and child.value.value is None
+                if not is_none:
+                    self._add(child, "retnone", "return X -> return None")
+        self.generic_visit(node)
+
+    def visit_While(self, node: ast.While) -> None:
+        if not (isinstance(node.test, ast.Constant) and node.test.value is True):
+            self._add(node, "negate", "while c -> while not c")
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._add(node, "negate", "x if c else y -> x if not c else y")
+        self.generic_visit(node)
+
+    def visit_Break(self, node: ast.Break) -> None:
+        self._add(node, "loopjump", "break -> continue")
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        self._add(node, "loopjump", "continue -> break")
+        self._add(node, "pass", "continue -> pass")
 
     def visit_Module(self, node: ast.Module) -> None:
         self._mark_docstrings(node)
@@ -149,6 +257,8 @@ class _Sites(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in MINMAX:
+            self._add(node, "minmax", f"{node.func.id} -> {MINMAX[node.func.id]}")
         if isinstance(node.func, ast.Attribute):
             name = node.func.attr if node.func.attr == "get" else ""  # mapping.get(key, fallback)
         else:
@@ -176,16 +286,43 @@ class _Apply(ast.NodeTransformer):
             if self.kind == "constant":
                 assert isinstance(node, ast.Constant)
                 return ast.copy_location(_mutated_constant(node), node)  # type: ignore[arg-type]
+            return self._extended(node)
         return super().visit(node)
 
+    def _extended(self, node: ast.AST) -> ast.AST:
+        kind = self.kind
+        if kind == "boolop":
+            assert isinstance(node, ast.BoolOp)
+            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        elif kind == "unnot":
+            assert isinstance(node, ast.UnaryOp)
+            return node.operand
+        elif kind == "binop":
+            assert isinstance(node, ast.BinOp)
+            node.op = BINOPS[type(node.op)]()
+        elif kind == "negate":
+            assert isinstance(node, (ast.If, ast.While, ast.IfExp))
+            node.test = ast.UnaryOp(ast.Not(), node.test)
+        elif kind == "retnone":
+            assert isinstance(node, ast.Return)
+            node.value = ast.Constant(None)
+        elif kind == "loopjump":
+            return ast.Continue() if isinstance(node, ast.Break) else ast.Break()
+        elif kind == "pass":
+            return ast.Pass()
+        elif kind == "minmax":
+            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            node.func = ast.Name(MINMAX[node.func.id], ast.Load())
+        return ast.copy_location(node, node)
 
-def mutants(file: str, source: str) -> Iterator[tuple[Mutant, str]]:
+
+def mutants(file: str, source: str, extended: bool = False) -> Iterator[tuple[Mutant, str]]:
     """Each mutant of `file` with the mutated module source."""
-    sites = _Sites()
+    sites = _Sites(extended)
     sites.visit(ast.parse(source))
     for target, kind, what, line in sites.sites:
         tree = ast.parse(source)  # fresh tree: node ids below refer to this parse's nodes
-        finder = _Sites()
+        finder = _Sites(extended)
         finder.visit(tree)
         index = [s[:2] for s in sites.sites].index((target, kind))
         new_target, new_kind, _, _ = finder.sites[index]
@@ -193,12 +330,67 @@ def mutants(file: str, source: str) -> Iterator[tuple[Mutant, str]]:
         yield Mutant(file, line, what), ast.unparse(ast.fix_missing_locations(mutated))
 
 
-def run_tests(copy: Path, tests: list[str]) -> bool:
+# Third-party packages the tests import, loaded once by the parent of `--fork` (never a project module: each
+# mutant's test process imports the project fresh from the scratch copy).
+PRELOAD = (
+    "pytest",
+    "azure.core",
+    "azure.ai.ml",
+    "pulumi",
+    "pulumi_azure_native.machinelearningservices",
+    "pydantic",
+    "rich.console",
+    "yaml",
+    "grpc",
+)
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a package this checkout lacks: its tests import it themselves
+            continue
+
+
+def run_tests_forked(copy: Path, tests: list[str], timeout: float = 300) -> bool:
+    """run_tests in a child forked from a parent that has the heavy packages imported (a test run of a
+    small module is then a second or two instead of the imports' seven on a busy machine)."""
+    pid = os.fork()
+    if pid == 0:  # the child: pytest in the scratch copy, output discarded, its exit status back
+        code = 99
+        try:
+            os.chdir(copy)
+            sys.path.insert(0, str(copy))
+            sys.dont_write_bytecode = True
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            import pytest
+
+            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *tests]))
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) != 0
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return True  # a mutant that hangs is detected
+        time.sleep(0.05)
+
+
+def run_tests(copy: Path, tests: list[str], timeout: float = 300) -> bool:
     """True when the tests fail (the mutant is killed)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *tests]
     try:
-        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, timeout=300)
+        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return True  # a mutant that hangs is detected
     return done.returncode != 0
@@ -223,27 +415,56 @@ def main(argv: list[str] | None = None) -> int:
         help="files to mutate (default: policies/*.py, vmsizes/quota.py; jobs/logchecks.py etc. by name)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--extended", action="store_true", help="also mutate conditions, arithmetic, loops and returns"
+    )
+    parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="run each mutant's tests in a new interpreter (default: fork one with the packages imported)",
+    )
+    parser.add_argument(
+        "--lines",
+        type=lambda v: {int(x) for x in v.split(",")},
+        metavar="N,M",
+        help="mutate only these lines (re-check the survivors of a full run after adding tests)",
+    )
+    parser.add_argument("--tests", nargs="+", metavar="PATH", help="the tests to run (default: TESTS[file])")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, metavar="S", help="seconds per mutant's tests (default 300)"
+    )
     args = parser.parse_args(argv)
+    if not (args.timeout > 0):
+        parser.error(f"--timeout {args.timeout}: must be above 0, e.g. 120")
+    missing = [t for t in args.tests or [] if not (ROOT / t.split("::")[0]).exists()]
+    if missing:
+        parser.error(f"--tests {' '.join(missing)}: no such file or folder under {ROOT}")
     targets = args.only or TARGETS
+    runner = run_tests
+    if not args.no_fork and hasattr(os, "fork"):
+        preload()
+        runner = run_tests_forked
     copy = scratch_copy()
     results: list[Mutant] = []
     started = time.monotonic()
     try:
         for file in targets:
             original = (ROOT / file).read_text()
-            tests = TESTS.get(file, DEFAULT_TESTS)
+            tests = args.tests or TESTS.get(file, DEFAULT_TESTS)
             # The unparsed original must pass: the mutator's round trip changes nothing.
             (copy / file).write_text(ast.unparse(ast.parse(original)))
-            if run_tests(copy, tests):
+            if runner(copy, tests, args.timeout):
                 print(
                     f"{file}: the tests fail on the unparsed, unmutated module; fix that first",
                     file=sys.stderr,
                 )
                 return 2
-            for mutant, source in mutants(file, original):
+            for mutant, source in mutants(file, original, args.extended):
+                if args.lines and mutant.line not in args.lines:
+                    continue
                 (copy / file).write_text(source)
                 t0 = time.monotonic()
-                mutant.killed = run_tests(copy, tests)
+                mutant.killed = runner(copy, tests, args.timeout)
                 mutant.seconds = round(time.monotonic() - t0, 1)
                 results.append(mutant)
                 if not args.json:
