@@ -21,6 +21,7 @@ from typing import Any
 
 from preflight.analyzer import Violation
 from preflight.resource import Resource
+from preflight.wire import is_unknown
 
 NAME = "cluster-replacement"
 COMPUTE = "azure-native:machinelearningservices:Compute"
@@ -59,7 +60,11 @@ def summary(resource: Resource) -> str:
         if replacement.delete_before_replace
         else "recreated (new one first, then the old deleted)"
     )
-    name = resource.outputs.get("name") if isinstance(resource.outputs.get("name"), str) else None
+    # outputs None: "the inputs, for a resource built by hand" (preflight/resource.py). A replacement's
+    # preview outputs hold the unknown sentinel where the new resource's values are not known yet.
+    seen = resource.outputs if resource.outputs is not None else resource.inputs
+    name = seen.get("name")
+    name = name if isinstance(name, str) and not is_unknown(name) else None
     return f"{resource.program_inputs.get('computeName') or name or resource.name} will be {how} ({fields})"
 
 

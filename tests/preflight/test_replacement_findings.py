@@ -12,6 +12,7 @@ import pytest
 from preflight import replacements
 from preflight.engine import Replacement
 from preflight.resource import Resource
+from preflight.wire import UNKNOWN
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 URN = "urn:pulumi:prod::azml-gpu::azml-gpu:components:GpuCluster$" + COMPUTE + "::h100-x4"
@@ -116,14 +117,18 @@ def test_the_check_is_declared_advisory_with_an_acknowledged_list():
     assert entry["configSchema"]["properties"]["acknowledged"]["type"] == "array"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: preflight/resource.py says outputs None means 'the inputs, for a resource built by hand', "
-    "and replacements.summary calls resource.outputs.get on None (AttributeError) (owner: issue 22)",
-)
 def test_a_hand_built_record_without_outputs_is_summarised_from_its_inputs():
+    """preflight/resource.py: outputs None means "the inputs, for a resource built by hand" (was an
+    AttributeError)."""
     r = replaced(outputs=None, program_inputs={}, inputs={"name": "h100-in"})
     assert replacements.summary(r).startswith("h100-in will be")
+
+
+def test_an_unknown_name_in_the_preview_outputs_is_not_printed():
+    """A replacement's preview outputs carry the unknown sentinel for its new name: the summary names the
+    resource, not '04da6b54-...' (as the gate printed for a replaced resource group)."""
+    r = replaced(outputs={"name": UNKNOWN}, program_inputs={}, name="ws-llm-rg")
+    assert replacements.summary(r).startswith("ws-llm-rg will be")
 
 
 def test_a_replaced_cluster_after_other_resources_is_still_reported():
