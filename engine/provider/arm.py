@@ -29,6 +29,7 @@ from azure.core.pipeline.policies import BearerTokenCredentialPolicy, RetryPolic
 from azure.core.rest import HttpRequest
 
 from preflight.azure_native import shape
+from preflight.program import plain_numbers
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"
@@ -68,18 +69,8 @@ def request_body(token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
             **identity,
             "userAssignedIdentities": {i: {} for i in identity["userAssignedIdentities"]},
         }
-    return _integers(body)
-
-
-def _integers(value: Any) -> Any:
-    """Every number crossed the engine's wire as a double; ARM's integer properties go out as integers."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {k: _integers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_integers(v) for v in value]
-    return value
+    # Every number crossed the engine's wire as a double; ARM's integer properties go out as integers.
+    return plain_numbers(body)
 
 
 class ArmClient:
