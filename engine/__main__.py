@@ -26,7 +26,9 @@ from engine.workspace import Workspace, WorkspaceError, say
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m engine", description=__doc__.split("\n\n")[0])
+    from stackconfig.cli import JsonErrorParser  # one --json error document on usage errors (jobs' shape)
+
+    p = JsonErrorParser(prog="python -m engine", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build (or find cached) the Pulumi CLI")
     b.add_argument("--force", action="store_true")
@@ -100,4 +102,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from stackconfig.cli import run_main  # a closed stdout (`--json | head`) or Ctrl-C ends quietly
+
+    run_main(lambda: main(sys.argv[1:]))

@@ -213,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     return result.exit_code
 
 
-if __name__ == "__main__":
+def entry() -> None:
+    """`python -m preflight` and the `azml-gpu-preflight` console script."""
     from preflight.gctuning import postponed_full_collections
+    from stackconfig.cli import run_main  # a closed stdout (`--json | head`) or Ctrl-C ends quietly
 
     # A short-lived process whose heap only grows (imports, the program, the results): no full garbage
     # collection while it works (preflight/gctuning.py). At the end, gc.freeze(): at interpreter exit
@@ -222,9 +224,16 @@ if __name__ == "__main__":
     # the program loaded (0.5 s of the gate's wall time, measured); frozen objects are left to the
     # operating system instead. Nothing with an effect is skipped: stdout, stderr and --outputs-file are
     # written and flushed, and atexit handlers still run.
-    with postponed_full_collections():
-        status = main()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        gc.freeze()
-    sys.exit(status)
+    def _main() -> int:
+        with postponed_full_collections():
+            status = main()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            gc.freeze()
+        return status
+
+    run_main(_main)
+
+
+if __name__ == "__main__":
+    entry()
