@@ -90,6 +90,11 @@ def seed_plan() -> dict[str, Any]:
     config = copy.deepcopy(read_stack_config("prod"))
     h100_x4, a100_spot = config["azml-gpu:clusters"]
     (h100_wus3,) = read_stack_config("prod-westus3")["azml-gpu:clusters"]
+    # The seed's h100-x4 has SSH by key; the shipped private prod has none (SSH to no-public-IP nodes in a
+    # managed network is not documented: docs/azure-behaviour.md), so the public plan takes the capacity
+    # stack's key.
+    (capacity,) = read_stack_config("capacity")["azml-gpu:clusters"]
+    h100_x4 = dict(h100_x4, ssh=capacity["ssh"])
     clusters = [h100_x4, dict(h100_wus3, region="westus3"), a100_spot]  # its own stack's region
     config["azml-gpu:clusters"] = [dict(c, node_public_ip=True) for c in clusters]
     config["azml-gpu:workspace"] = dict(config["azml-gpu:workspace"], public_network_access="Enabled")
