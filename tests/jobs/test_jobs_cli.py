@@ -141,10 +141,12 @@ def test_a_usage_error_without_json_keeps_argparse_usage_on_stderr(capsys):
 
 
 def test_json_after_the_script_separator_belongs_to_the_script(capsys):
-    # `--json` after `--` is the script's flag, not ours: the usage error stays plain text.
-    with pytest.raises(SystemExit):
-        main(["submit", "--", "--json"])
-    assert capsys.readouterr().out == ""
+    # `--json` after `--` is the script's flag, not ours: the usage error (no workspace named; KIND is
+    # optional since `--file JOB.yml`) stays plain text on stderr, exit 2, nothing on stdout.
+    assert main(["submit", "--", "--json"]) == EXIT_USAGE
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "error: submit needs the workspace: pass --stack NAME or --outputs FILE\n"
 
 
 def test_jobs_local_bad_value_under_json_is_the_json_document(capsys):
