@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from engine import gotool
 from engine.versions import PULUMI_VERSION
 
 HERE = Path(__file__).resolve().parent
@@ -92,16 +93,6 @@ def _run_with_progress(cmd: list[str], cwd: Path, env: dict[str, str], label: st
         raise BuildError(f"`{' '.join(cmd)}` exited {rc}:\n" + "\n".join(tail))
 
 
-def _go_version() -> str:
-    try:
-        return subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise BuildError(
-            "the go command is needed to build the Pulumi CLI (Go 1.26 or later: Debian's golang-go is too "
-            f"old; see README 'The real engine'): {e}"
-        ) from e
-
-
 def _cached() -> Built | None:
     record = cache_root() / cache_key() / "build.json"
     if not (record.exists() and pulumi_path().exists()):
@@ -113,17 +104,20 @@ def _cached() -> Built | None:
 def build(force: bool = False) -> Built:
     if not force and (found := _cached()) is not None:
         return found
-    go = _go_version()
+    try:
+        go = gotool.find()
+    except gotool.GoMissing as e:
+        raise BuildError(str(e)) from e
     target = bin_dir()
     target.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false"}
+    env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false", **go.env}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="azml-engine-go-") as work:
         for name in ("go.mod", "go.sum", "tools.go"):
             shutil.copyfile(GO_MODULE / name, Path(work) / name)
         out = Path(work) / "pulumi"
         cmd = [
-            "go",
+            go.path,
             "build",
             "-ldflags",
             f"-s -w -X {VERSION_VAR}=v{PULUMI_VERSION}",
@@ -139,7 +133,7 @@ def build(force: bool = False) -> Built:
         cached=False,
         build_seconds=round(time.monotonic() - started, 1),
         size_bytes=pulumi_path().stat().st_size,
-        go=go,
+        go=go.describe(),
     )
     (cache_root() / cache_key() / "build.json").write_text(json.dumps(asdict(built), indent=1))
     return built
