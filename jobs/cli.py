@@ -8,7 +8,7 @@ import argparse
 import importlib
 import sys
 
-from stackconfig.cli import JsonErrorParser
+from stackconfig.cli import JsonErrorParser, prog_name
 
 #: Every `python -m jobs` command, in `--help` order: its name -> its module in `jobs/commands/`, which
 #: defines `register(subparsers)` adding that one command. A new command is one line here.
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     # A usage error under --json prints `{"ok": false, "error", "exit_code": 2}` on stdout too, at every level
     # (`python -m jobs submit smoke --json --bogus`), as `jobs.errors.fail` does for the commands' own errors.
     parser: argparse.ArgumentParser = JsonErrorParser(
-        prog="python -m jobs",
+        prog=prog_name("jobs"),
         description="Build, render, submit and verify Azure ML GPU jobs from the stack outputs.",
         allow_abbrev=False,
     )

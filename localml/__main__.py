@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 
 from jobs.outputs import OUTPUTS_DIR_ENV
-from stackconfig.cli import JsonErrorParser, run_main
+from stackconfig.cli import JsonErrorParser, prog_name, run_main
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 #: Variables of a developer's shell that would win over the managed identity localml serves.
@@ -44,7 +44,7 @@ def _positive_minutes(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = JsonErrorParser(prog="python -m localml", description=__doc__.split("\n")[0])
+    p = JsonErrorParser(prog=prog_name("localml"), description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run Azurite + the control plane until Ctrl-C or SIGTERM")
     s.add_argument(

@@ -32,11 +32,11 @@ def _json_error(problem: str) -> dict:
 
 
 def parser() -> argparse.ArgumentParser:
-    from stackconfig.cli import JsonErrorParser
+    from stackconfig.cli import JsonErrorParser, prog_name
 
     p = JsonErrorParser(
         json_error=_json_error,
-        prog="python -m preflight",
+        prog=prog_name("preflight"),
         description="Evaluate the stack program under Pulumi mocks and run the CrossGuard policy pack over "
         "its gRPC analyzer protocol, as `pulumi preview --policy-pack policies` would: once as the first "
         "preview of a new stack, once as an update preview against deployed state.",

@@ -27,6 +27,13 @@ def usage_error_document(problem: str) -> dict[str, Any]:
     return {"ok": False, "error": problem, "exit_code": EXIT_INVALID}
 
 
+def prog_name(module: str) -> str:
+    """The program name usage texts show: the console script's (`azml-gpu-jobs`) when run as one,
+    `python -m <module>` otherwise (argparse's default would be `__main__.py`)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return name if name.startswith("azml-gpu-") else f"python -m {module}"
+
+
 class JsonErrorParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors honour --json: with --json among the arguments, the error is
     printed to stdout as the CLI's JSON error document (`json_error(problem)`), still with exit 2; without it,
@@ -90,7 +97,7 @@ def run_main(main: Callable[[], int]) -> NoReturn:
 def _parser() -> argparse.ArgumentParser:
     parser = JsonErrorParser(
         json_error=lambda problem: {"ok": False, "file": None, "problems": [problem]},
-        prog="python -m stackconfig",
+        prog=prog_name("stackconfig"),
         description="Validate the azml-gpu: config of a Pulumi stack file and report every problem at once.",
     )
     parser.add_argument(

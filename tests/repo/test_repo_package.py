@@ -120,6 +120,13 @@ def test_console_scripts_run_from_another_folder(venv: Path, tmp_path: Path) -> 
     assert r.returncode == 2 and json.loads(r.stdout)["exit_code"] == 2
 
 
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_each_console_scripts_usage_names_itself(venv: Path, tmp_path: Path, script: str) -> None:
+    # Not `python -m jobs`: a user who typed azml-gpu-jobs is told to type azml-gpu-jobs.
+    r = _run(venv, [venv / "bin" / script, "--help"], tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith(f"usage: {script} "), r.stdout[:200]
+
+
 def test_the_installed_package_runs_a_job_script_from_its_own_jobs_src(venv: Path, tmp_path: Path) -> None:
     r = _run(
         venv,
