@@ -13,9 +13,25 @@ AZURITE := localml/node_modules/.installed
 
 setup: $(VENV)/.installed $(PACK_VENV)/.installed $(AZURITE)
 
+# A virtualenv; Debian's python3 lacks ensurepip without python3-venv (`python3 -m venv` fails and leaves a
+# half-made folder): installed with apt-get as root or through passwordless sudo, like fuse3, else named.
+# APT_GET is overridden only by tests/repo/test_repo_bare_machine.py.
+APT_GET ?= apt-get
+VENV_FIX := sudo apt-get install -y python3-venv
+define make_venv
+{ $(PYTHON) -m venv $(1) >/dev/null 2>&1 || { rm -rf $(1); \
+  if [ "$$(id -u)" = 0 ]; then as=""; elif sudo -n true >/dev/null 2>&1; then as="sudo -n"; else \
+    echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`$(VENV_FIX)\`, then make again" >&2; exit 2; fi; \
+  echo "make: $(PYTHON) -m venv needs Debian's python3-venv (ensurepip): $${as:+$$as }$(APT_GET) install -y python3-venv" >&2; \
+  export DEBIAN_FRONTEND=noninteractive; \
+  $$as $(APT_GET) install -y -q python3-venv >/dev/null 2>&1 || { $$as $(APT_GET) update -q >/dev/null && $$as $(APT_GET) install -y -q python3-venv >/dev/null; } \
+    || { echo "make: \`$(APT_GET) install -y python3-venv\` failed; install it by hand, then make again" >&2; exit 2; }; \
+  $(PYTHON) -m venv $(1) || { rm -rf $(1); echo "make: $(PYTHON) -m venv still fails after installing python3-venv" >&2; exit 2; }; }; }
+endef
+
 # Reinstall only when the pinned requirements (or the transitive constraints) change.
 $(VENV)/.installed: requirements.txt constraints.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
+	@test -x $(PY) || $(call make_venv,$(VENV))
 	@# pip 23 (Python 3.11's bundled one) fails on this dependency graph (InconsistentCandidate on opentelemetry).
 	$(PY) -m pip install --quiet --disable-pip-version-check pip==26.3
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
@@ -34,7 +50,7 @@ pack-catalog: $(PACK_CATALOG)
 # The pack's virtualenv itself, and its pip (the one that builds the catalog wheel, in an isolated build
 # environment with the setuptools packaging/pack-catalog/pyproject.toml pins).
 $(PACK_VENV)/bin/python:
-	@$(PYTHON) -m venv $(PACK_VENV) || { echo "make: $(PYTHON) -m venv failed: on Debian/Ubuntu run \`sudo apt-get install -y python3-venv\`, then make again" >&2; exit 2; }
+	@$(call make_venv,$(PACK_VENV))
 	$(PACK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pip==26.3
 
 $(PACK_CATALOG): $(CATALOG_SOURCES) | $(PACK_VENV)/bin/python
@@ -57,8 +73,7 @@ $(AZURITE): localml/package.json localml/package-lock.json
 # The end-to-end and checkpoint tests mount localml's blob file system (FUSE 3: fusermount3
 # and libfuse3.so.3, both in Debian's fuse3). Installed like everything else here: with apt-get as root (or
 # through passwordless sudo, as on GitHub's runners); otherwise the one command to run is printed.
-# APT_GET and FUSE_DEV are overridden only by tests/repo/test_repo_bare_machine.py.
-APT_GET ?= apt-get
+# FUSE_DEV (and APT_GET, above) are overridden only by tests/repo/test_repo_bare_machine.py.
 FUSE_DEV ?= /dev/fuse
 FUSE_FIX := sudo apt-get install -y fuse3
 fuse-check:

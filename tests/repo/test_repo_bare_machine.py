@@ -138,3 +138,76 @@ def test_test_runs_the_fuse_check_smoke_needs_none_and_ci_installs_nothing_itsel
     ci = (ROOT / ".ci" / "run").read_text()
     assert "apt-get" not in ci and "pip install" not in ci and "npm" not in ci
     assert ci.rstrip().endswith("make lint\nmake test")
+
+
+class VenvMachine(Machine):
+    """Debian's python3 without python3-venv: `python3 -m venv DIR` makes DIR/bin/python, then fails (no
+    ensurepip: "The virtual environment was not created successfully because ensurepip is not available")
+    until apt-get installs python3-venv. The venv's python is a stub that accepts the pip calls."""
+
+    def __init__(self, tmp: Path, *, uid: int = 0, sudo: bool = False, has_venv: bool = False) -> None:
+        super().__init__(tmp, uid=uid, sudo=sudo)
+        marker = tmp / "python3-venv"
+        if has_venv:
+            marker.write_text("")
+        _script(
+            self.bin / "apt-get",
+            f'echo "$*" >> {self.log}\n'
+            f'case "$*" in *install*python3-venv*) : > {marker}; exit 0 ;; esac\nexit 1\n',
+        )
+        _script(
+            self.bin / "python3",
+            '[ "$1 $2" = "-m venv" ] || exit 0\n'
+            '/bin/mkdir -p "$3/bin" && printf "#!/bin/sh\\nexit 0\\n" > "$3/bin/python"\n'
+            '/bin/chmod +x "$3/bin/python"\n'
+            f"[ -e {marker} ] && exit 0\n"
+            'echo "The virtual environment was not created successfully because ensurepip is not"\n'
+            "exit 1\n",
+        )
+        _script(self.bin / "rm", 'exec /bin/rm "$@"\n')
+        self.venv = tmp / "pack-venv"
+
+    def make_venv(self) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                MAKE,
+                "--no-print-directory",
+                "-C",
+                str(ROOT),
+                f"PACK_VENV={self.venv}",
+                f"{self.venv}/bin/python",
+            ],
+            env={"PATH": str(self.bin), "HOME": str(self.bin.parent)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+
+def test_root_installs_python3_venv_when_venv_fails(tmp_path: Path) -> None:
+    m = VenvMachine(tmp_path, uid=0)
+    proc = m.make_venv()
+    assert proc.returncode == 0, proc.stderr
+    assert m.calls() == ["install -y -q python3-venv"]
+    assert (
+        "make: python3 -m venv needs Debian's python3-venv (ensurepip): apt-get install -y python3-venv"
+        in (proc.stderr)
+    )
+    assert (m.venv / "bin" / "python").exists()
+
+
+def test_non_root_is_told_to_install_python3_venv_and_no_half_made_venv_is_left(tmp_path: Path) -> None:
+    m = VenvMachine(tmp_path, uid=1000)
+    proc = m.make_venv()
+    assert proc.returncode == 2
+    assert m.calls() == []
+    assert "run `sudo apt-get install -y python3-venv`, then make again" in proc.stderr
+    # A half-made folder would pass the next run's `test -x` and fail later on a pip-less venv.
+    assert not m.venv.exists()
+
+
+def test_a_working_venv_installs_nothing(tmp_path: Path) -> None:
+    m = VenvMachine(tmp_path, uid=1000, has_venv=True)
+    proc = m.make_venv()
+    assert proc.returncode == 0, proc.stderr
+    assert m.calls() == []
