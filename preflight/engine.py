@@ -211,24 +211,29 @@ class Deployment:
             step = self._against_state(urn, typ, checked, news, old, options, group)
         if urn in self.condemned and step.op != "replace":
             root, keys = self.condemned[urn]
-            rechecked = azure_native.check(typ, news, None, self.provider_location, group)
-            step = Step(
-                urn,
-                typ,
-                True,
-                "replace",
-                checked,
-                azure_native.preview_outputs(typ, rechecked),
-                "",
-                replacement=Replacement(keys, False, True, "dependent", root),
-                old_id=(old.id or "") if old else "",
-            )
+            replacement = Replacement(keys, False, True, "dependent", root)
+            step = self._replace(urn, typ, checked, news, group, replacement, (old.id or "") if old else "")
         elif urn in self.condemned and step.replacement is not None:
             root, _keys = self.condemned[urn]
             r = step.replacement
             step.replacement = Replacement(r.fields, r.by_replace_on_changes, True, r.trigger, root)
         self.steps[urn] = step
         return step
+
+    def _replace(
+        self,
+        urn: str,
+        typ: str,
+        checked: dict[str, Any],
+        news: dict[str, Any],
+        group: str | None,
+        replacement: Replacement,
+        old_id: str,
+    ) -> Step:
+        # The replacement is checked again without olds (continueStepsFromDiff) and created in preview.
+        rechecked = azure_native.check(typ, news, None, self.provider_location, group)
+        outputs = azure_native.preview_outputs(typ, rechecked)
+        return Step(urn, typ, True, "replace", checked, outputs, "", replacement=replacement, old_id=old_id)
 
     def _against_state(
         self,
@@ -261,21 +266,9 @@ class Deployment:
             if dbr:
                 for dependent, keys in self._dependent_replacements(old):
                     self.condemned.setdefault(dependent.urn, (urn, keys))
-            # The replacement is checked again without olds (continueStepsFromDiff) and created in preview.
-            rechecked = azure_native.check(typ, news, None, self.provider_location, group)
-            return Step(
-                urn,
-                typ,
-                True,
-                "replace",
-                checked,
-                azure_native.preview_outputs(typ, rechecked),
-                "",
-                replacement=Replacement(
-                    tuple(sorted(set(matched) | set(provider_fields))), bool(matched), dbr, trigger
-                ),
-                old_id=old.id or "",
-            )
+            fields = tuple(sorted(set(matched) | set(provider_fields)))
+            replacement = Replacement(fields, bool(matched), dbr, trigger)
+            return self._replace(urn, typ, checked, news, group, replacement, old.id or "")
         outputs = azure_native.preview_outputs(typ, checked, old.outputs)
         return Step(urn, typ, True, "update", checked, outputs, old.id or "")
 
