@@ -146,7 +146,9 @@ def verify(
             world = records[-1].world_size
         if world is not None:
             worlds.append(world)
-        for node, host, r in rank_lines:
+        # A line that names its rank first: one without (a trainer's own) stands for the log's rank only if
+        # no line of the log names it.
+        for node, host, r in sorted(rank_lines, key=lambda line: line[2] is None):
             key = r if r is not None else rank
             if key in seen_ranks:
                 continue

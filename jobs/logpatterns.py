@@ -27,7 +27,9 @@ import re
 WORLD_SIZE = re.compile(r"\bworld[ _]size[ =:]+(\d+)", re.IGNORECASE)
 #: smoke.py's per-rank line: `node_rank=N`, `host=NAME`, `rank=N` (not `local_rank=`).
 NODE_RANK = re.compile(r"\bnode_rank[ =:]+(\d+)")
-HOST = re.compile(r"\bhost(?:name)?[ =:]+([A-Za-z0-9._-]+)")
+#: `host=NAME` or `hostname: NAME`, never prose: ProcessGroupGloo.cpp (PyTorch) warns "Unable to resolve
+#: hostname to a (local) address" on every rank of a node whose name does not resolve: no host named "to".
+HOST = re.compile(r"\bhost(?:name)?\s*[=:]\s*([A-Za-z0-9._-]+)")
 RANK = re.compile(r"(?<![_a-z])rank[ =:]+(\d+)")
 #: smoke.py's last line: `smoke peak busbw: 12.75 GB/s` (GB/s: gigabytes, the nccl-tests unit).
 PEAK_BUSBW = re.compile(r"peak busbw[ =:]+([0-9.]+)\s*GB/s", re.IGNORECASE)

@@ -442,3 +442,48 @@ def test_two_nodes_from_rank_lines_alone_are_judged_against_the_multi_node_level
     r = verify(write_job(tmp_path, 2, 8, transport=nccl_single_node, peak=250.0), 16, size=H100)
     assert r.nodes == 2 and not r.ok
     assert any(p.endswith(": below the fail level") for p in r.problems)
+
+
+# torch/csrc/distributed/c10d/ProcessGroupGloo.cpp prints this on each rank when the node's own name does not
+# resolve (seen in a bare Debian chroot whose /etc/hosts lacks the machine's name).
+GLOO_HOSTNAME_WARNING = (
+    "[W1202 04:50:54.624804486 ProcessGroupGloo.cpp:524] Warning: Unable to resolve hostname to a (local) "
+    "address. Using the loopback address as fallback. Manually set the network interface to bind to with "
+    "GLOO_SOCKET_IFNAME. (function operator())"
+)
+
+
+def test_a_gloo_hostname_warning_is_not_a_host(tmp_path):
+    root = write_job(tmp_path, 2, 2)
+    for log in (root / "artifacts/user_logs").iterdir():
+        log.write_text(GLOO_HOSTNAME_WARNING + "\n" + log.read_text())
+    r = verify(root, 4, allow_socket=True)
+    assert r.processes_per_node == {"node 0": 2, "node 1": 2} and r.nodes == 2
+
+
+def test_a_rankless_host_line_does_not_hide_the_ranks_own_line(tmp_path):
+    root = write_job(tmp_path, 2, 2)
+    for i, log in enumerate(sorted((root / "artifacts/user_logs").iterdir())):
+        log.write_text(f"trainer hostname: 10f2c1a{i // 2}000000\n" + log.read_text())
+    r = verify(root, 4, allow_socket=True)
+    assert r.processes_per_node == {"node 0": 2, "node 1": 2}
+
+
+@pytest.mark.parametrize(
+    "line, host",
+    [("host=10f2c1a0000000", "10f2c1a0000000"), ("hostname: node-1", "node-1"), ("host = a.b", "a.b")],
+)
+def test_host_forms_a_script_prints(line, host):
+    from jobs import logpatterns
+
+    m = logpatterns.HOST.search(f"smoke rank=0 {line}")
+    assert m is not None and m.group(1) == host
+
+
+@pytest.mark.parametrize(
+    "prose", [GLOO_HOSTNAME_WARNING, "could not reach host after 3 tries", "hostname to x"]
+)
+def test_prose_names_no_host(prose):
+    from jobs import logpatterns
+
+    assert logpatterns.HOST.search(prose) is None
