@@ -118,10 +118,10 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("jobs/runs/loop.py", 62, "default ''"): (
         "progress() of '-mutant' equals progress(''): neither holds a resume line or a metrics record"
     ),
-    ("jobs/runs/causes.py", 68, "GtE -> Gt"): (
+    ("jobs/runs/causes.py", 70, "GtE -> Gt"): (
         "end = text.find('\\n', m.end()) is -1 or at least m.end() >= 1 (every pattern matches text): never 0"
     ),
-    ("jobs/runs/causes.py", 68, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
+    ("jobs/runs/causes.py", 70, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
     ("jobs/health/report.py", 91, "continue -> pass"): "the continue is the loop body's last statement",
     ("jobs/health/build.py", 72, "default None"): (
         "environment=0 reaches builders._command, which sends `environment or DEFAULT_ENVIRONMENT`: the same"

@@ -5,8 +5,8 @@ code stops at once. Before the first job: the quota check. Every attempt goes to
 --json and written to LOGS/run-<run name or kind>.ledger.json.
 
 Exit codes: 0 completed and verified; 1 failed (user code, not verified, restarts or --max-hours used up);
-2 bad input or canceled; 3 the job's nodes do not fit the quota (numbers in the message) or create failed;
-4 status query failed.
+2 bad input; 3 the job's nodes do not fit the quota (numbers in the message) or create failed;
+4 status query failed; 5 canceled or paused.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ The rules, first match wins (`classify`); "retry" marks the infrastructure cause
 
 - completed: status `Completed` (JobStatus).
 - canceled: status `Canceled`, a person or a pipeline cancelled it. Not retried.
+- paused: status `Paused` (JobStatus `PAUSED`; terminal for azureml-examples' run-job.sh): someone paused it,
+  and a resubmission would run beside it. Not retried; exit 5 like `submit`.
 - preempted (retry): the run error contains `PreemptionError` or "pre-empted". Azure ML reports a
   low-priority preemption as a Failed job with "AzureMLCompute job failed. PreemptionError: Nodes of this
   job got pre-empted. Check if the run has failed or restarted. Reason: Received pre-emption warning
@@ -83,6 +85,8 @@ def classify(status: str | None, error: str | None, logs: dict[int, str]) -> Cau
         return Cause("completed", "status Completed")
     if status == "Canceled":
         return Cause("canceled", "status Canceled")
+    if status == "Paused":
+        return Cause("paused", "status Paused")
     if error and PREEMPTED.search(error):
         return Cause("preempted", f"run error: {error.strip()[:300]}")
     if status == "NotResponding":

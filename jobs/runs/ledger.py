@@ -73,7 +73,9 @@ class Ledger:
     max_restarts: int
     max_hours: float | None
     attempts: list[Attempt] = field(default_factory=list)
-    outcome: str = "running"  # completed | gave-up | user-error | canceled | time-limit | not-verified
+    outcome: str = (
+        "running"  # completed | gave-up | user-error | canceled | paused | time-limit | not-verified
+    )
     exit_code: int | None = None
     path: str | None = None
 

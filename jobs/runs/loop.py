@@ -122,8 +122,9 @@ def managed(
             ledger.write(ledger_path)
             return out.exit_code
         if not cause.retry:
-            ledger.outcome = "canceled" if cause.name == "canceled" else "user-error"
-            ledger.exit_code = EXIT_OTHER if cause.name == "canceled" else EXIT_FAILED
+            ended_otherwise = cause.name in ("canceled", "paused")  # submit's exit 5 too
+            ledger.outcome = cause.name if ended_otherwise else "user-error"
+            ledger.exit_code = EXIT_OTHER if ended_otherwise else EXIT_FAILED
             ledger.write(ledger_path)
             return ledger.exit_code
         if n > policy.max_restarts:

@@ -44,6 +44,13 @@ TRACEBACK = (
     [
         ("Completed", None, {}, "completed", False),
         ("Canceled", None, {0: SIGTERMED}, "canceled", False),
+        (
+            "Paused",
+            None,
+            {0: SIGTERMED},
+            "paused",
+            False,
+        ),  # JobStatus PAUSED: terminal, not an infrastructure cause
         ("Failed", PREEMPTED, {}, "preempted", True),
         ("Failed", PREEMPTED, {0: TRACEBACK}, "preempted", True),  # the service's reason outranks the logs
         ("NotResponding", None, {}, "not-responding", True),

@@ -458,3 +458,11 @@ def test_no_logs_folder_reads_as_no_logs(tmp_path):
     assert read_logs(None) == {} and read_logs(tmp_path / "absent") == {}
     got = read_logs(tmp_path)
     assert got == {}
+
+
+def test_a_paused_job_ends_otherwise_like_submit_and_is_not_resubmitted(monkeypatch, tmp_path):
+    # JobStatus PAUSED is terminal (azureml-examples run-job.sh); `submit` exits 5 for it (README "Exit
+    # codes"), and a resubmission would run beside the paused job.
+    paused = {"status": "Paused", "exit": 5, "logs": {0: SIGTERM.format(step=3)}}
+    code, data, script, _ = drive(monkeypatch, tmp_path, [paused, DONE], Policy(max_restarts=3))
+    assert (code, data["outcome"], data["exit_code"], len(script.calls)) == (5, "paused", 5, 1)
