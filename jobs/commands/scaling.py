@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from jobs.errors import UsageError, error_detail, guarded
+from jobs.errors import EXIT_QUERY, UsageError, error_detail, fail, guarded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,16 +60,15 @@ def run(args: argparse.Namespace) -> int:
         check_out_dir(Path(args.logs), "--logs")
         try:
             ml = ml_client(outputs.load(args.stack, args.outputs))
-        except NoCredentials as exc:
-            raise UsageError(str(exc)) from None
+        except NoCredentials as exc:  # Azure could not be asked: exit 4 (README "Exit codes"), as audit
+            return fail(str(exc), EXIT_QUERY, args.json)
         dirs = []
         for name in args.jobs:
             try:
                 dirs.append(logfiles.download(ml, name, Path(args.logs) / name, stderr_console()))
             except Exception as exc:
-                raise UsageError(
-                    f"--jobs {name}: cannot download its logs ({error_detail(exc)}); is it finished?"
-                ) from None
+                message = f"--jobs {name}: cannot download its logs ({error_detail(exc)}); is it finished?"
+                return fail(message, EXIT_QUERY, args.json)
     elif len(args.logdirs) == 2:
         dirs = [Path(d) for d in args.logdirs]
     else:

@@ -43,7 +43,7 @@ def run_jobs(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
         (["audit", "--outputs", FIXTURE], 4),
         (["quota", "--outputs", FIXTURE, "--regions", "eastus"], 4),
         (["check-deploy", "--outputs", FIXTURE], 4),
-        (["scaling", "--jobs", "job-a", "job-b", "--outputs", FIXTURE], 2),
+        (["scaling", "--jobs", "job-a", "job-b", "--outputs", FIXTURE], 4),  # not bad input: Azure unasked
     ],
 )
 def test_no_credentials_is_one_line_and_the_documented_exit_code(tmp_path, argv, code):
