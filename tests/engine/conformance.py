@@ -27,7 +27,9 @@ from engine import events, run
 from engine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
-GATE_ONLY = {"cluster-replacement"}
+# The gate's own checks of an update against deployed state, which no pack policy can make (a policy sees no
+# state): preflight/replacements.py and preflight/isolation.py. The engine's preview has nothing to compare.
+GATE_ONLY = {"cluster-replacement", "managed-network-isolation"}
 
 
 @dataclass(frozen=True)
