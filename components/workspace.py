@@ -74,8 +74,9 @@ class WorkspaceArgs:
       the workspace's subscription (how-to-setup-customer-managed-keys.md, Limitations: "The key vault that
       contains your customer-managed key must be in the same Azure subscription as the Azure Machine
       Learning workspace"): another subscription raises at construction. The vault is read at preview and up
-      (`keyvault.get_vault`): one that is missing, or has soft delete or purge protection off ("you must
-      enable soft delete and purge protection", same page), raises CustomerKeyError with the fix.
+      (`keyvault.get_vault`): one that is missing, has soft delete or purge protection off ("you must
+      enable soft delete and purge protection", same page), or shuts out trusted Microsoft services (Azure
+      Cosmos DB needs them), raises CustomerKeyError with the fix.
     - `user_assigned_identity_id` (default None: a system-assigned identity, whose role assignments Azure
       makes itself): ARM id of a user-assigned identity for the workspace, sent as identity type
       UserAssigned with `primaryUserAssignedIdentity` (the shape PSRule's Azure.ML.UserManagedIdentity
@@ -168,6 +169,25 @@ def key_vault_problems(vault_id: str, properties: object) -> list[str]:
             f"customer-managed key: the key vault {vault_id} has purge protection off; Azure ML needs soft "
             "delete and purge protection on the key's vault (how-to-setup-customer-managed-keys.md). Turn it "
             f"on (irreversible): {update} --enable-purge-protection true"
+        )
+    # Azure ML's Cosmos DB reads the key from Azure: "Your Azure Key Vault instance must be accessible through
+    # public network access or allow trusted Microsoft services to bypass its firewall. An instance that is
+    # exclusively accessible through private endpoints can't be used to host your customer-managed keys"
+    # (learn.microsoft.com/azure/cosmos-db/how-to-setup-customer-managed-keys, MicrosoftDocs/
+    # azure-databases-docs; the Azure ML page does not say it: conservative reading, docs/azure-behaviour.md
+    # section 18). `networkAcls.bypass` "If not specified the default is 'AzureServices'" (VaultProperties
+    # docstrings), `publicNetworkAccess` defaults to enabled (spec): only an explicit None shuts them out.
+    acls = getattr(properties, "network_acls", None)
+    bypass = str(getattr(acls, "bypass", None) or "AzureServices")
+    public = str(getattr(properties, "public_network_access", None) or "enabled").lower() != "disabled"
+    denied = str(getattr(acls, "default_action", None) or "Allow").lower() == "deny"
+    if bypass.lower() == "none" and (not public or denied):
+        closed = "public network access disabled" if not public else "its firewall denying by default"
+        problems.append(
+            f"customer-managed key: the key vault {vault_id} lets no trusted Microsoft service in ({closed}, "
+            "networkAcls.bypass None); the Azure Cosmos DB that Azure ML encrypts with your key needs the "
+            "vault reachable publicly or by trusted Microsoft services (cosmos-db how-to-setup-customer-"
+            f"managed-keys.md). Let them through: {update} --bypass AzureServices"
         )
     return problems
 

@@ -149,3 +149,46 @@ def test_no_key_reads_no_vault(stack_configs) -> None:
     result = run_program("prod", config=stack_configs["prod"])
     assert result.ok
     assert GET_VAULT not in [t for t, _ in result.invokes]
+
+
+# Azure Cosmos DB (which Azure ML encrypts with the key) "must be accessible through public network access or
+# allow trusted Microsoft services to bypass its firewall. An instance that is exclusively accessible through
+# private endpoints can't be used" (cosmos-db how-to-setup-customer-managed-keys.md). `networkAcls.bypass`
+# defaults to AzureServices and `publicNetworkAccess` to enabled (keyvault.json 2024-11-01, VaultProperties).
+BYPASS_FIX = f"az keyvault update --subscription {SUB} -g rg-keys -n kv-cmk --bypass AzureServices"
+PROTECTED = {"enablePurgeProtection": True}
+
+
+@pytest.mark.parametrize(
+    ("network", "closed"),
+    [
+        (
+            {"publicNetworkAccess": "disabled", "networkAcls": {"bypass": "None"}},
+            "public network access disabled",
+        ),
+        (
+            {"publicNetworkAccess": "Disabled", "networkAcls": {"bypass": "None"}},
+            "public network access disabled",
+        ),
+        ({"networkAcls": {"bypass": "None", "defaultAction": "Deny"}}, "its firewall denying by default"),
+    ],
+)
+def test_a_vault_closed_to_trusted_services_is_refused(config, network, closed) -> None:
+    message = error_of(config, vault({**PROTECTED, **network}))
+    assert f"the key vault {KV} lets no trusted Microsoft service in ({closed}" in message
+    assert message.endswith(BYPASS_FIX)
+    assert "purge protection off" not in message
+
+
+@pytest.mark.parametrize(
+    "network",
+    [
+        {},  # no firewall: public
+        {"publicNetworkAccess": "disabled", "networkAcls": {"bypass": "AzureServices"}},
+        {"publicNetworkAccess": "disabled", "networkAcls": {"defaultAction": "Deny"}},  # bypass defaults
+        {"networkAcls": {"bypass": "None", "defaultAction": "Allow"}},  # public, no rule denies
+    ],
+)
+def test_a_vault_reachable_by_trusted_services_or_publicly_passes(config, network) -> None:
+    result = run_program("prod", config=config, existing=vault({**PROTECTED, **network}))
+    assert result.ok, result.error
