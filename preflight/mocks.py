@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,7 @@ class AzureMocks(pulumi_mocks.Mocks):
 
     subscription_id: str = DEFAULT_SUBSCRIPTION_ID
     calls: list[tuple[str, dict]] = field(default_factory=list)
-    existing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    existing: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
     def arm_identity(self, typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, str, str] | None:
         """(ARM id, Azure name, ARM type) of a resource of type `typ` with these checked inputs; None while

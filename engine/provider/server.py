@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from concurrent import futures
 from typing import Any
 
@@ -79,6 +80,25 @@ _KINDS = {
 }
 
 
+class _StoreView(Mapping[str, dict[str, Any]]):
+    """The ARM store as the mocks' `existing` (lower-case ARM id -> record), read per look-up."""
+
+    def __init__(self, arm_store: store.ArmStore) -> None:
+        self.arm_store = arm_store
+
+    def __getitem__(self, arm_id: str) -> dict[str, Any]:
+        found = self.arm_store.get(arm_id)
+        if found is None:
+            raise KeyError(arm_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(str(r["id"]).lower() for r in self.arm_store.all())
+
+    def __len__(self) -> int:
+        return len(self.arm_store.all())
+
+
 class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
     def __init__(self) -> None:
         self.config: dict[str, str] = {}
@@ -97,8 +117,7 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
         return self._arm
 
     def _mocks(self) -> AzureMocks:
-        existing = {str(r["id"]).lower(): r for r in self.store.all()}
-        return AzureMocks(subscription_id=self.subscription_id, existing=existing)
+        return AzureMocks(subscription_id=self.subscription_id, existing=_StoreView(self.store))
 
     def GetPluginInfo(self, request, context):  # noqa: N802 (gRPC names)
         return plugin_pb2.PluginInfo(version=AZURE_NATIVE_VERSION)
