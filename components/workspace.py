@@ -201,7 +201,8 @@ class Workspace(pulumi.ComponentResource):
     system-assigned identity), `region`,
     `subscription_id`, `tenant_id`, and the child resources `storage_account`, `key_vault`,
     `log_analytics`, `app_insights`, `container_registry` (None when not requested), `ml_workspace`,
-    `names` (the derived Azure names).
+    `names` (the derived Azure names), `customer_key_vault` (the customer-managed key's vault as `getVault`
+    read it; None without a key).
     """
 
     def __init__(self, name: str, args: WorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:

@@ -455,12 +455,16 @@ def _run(
         return None
     if program.error:
         result.errors = [f"the program failed: {program.error}"]
-        if "keyvault:getVault" in program.error and "ResourceNotFound" in program.error and not existing:
+        if "keyvault:getVault" in program.error and "ResourceNotFound" in program.error:
             # Offline, a vault outside the stack is known only from --existing (preflight.mocks).
             result.errors.append(
                 "offline, the gate knows a vault outside the stack only from --existing F: "
-                "`az keyvault show --ids <vault id> > F`, then `python -m preflight "
-                f"{stack} --existing F`"
+                + (
+                    "F has no vault of that id; add what `az keyvault show --ids <vault id>` prints to F"
+                    if existing
+                    else "`az keyvault show --ids <vault id> > F`, then "
+                    f"`python -m preflight {stack} --existing F`"
+                )
             )
         return None
     return program

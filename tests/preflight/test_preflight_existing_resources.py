@@ -190,3 +190,17 @@ def test_a_bad_existing_file_exits_2_before_the_evaluation(tmp_path: Path) -> No
     assert run.returncode == 2
     assert f"--existing: {bad} is not JSON" in run.stderr
     assert "evaluating __main__.py" not in run.stderr and "Traceback" not in run.stderr
+
+
+def test_the_gate_with_another_vault_in_f_says_f_lacks_it(cmk_stack: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    sub = yaml.safe_load(cmk_stack.read_text())["config"]["azure-native:subscriptionId"]
+    body = {
+        "id": KV.replace(SUB, sub).replace("kv-cmk", "kv-other"),
+        "properties": {"enablePurgeProtection": True},
+    }
+    other.write_text(json.dumps(body))
+    run = preflight("prod", "--config-file", str(cmk_stack), "--existing", str(other))
+    assert run.returncode == 2
+    assert "ResourceNotFound" in run.stderr
+    assert "F has no vault of that id; add what `az keyvault show --ids <vault id>` prints to F" in run.stderr
