@@ -130,6 +130,11 @@ def read_key_vault(vault_id: str, opts: pulumi.InvokeOptions | None = None) -> k
     preview and up. A vault that does not exist (ARM's 404 ResourceNotFound) or can't be read raises
     CustomerKeyError naming it."""
     parts = vault_id.split("/")
+    if len(parts) != 9 or [p.lower() for p in parts[6:8]] != ["microsoft.keyvault", "vaults"]:
+        raise CustomerKeyError(
+            f"customer-managed key: {vault_id!r} is not the ARM id of a key vault; use "
+            "/subscriptions/<subscription-id>/resourceGroups/<rg>/providers/Microsoft.KeyVault/vaults/<name>"
+        )
     try:
         return keyvault.get_vault(resource_group_name=parts[4], vault_name=parts[8], opts=opts)
     except Exception as e:  # noqa: BLE001 (the invoke's own error, whatever ARM answered, is quoted)

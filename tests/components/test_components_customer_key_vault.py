@@ -192,3 +192,23 @@ def test_a_vault_closed_to_trusted_services_is_refused(config, network, closed) 
 def test_a_vault_reachable_by_trusted_services_or_publicly_passes(config, network) -> None:
     result = run_program("prod", config=config, existing=vault({**PROTECTED, **network}))
     assert result.ok, result.error
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        f"/subscriptions/{SUB}/resourceGroups/rg-keys",
+        f"/subscriptions/{SUB}/resourceGroups/rg-keys/providers/Microsoft.Storage/storageAccounts/kv-cmk",
+        KV + "/keys/ws-key",
+    ],
+)
+def test_the_component_refuses_an_id_that_names_no_vault(bad) -> None:
+    """Below the config's check (stackconfig refuses these first): the component's own guard, by message."""
+    from components.workspace import CustomerKeyError, read_key_vault
+
+    with pytest.raises(CustomerKeyError) as info:
+        read_key_vault(bad)
+    assert str(info.value) == (
+        f"customer-managed key: {bad!r} is not the ARM id of a key vault; use "
+        "/subscriptions/<subscription-id>/resourceGroups/<rg>/providers/Microsoft.KeyVault/vaults/<name>"
+    )
