@@ -73,7 +73,10 @@ class WorkspaceArgs:
       identity added to the workspace identity (`SystemAssigned,UserAssigned`). Its key vault must be in
       the workspace's subscription (how-to-setup-customer-managed-keys.md, Limitations: "The key vault that
       contains your customer-managed key must be in the same Azure subscription as the Azure Machine
-      Learning workspace"): another subscription raises at construction.
+      Learning workspace"): another subscription raises at construction. The vault is read at preview and up
+      (`keyvault.get_vault`): one that is missing, has soft delete or purge protection off ("you must
+      enable soft delete and purge protection", same page), or shuts out trusted Microsoft services (Azure
+      Cosmos DB needs them), raises CustomerKeyError with the fix.
     - `user_assigned_identity_id` (default None: a system-assigned identity, whose role assignments Azure
       makes itself): ARM id of a user-assigned identity for the workspace, sent as identity type
       UserAssigned with `primaryUserAssignedIdentity` (the shape PSRule's Azure.ML.UserManagedIdentity
@@ -117,6 +120,83 @@ class CustomerKey:
     user_assigned_identity_id: str
 
 
+class CustomerKeyError(pulumi.RunError, ValueError):
+    """A customer-managed key Azure ML would refuse: the engine prints a RunError without a stack trace
+    (pulumi-language-python-exec), so `pulumi preview` fails with the message alone."""
+
+
+def read_key_vault(vault_id: str, opts: pulumi.InvokeOptions | None = None) -> keyvault.GetVaultResult:
+    """GET the vault of a customer-managed key (`azure-native:keyvault:getVault`, Key Vault `Vaults_Get`) at
+    preview and up. A vault that does not exist (ARM's 404 ResourceNotFound) or can't be read raises
+    CustomerKeyError naming it."""
+    parts = vault_id.split("/")
+    if len(parts) != 9 or [p.lower() for p in parts[6:8]] != ["microsoft.keyvault", "vaults"]:
+        raise CustomerKeyError(
+            f"customer-managed key: {vault_id!r} is not the ARM id of a key vault; use "
+            "/subscriptions/<subscription-id>/resourceGroups/<rg>/providers/Microsoft.KeyVault/vaults/<name>"
+        )
+    try:
+        return keyvault.get_vault(resource_group_name=parts[4], vault_name=parts[8], opts=opts)
+    except Exception as e:  # noqa: BLE001 (the invoke's own error, whatever ARM answered, is quoted)
+        raise CustomerKeyError(
+            f"customer-managed key: cannot read the key vault {vault_id} ({e}); check "
+            "identity.customer_managed_key.key_vault_id (`az keyvault show --ids <id>`) and that the "
+            "deployer can read the vault (Reader on it)"
+        ) from None
+
+
+def key_vault_problems(vault_id: str, properties: object) -> list[str]:
+    """What Azure ML needs of the vault that holds a customer-managed key and `properties` (the getVault
+    `VaultPropertiesResponse`) lacks: "When creating Azure Key Vault, you must enable soft delete and purge
+    protection" (how-to-setup-customer-managed-keys.md, "Create Azure Key Vault"; concept-customer-managed-
+    keys.md, Prerequisites: "The key vault must enable soft delete and purge protection").
+
+    Read as Key Vault stores them (azure-rest-api-specs keyvault.json 2024-11-01 `VaultProperties`):
+    `enablePurgeProtection` has no default and "does not accept false", so only `true` is on (absent: never
+    turned on); `enableSoftDelete` defaults to true at creation, so only `false` is off. Purge protection "is
+    effective only if soft delete is also enabled": with soft delete off, that fix comes first."""
+    purge = getattr(properties, "enable_purge_protection", None)
+    soft = getattr(properties, "enable_soft_delete", None)
+    parts = vault_id.split("/")
+    # The fix as learn.microsoft.com/azure/key-vault/general/key-vault-recovery writes it ("Enable purge
+    # protection on a key vault": `az keyvault update --subscription {SUBSCRIPTION ID} -g {RESOURCE GROUP}
+    # -n {VAULT NAME} --enable-purge-protection true`; soft delete likewise with --enable-soft-delete).
+    update = f"az keyvault update --subscription {parts[2]} -g {parts[4]} -n {parts[8]}"
+    problems = []
+    if soft is False:
+        problems.append(
+            f"customer-managed key: the key vault {vault_id} has soft delete off; Azure ML needs soft delete "
+            "and purge protection on the key's vault (how-to-setup-customer-managed-keys.md). Turn it on "
+            f"(irreversible): {update} --enable-soft-delete true"
+        )
+    if purge is not True:
+        problems.append(
+            f"customer-managed key: the key vault {vault_id} has purge protection off; Azure ML needs soft "
+            "delete and purge protection on the key's vault (how-to-setup-customer-managed-keys.md). Turn it "
+            f"on (irreversible): {update} --enable-purge-protection true"
+        )
+    # Azure ML's Cosmos DB reads the key from Azure: "Your Azure Key Vault instance must be accessible through
+    # public network access or allow trusted Microsoft services to bypass its firewall. An instance that is
+    # exclusively accessible through private endpoints can't be used to host your customer-managed keys"
+    # (learn.microsoft.com/azure/cosmos-db/how-to-setup-customer-managed-keys, MicrosoftDocs/
+    # azure-databases-docs; the Azure ML page does not say it: conservative reading, docs/azure-behaviour.md
+    # section 18). `networkAcls.bypass` "If not specified the default is 'AzureServices'" (VaultProperties
+    # docstrings), `publicNetworkAccess` defaults to enabled (spec): only an explicit None shuts them out.
+    acls = getattr(properties, "network_acls", None)
+    bypass = str(getattr(acls, "bypass", None) or "AzureServices")
+    public = str(getattr(properties, "public_network_access", None) or "enabled").lower() != "disabled"
+    denied = str(getattr(acls, "default_action", None) or "Allow").lower() == "deny"
+    if bypass.lower() == "none" and (not public or denied):
+        closed = "public network access disabled" if not public else "its firewall denying by default"
+        problems.append(
+            f"customer-managed key: the key vault {vault_id} lets no trusted Microsoft service in ({closed}, "
+            "networkAcls.bypass None); the Azure Cosmos DB that Azure ML encrypts with your key needs the "
+            "vault reachable publicly or by trusted Microsoft services (cosmos-db how-to-setup-customer-"
+            f"managed-keys.md). Let them through: {update} --bypass AzureServices"
+        )
+    return problems
+
+
 class Workspace(pulumi.ComponentResource):
     """Resource group (created or looked up), storage account, key vault, Log Analytics workspace,
     workspace-based Application Insights, optional container registry, and the Azure ML workspace
@@ -126,7 +206,8 @@ class Workspace(pulumi.ComponentResource):
     system-assigned identity), `region`,
     `subscription_id`, `tenant_id`, and the child resources `storage_account`, `key_vault`,
     `log_analytics`, `app_insights`, `container_registry` (None when not requested), `ml_workspace`,
-    `names` (the derived Azure names).
+    `names` (the derived Azure names), `customer_key_vault` (the customer-managed key's vault as `getVault`
+    read it; None without a key).
     """
 
     def __init__(self, name: str, args: WorkspaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -252,15 +333,19 @@ class Workspace(pulumi.ComponentResource):
             )
 
         cmk = args.customer_managed_key
+        self.customer_key_vault: keyvault.GetVaultResult | None = None
         if cmk is not None:
             vault_subscription = cmk.key_vault_id.split("/")[2] if cmk.key_vault_id.count("/") > 2 else ""
             if vault_subscription.lower() != str(client.subscription_id).lower():
-                raise ValueError(
+                raise CustomerKeyError(
                     f"customer-managed key: the key vault {cmk.key_vault_id} is in subscription "
                     f"{vault_subscription}, not the workspace's ({client.subscription_id}); Azure ML needs "
                     "the key vault in the workspace's subscription (how-to-setup-customer-managed-keys.md, "
                     "Limitations): put the key in a vault of that subscription"
                 )
+            self.customer_key_vault = read_key_vault(cmk.key_vault_id, pulumi.InvokeOptions(parent=self))
+            if problems := key_vault_problems(cmk.key_vault_id, self.customer_key_vault.properties):
+                raise CustomerKeyError("; ".join(problems))
         uai = args.user_assigned_identity_id
         depends: list[pulumi.Resource] = []
         self.identity_assignments: RoleAssignments | None = None

@@ -1,7 +1,7 @@
 """`python -m preflight STACK [--json | --format markdown] [--date YYYY-MM-DD] [--state FILE]
-[--export-state FILE] [--outputs-file F]`: the offline policy gate, in the two previews a stack goes through
-(first deploy, and update against deployed state). `python -m preflight init-config STACK` writes the policy
-config of a new stack (preflight.initconfig).
+[--export-state FILE] [--outputs-file F] [--existing F]`: the offline policy gate, in the two previews a stack
+goes through (first deploy, and update against deployed state). `python -m preflight init-config STACK`
+writes the policy config of a new stack (preflight.initconfig).
 
 Exit 0: no mandatory violation; 1: mandatory violations; 2: invalid input (bad flag, invalid stack or policy
 config, every problem listed) or a program error (message, no traceback). Progress goes to stderr.
@@ -77,6 +77,14 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="F",
         help="read the stack config from exactly F (any name) instead of the repository's Pulumi.STACK.yaml",
+    )
+    p.add_argument(
+        "--existing",
+        type=Path,
+        metavar="F",
+        help="JSON of resources outside the stack the program reads (the customer-managed key's vault): "
+        "what `az keyvault show --ids ID` prints, one object or a list; default none, and such a read fails "
+        "as Azure's 404 does",
     )
     p.add_argument(
         "--policy-config",
@@ -161,6 +169,14 @@ def main(argv: list[str] | None = None) -> int:
             policy_config = load_policy_config(args.policy_config)
         except PolicyConfigError as e:
             problems.extend(f"--policy-config: {p}" for p in e.problems)
+    existing = None
+    if args.existing is not None:
+        from preflight.mocks import ExistingFileError, read_existing
+
+        try:
+            existing = read_existing(args.existing)
+        except ExistingFileError as e:
+            problems.append(str(e))
     if problems:
         return _fail(args, problems)
     result = evaluate(
@@ -170,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         state_path=args.state,
         on=args.date,
         progress=_progress,
+        existing=existing,
     )
     if result.errors:
         problems = result.resource_problems

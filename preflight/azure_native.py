@@ -503,3 +503,78 @@ def deployed_outputs(token: str, inputs: Mapping[str, Any], azure_name: str, arm
         },
     )
     return out
+
+
+# -- resources the program reads but does not create (invokes) ---------------------------------------------
+# One model for the gate's mocks (`preflight.mocks.AzureMocks.call`) and the stand-in plugin
+# (`engine/provider/server.py` `Invoke`). "Existing" resources are records in the stand-in's ARM store format
+# (`engine/provider/store.py`: {"id", "type", "inputs", "outputs"}, keyed by the lower-case ARM id), seeded by
+# a test, by `python -m preflight --existing F`, or made by an earlier `pulumi up` of the stand-in.
+
+GET_VAULT = "azure-native:keyvault:getVault"
+VAULT = "azure-native:keyvault:Vault"
+VAULT_ARM_TYPE = "Microsoft.KeyVault/vaults"
+
+
+class ResourceNotFound(LookupError):
+    """ARM's answer to a GET of a resource that does not exist: HTTP 404, code ResourceNotFound, "The Resource
+    '<type>/<name>' under resource group '<group>' was not found." (learn.microsoft.com/azure/azure-resource-
+    manager/troubleshooting/error-not-found, "Symptom"); azure-native's invoke fails with it."""
+
+    def __init__(self, arm_type: str, name: str, resource_group: str) -> None:
+        self.code = "ResourceNotFound"
+        super().__init__(
+            f'Status=404 Code="ResourceNotFound" Message="The Resource \'{arm_type}/{name}\' under resource '
+            f"group '{resource_group}' was not found.\""
+        )
+
+
+def vault_id(subscription_id: str, resource_group: str, name: str) -> str:
+    """The ARM id of a key vault (the `Vaults_Get` path of azure-rest-api-specs keyvault.json 2024-11-01)."""
+    group = f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}"
+    return f"{group}/providers/{VAULT_ARM_TYPE}/{name}"
+
+
+@cache
+def _vault_property_defaults() -> dict[str, Any]:
+    """The `default`s of `VaultProperties` in the vendored spec (azure-rest-api-specs keyvault.json
+    2024-11-01: enableSoftDelete true, enableRbacAuthorization false, softDeleteRetentionInDays 90, ...): Key
+    Vault stores them at creation, so a GET returns them. `enablePurgeProtection` has none: never turned on,
+    it is absent."""
+    vault = shape(VAULT)
+    version = vault.api_version if vault else None
+    relative = schema.index()["resources"][VAULT][version or "2024-11-01"]["file"]
+    props = schema._load(relative)["definitions"]["VaultProperties"]["properties"]
+    return {k: v["default"] for k, v in props.items() if "default" in v}
+
+
+def vault_get_answer(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The `azure-native:keyvault:getVault` answer for an existing vault `record`: the SDK's `GetVaultResult`
+    shape (3.29 `keyvault/get_vault.py`: id, name, type, location, tags, systemData, properties,
+    azureApiVersion; `properties` is `VaultPropertiesResponse`), the GET response of `Vaults_Get` with the
+    spec's defaults filled where the record lacks them (what Key Vault stored at creation)."""
+    outputs = dict(record.get("outputs") or {})
+    properties = {**_vault_property_defaults(), **dict(outputs.get("properties") or {})}
+    name = outputs.get("name") or str(record["id"]).rstrip("/").rsplit("/", 1)[-1]
+    answer = {
+        "id": record["id"],
+        "name": name,
+        "type": VAULT_ARM_TYPE,
+        "location": outputs.get("location"),
+        "tags": outputs.get("tags") or {},
+        "properties": properties,
+        "azureApiVersion": outputs.get("azureApiVersion") or getattr(shape(VAULT), "api_version", None),
+    }
+    return {k: v for k, v in answer.items() if v is not None}
+
+
+def get_vault(
+    subscription_id: str, args: Mapping[str, Any], existing: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Answer `getVault(resourceGroupName, vaultName)` from `existing` (lower-case ARM id -> record); a vault
+    not there is ARM's 404 (`ResourceNotFound`), as for a vault that does not exist."""
+    rg, name = str(args["resourceGroupName"]), str(args["vaultName"])
+    record = existing.get(vault_id(subscription_id, rg, name).lower())
+    if record is None:
+        raise ResourceNotFound(VAULT_ARM_TYPE, name, rg)
+    return vault_get_answer(record)

@@ -438,10 +438,15 @@ def _with_date(config: Mapping[str, Any], pack: PolicyPack, on: date | None) -> 
 
 
 def _run(
-    stack: str, root: Path, config: Mapping[str, Any] | None, deployment: Deployment, result: GateResult
+    stack: str,
+    root: Path,
+    config: Mapping[str, Any] | None,
+    deployment: Deployment,
+    result: GateResult,
+    existing: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ProgramResult | None:
     try:
-        program = run_program(stack, root, config, deployment=deployment)
+        program = run_program(stack, root, config, deployment=deployment, existing=existing)
     except Exception as e:  # noqa: BLE001 - a program bug: message, no traceback (exit 2)
         result.errors = [f"the program failed: {type(e).__name__}: {e}"]
         return None
@@ -450,6 +455,17 @@ def _run(
         return None
     if program.error:
         result.errors = [f"the program failed: {program.error}"]
+        if "keyvault:getVault" in program.error and "ResourceNotFound" in program.error:
+            # Offline, a vault outside the stack is known only from --existing (preflight.mocks).
+            result.errors.append(
+                "offline, the gate knows a vault outside the stack only from --existing F: "
+                + (
+                    "F has no vault of that id; add what `az keyvault show --ids <vault id>` prints to F"
+                    if existing
+                    else "`az keyvault show --ids <vault id> > F`, then "
+                    f"`python -m preflight {stack} --existing F`"
+                )
+            )
         return None
     return program
 
@@ -465,12 +481,14 @@ def evaluate(
     on: date | None = None,
     pack: PolicyPack | None = None,
     progress: Progress | None = None,
+    existing: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> GateResult:
     """Run the gate for `stack`: both evaluations. `config`: the stack config mapping (None:
     Pulumi.<stack>.yaml); `policy_config`: the --policy-pack-config object (None: read `policy_config_path`,
     default policies/config/<stack>.json, the pack's defaults when that does not exist); `state_path`: a
     `pulumi stack export` file for the update evaluation (None: synthetic state); `on`: evaluate retirement
-    on this day; `pack`: a started pack to reuse."""
+    on this day; `pack`: a started pack to reuse; `existing`: resources outside the stack the program reads
+    (`preflight.mocks.read_existing`)."""
     say = progress or (lambda _msg: None)
     result = GateResult(stack=stack, evaluation_date=(on or date.today()).isoformat())
 
@@ -521,7 +539,7 @@ def evaluate(
     try:
         for deployment, state_label in plans:
             say(f"evaluating __main__.py for stack {stack!r} under Pulumi mocks: {deployment.kind} preview")
-            program = _run(stack, root, config, deployment, result)
+            program = _run(stack, root, config, deployment, result, existing)
             if program is None:
                 return result
             if deployment.duplicates:

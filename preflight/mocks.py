@@ -11,7 +11,10 @@ puts it (`pulumi.runtime.set_mocks`): the resource monitor. The program itself r
   made-up id.
 - `AzureMocks.call` answers `azure-native:authorization:getClientConfig` (the subscription from the
   `azure-native:subscriptionId` config, a fixed fake tenant), `azure-native:resources:getResourceGroup` and
-  `azure-native:managedidentity:getUserAssignedIdentity` (stable fake principal ids).
+  `azure-native:managedidentity:getUserAssignedIdentity` (stable fake principal ids), and
+  `azure-native:keyvault:getVault` from `existing`, the resources of the world outside the stack (records in
+  the stand-in plugin's ARM store format, `preflight.azure_native.get_vault`: a vault not there is ARM's 404).
+  Nothing outside the stack is known unless declared: a test seeds `existing`, the stand-in passes its store.
 - `RecordingMonitor` is Pulumi's MockMonitor that also keeps each RegisterResourceRequest, because
   `MockResourceArgs` carries neither the resource options (replaceOnChanges, deleteBeforeReplace,
   protect, ignoreChanges) nor the parent and dependencies (pulumi/runtime/mocks.py), and the
@@ -20,15 +23,20 @@ puts it (`pulumi.runtime.set_mocks`): the resource monitor. The program itself r
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import grpc
 from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
+from preflight import azure_native
 from preflight.azure_native import FAKE_TENANT_ID, UNKNOWN
 from preflight.engine import Deployment, Step
 
@@ -87,10 +95,12 @@ def _known(*values: Any) -> bool:
 
 @dataclass
 class AzureMocks(pulumi_mocks.Mocks):
-    """Realistic azure-native answers. `subscription_id`: the subscription ids are built in."""
+    """Realistic azure-native answers. `subscription_id`: the subscription ids are built in. `existing`: the
+    resources outside the stack that invokes read (lower-case ARM id -> ARM store record)."""
 
     subscription_id: str = DEFAULT_SUBSCRIPTION_ID
     calls: list[tuple[str, dict]] = field(default_factory=list)
+    existing: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
     def arm_identity(self, typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, str, str] | None:
         """(ARM id, Azure name, ARM type) of a resource of type `typ` with these checked inputs; None while
@@ -192,6 +202,8 @@ class AzureMocks(pulumi_mocks.Mocks):
                 "clientId": str(uuid.uuid5(uuid.NAMESPACE_URL, "client:" + arm_id.lower())),
                 "tenantId": FAKE_TENANT_ID,
             }
+        if args.token == azure_native.GET_VAULT:
+            return azure_native.get_vault(self.subscription_id, args.args, self.existing)
         raise UnknownResourceType(f"preflight mocks: no answer for the invoke {args.token}")
 
 
@@ -245,6 +257,51 @@ def wire_values(value: Any) -> Any:
     if isinstance(value, list):
         return [wire_values(v) for v in value]
     return value
+
+
+class ExistingFileError(ValueError):
+    """An unreadable `--existing` file: the message names the file and the fix."""
+
+
+def read_existing(path: Path) -> dict[str, dict[str, Any]]:
+    """`python -m preflight --existing FILE`: ARM GET bodies (one object or a list, as `az keyvault show --ids
+    ID` prints one: id, name, type, location, properties) of resources outside the stack, as ARM store records
+    by lower-case ARM id (what `AzureMocks.existing` and the stand-in's store hold)."""
+    fix = "give the JSON `az keyvault show --ids <vault id>` prints (one object, or a list of them)"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExistingFileError(f"--existing: cannot read {path}: {e}; {fix}") from None
+    except json.JSONDecodeError as e:
+        raise ExistingFileError(f"--existing: {path} is not JSON ({e}); {fix}") from None
+    bodies = document if isinstance(document, list) else [document]
+    records: dict[str, dict[str, Any]] = {}
+    for n, body in enumerate(bodies):
+        arm_id = body.get("id") if isinstance(body, dict) else None
+        if not isinstance(arm_id, str) or not arm_id.startswith("/subscriptions/"):
+            raise ExistingFileError(
+                f"--existing: {path}: item {n} has no ARM id (`id: /subscriptions/...`); {fix}"
+            )
+        records[arm_id.lower()] = {"id": arm_id, "type": body.get("type", ""), "inputs": {}, "outputs": body}
+    return records
+
+
+class InvokeFailed(grpc.RpcError):
+    """The engine's answer to an invoke the provider failed: a gRPC error whose details are "invocation of
+    <tok> returned an error: <the provider's message>" (pulumi/pulumi pkg/resource/deploy/source_eval.go
+    `(*resmon).Invoke`). The SDK turns it into `Exception("invoke of <tok> failed: <details>")` the program
+    can catch (pulumi/runtime/invoke.py `do_invoke`: `grpc.RpcError` -> `grpc_error_to_exception`); any other
+    exception would crash the program as an RPC-level failure."""
+
+    def __init__(self, token: str, message: str) -> None:
+        super().__init__(message)
+        self._details = f"invocation of {token} returned an error: {message}"
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._details
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -306,6 +363,12 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             )
         )
         return resource_pb2.RegisterResourceResponse(urn=urn, id=step.id, object=obj_proto)
+
+    def Invoke(self, request):  # noqa: N802 (gRPC method name)
+        try:
+            return super().Invoke(request)
+        except azure_native.ResourceNotFound as e:  # the provider's GET answered 404
+            raise InvokeFailed(request.tok, str(e)) from None
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
         pulumi_mocks._ensure_event_loop()

@@ -115,6 +115,14 @@ def required(
                 str(args.get("resourceGroupName")),
                 CONTRIBUTOR,
             )
+        if token == "azure-native:keyvault:getVault":
+            # The customer-managed key's vault, outside the stack (components/workspace.py read_key_vault).
+            add(
+                "Microsoft.KeyVault/vaults/read",
+                "read the customer-managed key's vault",
+                str(args.get("vaultName")),
+                "Reader",
+            )
     return [
         {"action": action, "why": f"{verb} {', '.join(sorted(set(names)))}", "granted_by": role}
         for action, (verb, names, role) in sorted(needed.items())

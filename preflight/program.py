@@ -255,6 +255,7 @@ def run_program(
     preview: bool = True,
     project: str = PROJECT,
     deployment: Deployment | None = None,
+    existing: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ProgramResult:
     """Run `<root>/__main__.py` for `stack` under mocks.
 
@@ -265,6 +266,9 @@ def run_program(
     - `preview` (default True): Pulumi's dry-run flag, as under `pulumi preview`.
     - `deployment`: the evaluation (preflight.engine.Deployment); default: an update against the synthetic
       state of the stack deployed as declared, where every value is known.
+    - `existing`: resources outside the stack that the program reads (a customer-managed key's vault), as
+      ARM store records (`engine/provider/store.py`: {"id", "type", "inputs", "outputs"}) by ARM id; default
+      none: such a lookup answers ARM's 404 (`preflight.mocks.AzureMocks`).
 
     Returns a ProgramResult. An invalid config gives `problems` (nothing declared), never an
     exception; an unreadable stack file gives one problem naming the file. Any other exception from
@@ -285,7 +289,10 @@ def run_program(
     flat = flatten_config(config, project)
     result.config = flat
 
-    mocks = AzureMocks(subscription_id=flat.get(SUBSCRIPTION_KEY) or DEFAULT_SUBSCRIPTION_ID)
+    mocks = AzureMocks(
+        subscription_id=flat.get(SUBSCRIPTION_KEY) or DEFAULT_SUBSCRIPTION_ID,
+        existing={str(k).lower(): dict(v) for k, v in (existing or {}).items()},
+    )
     if deployment is None:
         deployment = Deployment(UPDATE, provider_location=flat.get(LOCATION_KEY))
     monitor = RecordingMonitor(mocks, deployment)

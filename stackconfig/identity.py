@@ -65,6 +65,49 @@ _ID_TYPES = {
 }
 
 
+# What a customer-managed key needs that neither the program nor the gate can read (docs/azure-behaviour.md
+# section 18): each must be acknowledged in `customer_managed_key.acknowledged`, refused by default.
+# Sources: learn.microsoft.com/azure/machine-learning/how-to-setup-customer-managed-keys (MicrosoftDocs/
+# azure-ai-docs articles/machine-learning/how-to-setup-customer-managed-keys.md): "Prerequisites" (the
+# resource providers table) and "Allow Azure Cosmos DB to access the key" (Get, Unwrap Key, Wrap Key; "The
+# principal ID for this entry is a232010e-820c-4083-83bb-3ace5fc29d0b for all regions other than Azure
+# Government. For Azure Government, the principal ID is 57506a73-e302-42a9-b869-6f12d9ec29e9"); for a vault
+# on the RBAC permission model, learn.microsoft.com/azure/cosmos-db/how-to-setup-customer-managed-keys
+# (MicrosoftDocs/azure-databases-docs), "Add role-based access control roles": Key Vault Crypto Service
+# Encryption User for the Azure Cosmos DB principal.
+COSMOS_DB_APP_ID = "a232010e-820c-4083-83bb-3ace5fc29d0b"
+COSMOS_DB_APP_ID_GOVERNMENT = "57506a73-e302-42a9-b869-6f12d9ec29e9"
+CMK_PROVIDERS = (
+    "Microsoft.MachineLearningServices",
+    "Microsoft.Storage",
+    "Microsoft.KeyVault",
+    "Microsoft.DocumentDB",
+    "Microsoft.Search",
+)
+
+
+def cmk_prerequisites(vault_id: str) -> dict[str, str]:
+    """Each acknowledgement of `customer_managed_key.acknowledged` -> what it states, with the commands that
+    make it true for the vault `vault_id`."""
+    parts = vault_id.split("/")
+    vault = parts[8] if len(parts) > 8 else "<vault>"
+    register = "; ".join(f"az provider register --namespace {p}" for p in CMK_PROVIDERS)
+    return {
+        "cosmos_db_key_access": (
+            f"the Azure Cosmos DB principal (application id {COSMOS_DB_APP_ID}; Azure Government "
+            f"{COSMOS_DB_APP_ID_GOVERNMENT}) has Get, Wrap Key and Unwrap Key on the key in {vault}: on an "
+            f"access-policy vault `az keyvault set-policy --name {vault} --spn {COSMOS_DB_APP_ID} "
+            "--key-permissions get wrapKey unwrapKey`, on an RBAC vault `az role assignment create "
+            f'--assignee {COSMOS_DB_APP_ID} --role "Key Vault Crypto Service Encryption User" '
+            f"--scope {vault_id}`"
+        ),
+        "providers_registered": (
+            f"the workspace's subscription has {', '.join(CMK_PROVIDERS)} registered: `{register}` (check "
+            "with `az provider show --namespace Microsoft.DocumentDB --query registrationState`)"
+        ),
+    }
+
+
 class CustomerManagedKey(Strict):
     """Encrypt the workspace's data with your key (create-only: Azure can't add or remove it later)."""
 
@@ -80,6 +123,35 @@ class CustomerManagedKey(Strict):
         "Crypto Service Encryption User on the vault before the workspace is created: grant it beforehand).",
         examples=[None],
     )
+
+    acknowledged: list[str] = Field(
+        default_factory=list,
+        validate_default=True,
+        description="Required, both: cosmos_db_key_access (the Azure Cosmos DB principal has Get, Wrap Key "
+        "and Unwrap Key on the key) and providers_registered (Microsoft.DocumentDB, Microsoft.Search and the "
+        "other providers Azure ML's key setup needs are registered). Neither can be read by the program or "
+        "the gate: the error of a missing one gives the commands that make it true.",
+        examples=[["cosmos_db_key_access", "providers_registered"]],
+    )
+
+    @field_validator("acknowledged")
+    @classmethod
+    def _acknowledged(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        vault_id = info.data.get("key_vault_id") or "<key_vault_id>"
+        needed = cmk_prerequisites(vault_id)
+        if unknown := [v for v in value if v not in needed]:
+            raise ValueError(
+                f"{', '.join(repr(v) for v in unknown)} is not an acknowledgement; use {' and '.join(needed)}"
+            )
+        if missing := [k for k in needed if k not in value]:
+            raise ValueError(
+                "not acknowledged: "
+                + "; ".join(f"{k}: {needed[k]}" for k in missing)
+                + f". Make each true, then add {', '.join(missing)} to acknowledged (Azure ML creates the "
+                "workspace's Cosmos DB and Search with your key and fails if they are not: "
+                "how-to-setup-customer-managed-keys.md)"
+            )
+        return value
 
     @field_validator("key_vault_id", "user_assigned_identity_id")
     @classmethod

@@ -22,8 +22,10 @@ Each RPC follows pulumi/pulumi-azure-native `provider/pkg/provider/provider.go` 
   state is `deployed_outputs` (response shape, `azureApiVersion`).
 - `Read` (refresh, `pulumi destroy --refresh`): the stored or live resource, or an empty id when gone.
 - `Delete`: DELETE on the control plane (a compute with `underlyingResourceAction=Delete`) or the store.
-- `Invoke`: `getClientConfig`, `getResourceGroup`, `getUserAssignedIdentity`, answered as the gate's
-  mocks answer them (`preflight.mocks.AzureMocks.call`).
+- `Invoke`: `getClientConfig`, `getResourceGroup`, `getUserAssignedIdentity`, `getVault`, answered as the
+  gate's mocks answer them (`preflight.mocks.AzureMocks.call`), with this plugin's ARM store as the world
+  outside the stack (`existing`): a vault is found when the store holds it (a test seeds it, or an earlier
+  `pulumi up` made it); one not there fails as azure-native's invoke does on ARM's 404 (ResourceNotFound).
 
 Where it differs from azure-native: docs/engine.md ("The stand-in provider").
 """
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from concurrent import futures
 from typing import Any
 
@@ -77,6 +80,25 @@ _KINDS = {
 }
 
 
+class _StoreView(Mapping[str, dict[str, Any]]):
+    """The ARM store as the mocks' `existing` (lower-case ARM id -> record), read per look-up."""
+
+    def __init__(self, arm_store: store.ArmStore) -> None:
+        self.arm_store = arm_store
+
+    def __getitem__(self, arm_id: str) -> dict[str, Any]:
+        found = self.arm_store.get(arm_id)
+        if found is None:
+            raise KeyError(arm_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(str(r["id"]).lower() for r in self.arm_store.all())
+
+    def __len__(self) -> int:
+        return len(self.arm_store.all())
+
+
 class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
     def __init__(self) -> None:
         self.config: dict[str, str] = {}
@@ -95,7 +117,7 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
         return self._arm
 
     def _mocks(self) -> AzureMocks:
-        return AzureMocks(subscription_id=self.subscription_id)
+        return AzureMocks(subscription_id=self.subscription_id, existing=_StoreView(self.store))
 
     def GetPluginInfo(self, request, context):  # noqa: N802 (gRPC names)
         return plugin_pb2.PluginInfo(version=AZURE_NATIVE_VERSION)
@@ -220,6 +242,8 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
         args = _plain(request.args)
         try:
             answer = self._mocks().call(pulumi_mocks.MockCallArgs(request.tok, args, ""))
+        except azure_native.ResourceNotFound as e:  # the invoke's GET answered 404
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
         except Exception as e:  # noqa: BLE001 (the provider answers "Invoke type ... not found")
             context.abort(grpc.StatusCode.UNKNOWN, f"Invoke type {request.tok} not found ({e})")
         if request.tok == "azure-native:resources:getResourceGroup":

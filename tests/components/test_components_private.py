@@ -240,9 +240,16 @@ def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
             "key_vault_id": KV_CMK,
             "key_uri": "https://kv-cmk.vault.azure.net/keys/ws-key/0123456789abcdef0123456789abcdef",
             "user_assigned_identity_id": UAI,
+            "acknowledged": ["cosmos_db_key_access", "providers_registered"],
         },
     )
-    result = run_program("prod", config=variant(base, clusters=clusters, identity=identity, network=network))
+    # The key's vault exists outside the stack, with purge protection on (what Azure ML needs).
+    vault = {KV_CMK: {"id": KV_CMK, "outputs": {"properties": {"enablePurgeProtection": True}}}}
+    result = run_program(
+        "prod",
+        config=variant(base, clusters=clusters, identity=identity, network=network),
+        existing=vault,
+    )
     assert result.ok, result.problems
     r = compute(result, "h100-x4")
     assert r.program_inputs["identity"] == {"type": "UserAssigned", "userAssignedIdentities": [UAI]}
@@ -369,6 +376,7 @@ def test_a_customer_key_in_another_subscription_is_refused(stack_configs):
             "key_vault_id": KV_CMK.replace(SUB, other),
             "key_uri": "https://kv-cmk.vault.azure.net/keys/ws-key/0123456789abcdef0123456789abcdef",
             "user_assigned_identity_id": UAI,
+            "acknowledged": ["cosmos_db_key_access", "providers_registered"],
         },
     )
     try:

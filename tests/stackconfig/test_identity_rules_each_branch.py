@@ -90,8 +90,16 @@ def test_a_principal_must_be_an_object_id(oid):
     assert "object id of the user, group or service principal" in p
 
 
+ACKNOWLEDGED = ["cosmos_db_key_access", "providers_registered"]
+
+
 def cmk(**changes) -> dict:
-    return {"key_vault_id": KV, "key_uri": KEY_URI, "user_assigned_identity_id": UAI} | changes
+    return {
+        "key_vault_id": KV,
+        "key_uri": KEY_URI,
+        "user_assigned_identity_id": UAI,
+        "acknowledged": ACKNOWLEDGED,
+    } | changes
 
 
 def test_a_customer_managed_key_is_accepted():

@@ -179,7 +179,12 @@ def test_customer_managed_key_ids_must_name_a_vault_and_a_user_assigned_identity
     vault = f"{sub}/Microsoft.KeyVault/vaults/kv-cmk"
     identity = f"{sub}/Microsoft.ManagedIdentity/userAssignedIdentities/uai-cmk"
     key = "https://kv-cmk.vault.azure.net/keys/ws-key/0123456789abcdef0123456789abcdef"
-    good = {"key_vault_id": vault, "key_uri": key, "user_assigned_identity_id": identity}
+    good = {
+        "key_vault_id": vault,
+        "key_uri": key,
+        "user_assigned_identity_id": identity,
+        "acknowledged": ["cosmos_db_key_access", "providers_registered"],
+    }
     validate({**_raw(), "identity": {"customer_managed_key": good}})
     swapped = dict(good, key_vault_id=identity, user_assigned_identity_id=vault)
     with pytest.raises(ConfigError) as info:
