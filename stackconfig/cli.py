@@ -82,8 +82,11 @@ def run_main(main: Callable[[], int]) -> NoReturn:
     The recipe of Python's documentation (signal module, "Note on SIGPIPE"): stdout is pointed at devnull so
     the interpreter's final flush does not raise again."""
     try:
-        code = main()
-        sys.stdout.flush()
+        try:
+            code = main()
+        except SystemExit as exc:  # argparse's usage error or --help: its text may still sit in the buffer
+            code = exc.code
+        sys.stdout.flush()  # a buffered stdout (no PYTHONUNBUFFERED) meets the closed pipe only here
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
