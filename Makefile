@@ -6,7 +6,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints fuse-check pack-catalog engine engine-preview engine-up
+.PHONY: test preview smoke lint setup constraints fuse-check hostname-check pack-catalog engine engine-preview engine-up
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
 AZURITE := localml/node_modules/.installed
@@ -101,7 +101,15 @@ engine-preview: $(VENV)/.installed $(PACK_VENV)/.installed engine
 engine-up: setup fuse-check engine
 	$(PY) -m engine up $(STACK)
 
-test: setup fuse-check engine
+# torchrun's rendezvous and Gloo resolve this machine's own name: where it does not resolve (a chroot or a
+# container whose /etc/hosts lacks it) Gloo warns and falls back to loopback, and `torchrun --standalone`
+# hangs until the test's timeout. Debian's installer writes `127.0.1.1 <hostname>`; say so up front.
+# HOST_NAME is overridden only by tests/repo/test_repo_bare_machine.py.
+HOST_NAME ?= $(shell hostname 2>/dev/null)
+hostname-check:
+	@getent hosts "$(HOST_NAME)" >/dev/null 2>&1 || { echo "make: this machine's name '$(HOST_NAME)' does not resolve; torchrun and Gloo (the job-script tests) need it: add \`127.0.1.1 $(HOST_NAME)\` to /etc/hosts (as Debian's installer does), then make again" >&2; exit 2; }
+
+test: setup fuse-check hostname-check engine
 	$(PY) -m pytest
 
 preview: $(VENV)/.installed $(PACK_VENV)/.installed

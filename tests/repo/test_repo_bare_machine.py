@@ -133,7 +133,7 @@ def test_test_runs_the_fuse_check_smoke_needs_none_and_ci_installs_nothing_itsel
         for line in makefile.splitlines()
         if line.startswith(("test:", "smoke:"))
     }
-    assert {"setup", "fuse-check"} <= set(prerequisites["test"])
+    assert {"setup", "fuse-check", "hostname-check"} <= set(prerequisites["test"])
     assert "setup" in prerequisites["smoke"] and "fuse-check" not in prerequisites["smoke"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert "apt-get" not in ci and "pip install" not in ci and "npm" not in ci
@@ -211,3 +211,18 @@ def test_a_working_venv_installs_nothing(tmp_path: Path) -> None:
     proc = m.make_venv()
     assert proc.returncode == 0, proc.stderr
     assert m.calls() == []
+
+
+# A name under .invalid never resolves (RFC 2606).
+@pytest.mark.parametrize(("name", "ok"), [("localhost", True), ("no-such-host.invalid", False)])
+def test_a_machine_name_that_does_not_resolve_is_named_before_the_suite_hangs(name: str, ok: bool) -> None:
+    proc = subprocess.run(
+        [MAKE, "--no-print-directory", "-C", str(ROOT), "hostname-check", f"HOST_NAME={name}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == (0 if ok else 2)
+    if not ok:
+        assert f"make: this machine's name '{name}' does not resolve" in proc.stderr
+        assert f"add `127.0.1.1 {name}` to /etc/hosts" in proc.stderr
