@@ -96,6 +96,8 @@ TESTS = {
         m: ["tests/jobs/test_health_report_judge.py", "tests/jobs/test_jobs_health.py"]
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
+    # issue 25, run of 2026-12-02 (checkpointing, components)
+    "jobs/src/checkpointing.py": ["tests/job_scripts/test_job_scripts_checkpointing.py"],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
@@ -342,6 +344,8 @@ PRELOAD = (
     "rich.console",
     "yaml",
     "grpc",
+    "torch",  # jobs/src/checkpointing.py's tests: ~3 s of each mutant's run otherwise
+    "torch.distributed.checkpoint",
 )
 
 
