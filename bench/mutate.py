@@ -97,7 +97,22 @@ TESTS = {
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
     # issue 25, run of 2026-12-02 (checkpointing, components)
-    "jobs/src/checkpointing.py": ["tests/job_scripts/test_job_scripts_checkpointing.py"],
+    "jobs/src/checkpointing.py": [
+        "tests/job_scripts/test_job_scripts_checkpointing.py",
+        "tests/job_scripts/test_checkpoint_lookup_and_verify.py",
+        "tests/job_scripts/test_checkpoint_resume_notes_and_save_modes.py",
+        "tests/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",  # 2 processes: last
+    ],
+    "components/locks.py": ["tests/components/test_components_locks.py"],
+    "components/naming.py": ["tests/components/test_components_naming.py"],
+    "components/diagnostics.py": ["tests/components/test_components_private.py"],
+    "components/gpu_cluster.py": [
+        "tests/components/test_components_identity_spec.py",
+        "tests/components/test_components_wire.py",
+        "tests/components/test_components_region.py",
+        "tests/components/test_components_private.py",
+        "tests/components/test_components_options.py",
+    ],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {

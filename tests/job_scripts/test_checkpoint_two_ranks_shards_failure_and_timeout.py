@@ -1,20 +1,21 @@
-"""CheckpointManager on two real gloo ranks, without train.py: one shard per rank (async and forced saves), a
-rank whose write fails (every rank raises naming it, nothing is committed, --keep 1 keeps the last good
-step, both ranks resume from it), and a peer that never joins a save (the checkpoint group's timeout ends
-the wait instead of torch's 30-minute default).
+"""CheckpointManager on two real gloo ranks, without train.py: one shard per rank (async and forced saves),
+a rank whose write fails (every rank raises naming it, nothing is committed, --keep 1 keeps the last good
+step, both ranks resume from it), a stop signalled to one rank agreed by both, and a peer that never joins
+a save (the checkpoint group's timeout ends the wait instead of torch's 30-minute default).
 
 test_job_scripts_train.py runs the same through train.py (minutes); this is the few-second version.
 """
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 
 from jobscripts_util import PY, SRC, base_env, free_port, track
 
 RANK = f"""
-import datetime, sys, time
+import datetime, os, signal, sys, time
 sys.path.insert(0, {str(SRC)!r})
 import torch, torch.distributed as dist
 import checkpointing as ck
@@ -49,6 +50,11 @@ except ck.CheckpointError as e:
     print("close:", e, flush=True)
 _, _, _, start = manager()
 print("resumed at", start, flush=True)
+stop = ck.StopRequest((signal.SIGTERM,))
+print("agreed", stop.agreed(torch.device("cpu")), stop.signum, flush=True)  # nobody was signalled
+if rank == 1:
+    os.kill(os.getpid(), signal.SIGTERM)
+print("agreed", stop.agreed(torch.device("cpu")), stop.signum, flush=True)  # rank 0 adopts rank 1's
 dist.barrier()
 if rank == 1:  # alive but never joins the next save
     time.sleep(60)
@@ -99,5 +105,10 @@ def test_two_ranks_shards_a_failed_rank_and_a_peer_that_never_joins(tmp_path):
     assert not (ckpt / "step_00000030" / "commit.json").exists()
     assert sorted(p.name for p in ckpt.iterdir() if (p / "commit.json").exists()) == ["step_00000020"]
     assert "resumed at 20" in log0.splitlines() and "resumed at 20" in log1.splitlines()
+    for log in (log0, log1):  # a stop on one rank is a stop on every rank, with its signal
+        assert [line for line in log.splitlines() if line.startswith("agreed")] == [
+            "agreed False None",
+            f"agreed True {int(signal.SIGTERM)}",
+        ]
     last = log0.splitlines()[-1]
     assert last.startswith("save 40 failed after ") and int(last.split()[4]) <= 15, log0[-2000:]
