@@ -104,7 +104,10 @@ TESTS = {
         "tests/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",  # 2 processes: last
     ],
     "components/locks.py": ["tests/components/test_components_locks.py"],
-    "components/naming.py": ["tests/components/test_components_naming.py"],
+    "components/naming.py": [
+        "tests/components/test_derived_names_as_documented.py",
+        "tests/components/test_components_naming.py",
+    ],
     "components/diagnostics.py": ["tests/components/test_components_private.py"],
     "components/gpu_cluster.py": [
         "tests/components/test_components_identity_spec.py",
