@@ -101,6 +101,7 @@ TESTS = {
         "tests/job_scripts/test_job_scripts_checkpointing.py",
         "tests/job_scripts/test_checkpoint_lookup_and_verify.py",
         "tests/job_scripts/test_checkpoint_resume_notes_and_save_modes.py",
+        "tests/job_scripts/test_stop_request_first_signal_wins.py",
         "tests/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",  # 2 processes: last
     ],
     "components/locks.py": ["tests/components/test_components_locks.py"],

@@ -145,3 +145,19 @@ def test_last_blocked_s_is_the_time_the_call_took(tmp_path):
     mgr.maybe_save(10)
     took = time.perf_counter() - t0
     assert 0 < mgr.last_blocked_s <= took
+
+
+@pytest.mark.parametrize(("kwargs", "force"), [({"async_": False}, False), ({}, True)])
+def test_a_blocking_save_that_fails_raises_from_maybe_save_itself(tmp_path, monkeypatch, kwargs, force):
+    """--sync-ckpt, or a stop's forced save: the failure is raised at that step, not one interval later
+    (or never, for a stop: the process exits next)."""
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ck.BlobWriter, "write_data", broken)
+    mgr, model, opt = tracked(tmp_path, **kwargs)
+    mgr.track(model, opt, config={})
+    with pytest.raises(ck.CheckpointError, match=r"step_00000010 failed: .*No space left on device"):
+        mgr.maybe_save(10, force=force)
+    assert not (tmp_path / "step_00000010" / "commit.json").exists()

@@ -1,7 +1,8 @@
 """CheckpointManager on two real gloo ranks, without train.py: one shard per rank (async and forced saves),
 a rank whose write fails (every rank raises naming it, nothing is committed, --keep 1 keeps the last good
-step, both ranks resume from it), a stop signalled to one rank agreed by both, and a peer that never joins
-a save (the checkpoint group's timeout ends the wait instead of torch's 30-minute default).
+step, both ranks resume from it), a rank that cannot read the shards (every rank's restore fails naming
+it), a stop signalled to one rank agreed by both, and a peer that never joins a save (the checkpoint
+group's timeout ends the wait instead of torch's 30-minute default).
 
 test_job_scripts_train.py runs the same through train.py (minutes); this is the few-second version.
 """
@@ -50,6 +51,17 @@ except ck.CheckpointError as e:
     print("close:", e, flush=True)
 _, _, _, start = manager()
 print("resumed at", start, flush=True)
+real_read = ck.FileSystemReader.read_data
+if rank == 1:  # this rank cannot read the shards (its node's mount fails)
+    def unreadable(*args, **kwargs):
+        raise OSError(5, "Input/output error")
+    ck.FileSystemReader.read_data = unreadable
+try:
+    manager()
+    print("restore: ok", flush=True)
+except BaseException as e:  # DCP's CheckpointException is a BaseException
+    print("restore:", ck.failure_text(e), flush=True)
+ck.FileSystemReader.read_data = real_read
 stop = ck.StopRequest((signal.SIGTERM,))
 print("agreed", stop.agreed(torch.device("cpu")), stop.signum, flush=True)  # nobody was signalled
 if rank == 1:
@@ -57,7 +69,7 @@ if rank == 1:
 print("agreed", stop.agreed(torch.device("cpu")), stop.signum, flush=True)  # rank 0 adopts rank 1's
 dist.barrier()
 if rank == 1:  # alive but never joins the next save
-    time.sleep(60)
+    time.sleep(30)  # well past the 3 s timeout; torch's default would wait for this exit
 t0 = time.monotonic()
 try:
     mgr.maybe_save(40)
@@ -105,6 +117,8 @@ def test_two_ranks_shards_a_failed_rank_and_a_peer_that_never_joins(tmp_path):
     assert not (ckpt / "step_00000030" / "commit.json").exists()
     assert sorted(p.name for p in ckpt.iterdir() if (p / "commit.json").exists()) == ["step_00000020"]
     assert "resumed at 20" in log0.splitlines() and "resumed at 20" in log1.splitlines()
+    unreadable = "restore: rank 1: OSError: [Errno 5] Input/output error"  # every rank learns it
+    assert unreadable in log0.splitlines() and unreadable in log1.splitlines(), log0 + log1
     for log in (log0, log1):  # a stop on one rank is a stop on every rank, with its signal
         assert [line for line in log.splitlines() if line.startswith("agreed")] == [
             "agreed False None",
