@@ -67,6 +67,10 @@ print("agreed", stop.agreed(torch.device("cpu")), stop.signum, flush=True)  # no
 if rank == 1:
     os.kill(os.getpid(), signal.SIGTERM)
 print("agreed", stop.agreed(torch.device("cpu")), stop.signum, flush=True)  # rank 0 adopts rank 1's
+hangup = ck.StopRequest((signal.SIGHUP,))  # the lowest signal number (1) is a stop too
+if rank == 1:
+    os.kill(os.getpid(), signal.SIGHUP)
+print("agreed", hangup.agreed(torch.device("cpu")), hangup.signum, flush=True)
 dist.barrier()
 if rank == 1:  # alive but never joins the next save
     time.sleep(30)  # well past the 3 s timeout; torch's default would wait for this exit
@@ -123,6 +127,7 @@ def test_two_ranks_shards_a_failed_rank_and_a_peer_that_never_joins(tmp_path):
         assert [line for line in log.splitlines() if line.startswith("agreed")] == [
             "agreed False None",
             f"agreed True {int(signal.SIGTERM)}",
+            f"agreed True {int(signal.SIGHUP)}",
         ]
     last = log0.splitlines()[-1]
     assert last.startswith("save 40 failed after ") and int(last.split()[4]) <= 15, log0[-2000:]
