@@ -165,6 +165,14 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("jobs/src/checkpointing.py", 414, "and -> or"): (
         "_commit is only the done-callback maybe_save adds after setting _pending, with folder set: both set"
     ),
+    ("components/naming.py", 73, "Sub -> Add"): (
+        "both `50 - 2 - len(suffix)` mutants leave room for 46 or 54 characters, and a workspace name has at"
+        " most 33 (stackconfig.names.workspace_name_problem): the registry name is never cut"
+    ),
+    ("components/network.py", 219, "default 0"): (
+        "`old or 'Disabled'` and `new or 'Disabled'` are one of the three modes (stackconfig.network."
+        "IsolationMode; the state's inputs are what such a config sent): the `.get` fallback is never read"
+    ),
 }
 
 
