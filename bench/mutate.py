@@ -69,6 +69,7 @@ TESTS = {
     "stackconfig/combinations.py": [
         "tests/stackconfig/test_network_combinations_each_branch.py",
         "tests/stackconfig/test_stackconfig_combinations.py",
+        "tests/stackconfig/test_stackconfig_access.py",  # grants and the lock decision (added 2026-12-02)
     ],
     "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
     "stackconfig/network.py": [
