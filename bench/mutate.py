@@ -70,6 +70,7 @@ TESTS = {
         "tests/stackconfig/test_network_combinations_each_branch.py",
         "tests/stackconfig/test_stackconfig_combinations.py",
         "tests/stackconfig/test_stackconfig_access.py",  # grants and the lock decision (added 2026-12-02)
+        "tests/stackconfig/test_lock_decision_edges.py",  # added 2026-12-02
     ],
     "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
     "stackconfig/network.py": [
@@ -173,6 +174,10 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("components/network.py", 219, "default 0"): (
         "`old or 'Disabled'` and `new or 'Disabled'` are one of the three modes (stackconfig.network."
         "IsolationMode; the state's inputs are what such a config sent): the `.get` fallback is never read"
+    ),
+    ("stackconfig/combinations.py", 94, "and -> or"): (
+        "OutboundRule._keys_of_type requires service_resource_id on a private_endpoint rule and refuses it"
+        " on the other types (and an empty one is not an ARM id): the two conditions select the same rules"
     ),
 }
 
