@@ -155,8 +155,8 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ),
     # issue 25, run of 2026-12-02 (checkpointing, components)
     ("jobs/src/checkpointing.py", 180, "default 0"): (
-        "every item DCP writes has a length above 0 (a tensor goes through torch.save: an empty one is 1513"
-        " bytes; other state is pickled), so max(0, end) and max(1, end) agree"
+        "every item DCP writes has a length above 0 (a tensor goes through torch.save: a shard of one empty"
+        " tensor is 1513 bytes; other state is pickled), so max(0, end) and max(1, end) agree"
     ),
     ("jobs/src/checkpointing.py", 226, "GtE -> Gt"): (
         "newest is always in `kept`: the step equal to it is skipped by either test"
