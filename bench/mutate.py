@@ -69,6 +69,8 @@ TESTS = {
     "stackconfig/combinations.py": [
         "tests/stackconfig/test_network_combinations_each_branch.py",
         "tests/stackconfig/test_stackconfig_combinations.py",
+        "tests/stackconfig/test_stackconfig_access.py",  # grants and the lock decision (added 2026-12-02)
+        "tests/stackconfig/test_lock_decision_edges.py",  # added 2026-12-02
     ],
     "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
     "stackconfig/network.py": [
@@ -77,6 +79,7 @@ TESTS = {
     ],
     "stackconfig/identity.py": ["tests/stackconfig/test_identity_rules_each_branch.py"],
     "components/network.py": [
+        "tests/components/test_components_network_rules.py",  # refused_isolation_change (added 2026-12-02)
         "tests/components/test_published_role_ids_and_dns_zones.py",
         "tests/components/test_managed_network_variants.py",
         "tests/components/test_components_private.py",
@@ -96,6 +99,27 @@ TESTS = {
         m: ["tests/jobs/test_health_report_judge.py", "tests/jobs/test_jobs_health.py"]
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
+    # issue 25, run of 2026-12-02 (checkpointing, components)
+    "jobs/src/checkpointing.py": [
+        "tests/job_scripts/test_job_scripts_checkpointing.py",
+        "tests/job_scripts/test_checkpoint_lookup_and_verify.py",
+        "tests/job_scripts/test_checkpoint_resume_notes_and_save_modes.py",
+        "tests/job_scripts/test_stop_request_first_signal_wins.py",
+        "tests/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",  # 2 processes: last
+    ],
+    "components/locks.py": ["tests/components/test_components_locks.py"],
+    "components/naming.py": [
+        "tests/components/test_derived_names_as_documented.py",
+        "tests/components/test_components_naming.py",
+    ],
+    "components/diagnostics.py": ["tests/components/test_components_private.py"],
+    "components/gpu_cluster.py": [
+        "tests/components/test_components_identity_spec.py",
+        "tests/components/test_components_wire.py",
+        "tests/components/test_components_region.py",
+        "tests/components/test_components_private.py",
+        "tests/components/test_components_options.py",
+    ],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
@@ -128,6 +152,32 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ),
     ("policies/quota_reservation.py", 101, "default 1"): (
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
+    ),
+    # issue 25, run of 2026-12-02 (checkpointing, components)
+    ("jobs/src/checkpointing.py", 180, "default 0"): (
+        "every item DCP writes has a length above 0 (a tensor goes through torch.save: a shard of one empty"
+        " tensor is 1513 bytes; other state is pickled), so max(0, end) and max(1, end) agree"
+    ),
+    ("jobs/src/checkpointing.py", 226, "GtE -> Gt"): (
+        "newest is always in `kept`: the step equal to it is skipped by either test"
+    ),
+    ("jobs/src/checkpointing.py", 260, "default None"): (
+        "`{'timeout': timeout} if timeout else {}`: 0 and None both pass no timeout to new_group"
+    ),
+    ("jobs/src/checkpointing.py", 414, "and -> or"): (
+        "_commit is only the done-callback maybe_save adds after setting _pending, with folder set: both set"
+    ),
+    ("components/naming.py", 73, "Sub -> Add"): (
+        "both `50 - 2 - len(suffix)` mutants leave room for 46 or 54 characters, and a workspace name has at"
+        " most 33 (stackconfig.names.workspace_name_problem): the registry name is never cut"
+    ),
+    ("components/network.py", 219, "default 0"): (
+        "`old or 'Disabled'` and `new or 'Disabled'` are one of the three modes (stackconfig.network."
+        "IsolationMode; the state's inputs are what such a config sent): the `.get` fallback is never read"
+    ),
+    ("stackconfig/combinations.py", 94, "and -> or"): (
+        "OutboundRule._keys_of_type requires service_resource_id on a private_endpoint rule and refuses it"
+        " on the other types (and an empty one is not an ARM id): the two conditions select the same rules"
     ),
 }
 
@@ -342,6 +392,8 @@ PRELOAD = (
     "rich.console",
     "yaml",
     "grpc",
+    "torch",  # jobs/src/checkpointing.py's tests: ~3 s of each mutant's run otherwise
+    "torch.distributed.checkpoint",
 )
 
 
