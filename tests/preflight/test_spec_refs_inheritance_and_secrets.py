@@ -1,0 +1,271 @@
+"""The spec check (preflight/schema.py) where a spec's structure decides what is checked: `$ref` chains,
+`allOf` inheritance (with a parent that is not vendored), discriminated subtypes, read-only properties, and
+values the engine sends as secrets.
+
+Two kinds of spec: the vendored ones (preflight/azure_specs, azure-rest-api-specs extracts), and small specs
+written here in the same OpenAPI 2.0 / autorest form (swagger.io/specification/v2: `$ref`, `allOf`,
+`discriminator`, `readOnly`; autorest docs/extensions: `x-ms-discriminator-value`, defaulting to the
+definition's name) for shapes the vendored extracts do not hold, each checked as a REST request body.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight import schema
+from preflight.wire import SECRET_SIG, SIG_KEY
+
+FILE = "example/resource-manager/Example.Things/stable/2020-01-01/things.json"
+OPERATION = "Things_Create"
+VERSION = "2020-01-01"
+MISSING_PARENT = "../../../../../common-types/resource-management/v5/types.json#/definitions/Resource"
+
+
+def _clear() -> None:
+    schema._load.cache_clear()
+    schema.index.cache_clear()
+    schema.metadata.cache_clear()
+
+
+@pytest.fixture
+def specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty spec tree in place of preflight/azure_specs (the vendored tree is untouched)."""
+    root = tmp_path / "azure_specs"
+    root.mkdir()
+    (root / "naming-rules.json").write_text(json.dumps({"rules": []}))
+    monkeypatch.setattr(schema, "SPECS", root)
+    _clear()
+    yield root
+    _clear()
+
+
+def _write(root: Path, definitions: dict[str, Any], *, body: str = "Thing", **files: Any) -> None:
+    """One PUT operation (`/things/{thingName}`) whose body is `#/definitions/<body>`."""
+    spec = {
+        "swagger": "2.0",
+        "paths": {
+            "/things/{thingName}": {
+                "put": {
+                    "operationId": OPERATION,
+                    "parameters": [
+                        {"name": "thingName", "in": "path", "required": True, "type": "string"},
+                        {"name": "body", "in": "body", "schema": {"$ref": f"#/definitions/{body}"}},
+                    ],
+                }
+            }
+        },
+        "definitions": definitions,
+    }
+    path = root / FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec))
+    for relative, document in files.items():
+        other = root / relative.replace("__", "/")
+        other.parent.mkdir(parents=True, exist_ok=True)
+        other.write_text(json.dumps(document))
+    index = {"operations": {OPERATION: {VERSION: {"file": FILE, "operationId": OPERATION}}}}
+    (root / "index.json").write_text(json.dumps(index))
+    _clear()
+
+
+def _check(body: dict[str, Any]) -> schema.Result:
+    result = schema.check_request(OPERATION, VERSION, {"thingName": "t"}, body)
+    assert result.checked, result.why
+    return result
+
+
+def _found(result: schema.Result) -> list[tuple[str, str]]:
+    return [(f.path, f.constraint) for f in result.failures]
+
+
+# --- $ref chains ---
+
+
+def _chain(length: int) -> dict[str, Any]:
+    """Thing -> R1 -> ... -> R<length> -> a string of at most 3 characters."""
+    definitions: dict[str, Any] = {
+        "Thing": {"type": "object", "properties": {"code": {"$ref": "#/definitions/R1"}}}
+    }
+    for i in range(1, length):
+        definitions[f"R{i}"] = {"$ref": f"#/definitions/R{i + 1}"}
+    definitions[f"R{length}"] = {"type": "string", "maxLength": 3}
+    return definitions
+
+
+@pytest.mark.parametrize("hops", [1, 31, 32])
+def test_a_ref_chain_up_to_32_hops_is_followed_to_its_constraint(specs: Path, hops: int) -> None:
+    _write(specs, _chain(hops))
+    assert _found(_check({"code": "abcd"})) == [("code", "maxLength 3")]
+    assert _found(_check({"code": "abc"})) == []
+
+
+def test_a_ref_loop_is_a_spec_error_naming_where_it_loops(specs: Path) -> None:
+    definitions = _chain(3)
+    definitions["R3"] = {"$ref": "#/definitions/R1"}  # R1 -> R2 -> R3 -> R1 ...
+    _write(specs, definitions)
+    with pytest.raises(schema.SpecError, match=r"^\$ref loop at .*things\.json#/definitions/R\d$"):
+        _check({"code": "abc"})
+
+
+def test_a_chain_longer_than_32_hops_is_reported_as_a_loop(specs: Path) -> None:
+    _write(specs, _chain(33))
+    with pytest.raises(schema.SpecError, match="loop"):
+        _check({"code": "abc"})
+
+
+# --- allOf ---
+
+
+def test_a_parent_that_is_not_vendored_does_not_hide_the_next_parents_rules(specs: Path) -> None:
+    definitions = {
+        "Thing": {
+            "allOf": [
+                {"$ref": MISSING_PARENT},
+                {"$ref": "#/definitions/Named"},
+            ],
+            "properties": {"size": {"type": "integer", "minimum": 1}},
+        },
+        "Named": {
+            "type": "object",
+            "required": ["label"],
+            "properties": {"label": {"type": "string", "maxLength": 5}},
+        },
+    }
+    _write(specs, definitions)
+    result = _check({"size": 0})
+    assert _found(result) == [("label", "required"), ("size", "minimum 1")]
+    assert result.unchecked == [
+        "(body): inherited common-types/resource-management/v5/types.json#/definitions/Resource"
+    ]
+    assert _found(_check({"label": "toolong", "size": 2})) == [("label", "maxLength 5")]
+
+
+def test_a_parent_not_vendored_under_a_property_is_listed_at_that_property(specs: Path) -> None:
+    definitions = {
+        "Thing": {"type": "object", "properties": {"inner": {"$ref": "#/definitions/Inner"}}},
+        "Inner": {
+            "allOf": [{"$ref": "missing.json#/definitions/Base"}],
+            "properties": {"x": {"type": "string"}},
+        },
+    }
+    _write(specs, definitions)
+    assert _check({"inner": {"x": "y"}}).unchecked == ["inner: inherited missing.json#/definitions/Base"]
+
+
+def test_a_map_type_inherits_its_parents_value_schema(specs: Path) -> None:
+    definitions = {
+        "Thing": {"type": "object", "properties": {"labels": {"$ref": "#/definitions/Labels"}}},
+        "Labels": {"allOf": [{"$ref": "#/definitions/StringMap"}]},
+        "StringMap": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 4}},
+    }
+    _write(specs, definitions)
+    assert _found(_check({"labels": {"team": "ml", "env": "production"}})) == [("labels.env", "maxLength 4")]
+
+
+# --- discriminated subtypes ---
+
+
+def _union(second_value: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Thing": {"type": "object", "properties": {"shape": {"$ref": "#/definitions/Shape"}}},
+        "Shape": {
+            "type": "object",
+            "discriminator": "kind",
+            "required": ["kind"],
+            "properties": {"kind": {"type": "string"}},
+        },
+        # another union's subtype first, with the same discriminator value: not a Shape
+        "Other": {"allOf": [{"$ref": "#/definitions/Unrelated"}], "x-ms-discriminator-value": "Circle"},
+        "Unrelated": {"type": "object", "discriminator": "kind", "required": ["unrelated"], "properties": {}},
+        "Circle": {
+            "allOf": [{"$ref": "#/definitions/Shape"}],
+            "x-ms-discriminator-value": "Circle",
+            "properties": {"radius": {"type": "number", "minimum": 0}},
+        },
+        "Square": {"allOf": [{"$ref": "#/definitions/Shape"}], **second_value},
+    }
+
+
+def test_the_subtype_is_the_one_deriving_from_the_union(specs: Path) -> None:
+    _write(specs, _union({"properties": {"side": {"type": "number", "maximum": 10}}}))
+    assert _found(_check({"shape": {"kind": "Circle", "radius": 1}})) == []
+    assert _found(_check({"shape": {"kind": "Circle", "radius": -1}})) == [("shape.radius", "minimum 0")]
+
+
+def test_a_subtype_without_a_discriminator_value_is_named_by_its_definition(specs: Path) -> None:
+    _write(specs, _union({"properties": {"side": {"type": "number", "maximum": 10}}}))
+    assert _found(_check({"shape": {"kind": "Square", "side": 11}})) == [("shape.side", "maximum 10")]
+    unknown = _check({"shape": {"kind": "Hexagon"}})
+    assert unknown.failures == [] and unknown.unchecked == ["shape: kind 'Hexagon' (subtype not vendored)"]
+
+
+# --- read-only properties ---
+
+
+def test_read_only_properties_are_not_inputs(specs: Path) -> None:
+    definitions = {
+        "Thing": {
+            "type": "object",
+            "required": ["state", "name"],
+            "properties": {
+                "state": {"type": "string", "readOnly": True, "maxLength": 2},
+                "name": {"type": "string"},
+            },
+        }
+    }
+    _write(specs, definitions)
+    # a required read-only property is the service's to fill: not missing; one sent is not checked
+    result = _check({"name": "n", "state": "Succeeded"})
+    assert result.failures == []
+    assert result.unchecked == ["state: not in the vendored spec"]
+
+
+# --- the vendored specs ---
+
+STORAGE = "azure-native:storage:StorageAccount"
+
+
+def test_a_value_sent_as_a_secret_is_checked_as_its_plain_value() -> None:
+    """The engine sends a secret as {SIG_KEY: SECRET_SIG, "value": ...} (pulumi sdk/go/common/resource/
+    properties.go); azure-native's Check sees the plain value, so a secret account name of 2 characters fails
+    storage.json's minLength 3."""
+    inputs = {"azureApiVersion": "2024-01-01", "resourceGroupName": "rg", "location": "eastus"}
+    secret = {SIG_KEY: SECRET_SIG, "value": "ab"}
+    failures = schema.check_resource(STORAGE, inputs | {"accountName": secret}).failures
+    assert [(f.path, f.constraint) for f in failures if f.path == "accountName"] == [
+        ("accountName", "minLength 3")
+    ]
+    fine = {SIG_KEY: SECRET_SIG, "value": "stllm01"}
+    assert [
+        f
+        for f in schema.check_resource(STORAGE, inputs | {"accountName": fine}).failures
+        if f.path == "accountName"
+    ] == []
+
+
+JOB = {
+    "properties": {
+        "jobType": "Command",
+        "command": "python train.py",
+        "environmentId": "azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1/versions/1",
+        "limits": {"jobLimitsType": "Command", "timeout": "PT2H"},
+    }
+}
+
+
+def test_a_command_jobs_limits_are_checked_as_command_job_limits() -> None:
+    """mfe.json (2025-01-01-preview) has two definitions with x-ms-discriminator-value "Command": CommandJob
+    (a JobBase) and CommandJobLimits (a JobLimits). A command job with a timeout, as azure-ai-ml sends
+    `command(..., timeout=7200)`, passes: its limits are CommandJobLimits, not a second job."""
+    result = schema.check_request("Jobs_CreateOrUpdate", "2025-01-01-preview", {"id": "j"}, JOB)
+    assert result.checked and result.failures == []
+    wrong = copy.deepcopy(JOB)
+    wrong["properties"]["limits"]["jobLimitsType"] = "Batch"
+    failures = schema.check_request("Jobs_CreateOrUpdate", "2025-01-01-preview", {"id": "j"}, wrong).failures
+    assert [f.path for f in failures] == ["properties.limits.jobLimitsType"]
