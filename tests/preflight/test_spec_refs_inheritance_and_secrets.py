@@ -24,6 +24,7 @@ from preflight.wire import SECRET_SIG, SIG_KEY
 FILE = "example/resource-manager/Example.Things/stable/2020-01-01/things.json"
 OPERATION = "Things_Create"
 VERSION = "2020-01-01"
+TOKEN = "example:things:Thing"  # as azure-native names it, checked in the SDK shape
 MISSING_PARENT = "../../../../../common-types/resource-management/v5/types.json#/definitions/Resource"
 
 
@@ -69,7 +70,8 @@ def _write(root: Path, definitions: dict[str, Any], *, body: str = "Thing", **fi
         other = root / relative.replace("__", "/")
         other.parent.mkdir(parents=True, exist_ok=True)
         other.write_text(json.dumps(document))
-    index = {"operations": {OPERATION: {VERSION: {"file": FILE, "operationId": OPERATION}}}}
+    entry = {VERSION: {"file": FILE, "operationId": OPERATION}}
+    index = {"operations": {OPERATION: entry}, "resources": {TOKEN: entry}}
     (root / "index.json").write_text(json.dumps(index))
     _clear()
 
@@ -178,7 +180,13 @@ def _union(second_value: dict[str, Any]) -> dict[str, Any]:
             "type": "object",
             "discriminator": "kind",
             "required": ["kind"],
-            "properties": {"kind": {"type": "string"}},
+            "properties": {
+                "kind": {
+                    "type": "string",
+                    "enum": ["Circle", "Square", "Triangle"],
+                    "x-ms-enum": {"name": "ShapeKind", "modelAsString": True},
+                }
+            },
         },
         # another union's subtype first, with the same discriminator value: not a Shape
         "Other": {"allOf": [{"$ref": "#/definitions/Unrelated"}], "x-ms-discriminator-value": "Circle"},
@@ -201,8 +209,21 @@ def test_the_subtype_is_the_one_deriving_from_the_union(specs: Path) -> None:
 def test_a_subtype_without_a_discriminator_value_is_named_by_its_definition(specs: Path) -> None:
     _write(specs, _union({"properties": {"side": {"type": "number", "maximum": 10}}}))
     assert _found(_check({"shape": {"kind": "Square", "side": 11}})) == [("shape.side", "maximum 10")]
-    unknown = _check({"shape": {"kind": "Hexagon"}})
-    assert unknown.failures == [] and unknown.unchecked == ["shape: kind 'Hexagon' (subtype not vendored)"]
+    # a value the enum lists without a vendored subtype is not checked; one it does not list fails
+    triangle = _check({"shape": {"kind": "Triangle"}})
+    assert triangle.failures == [] and triangle.unchecked == ["shape: kind 'Triangle' (subtype not vendored)"]
+    (hexagon,) = _check({"shape": {"kind": "Hexagon"}}).failures
+    assert (hexagon.path, hexagon.constraint) == ("shape.kind", "one of Circle, Square, Triangle")
+    assert hexagon.reason == (
+        "'shape.kind' is 'Hexagon', not one of the values the spec defines: Circle, Square, Triangle"
+    )
+    assert hexagon.source == f"{FILE}#/definitions/Shape/properties/kind"  # where the enum is written
+
+
+def test_a_body_that_is_itself_a_union_names_the_body(specs: Path) -> None:
+    _write(specs, _union({}), body="Shape")
+    assert _check({"kind": "Triangle"}).unchecked == ["(body): kind 'Triangle' (subtype not vendored)"]
+    assert _found(_check({"kind": "Circle", "radius": -2})) == [("radius", "minimum 0")]
 
 
 # --- read-only properties ---
@@ -224,6 +245,45 @@ def test_read_only_properties_are_not_inputs(specs: Path) -> None:
     result = _check({"name": "n", "state": "Succeeded"})
     assert result.failures == []
     assert result.unchecked == ["state: not in the vendored spec"]
+
+
+# --- the two shapes: REST body and azure-native inputs ---
+
+
+def _inputs(**values: Any) -> list[tuple[str, str]]:
+    inputs = {"azureApiVersion": VERSION, "thingName": "t", **values}
+    return _found(schema.check_resource(TOKEN, inputs))
+
+
+def test_a_property_is_named_by_its_wire_name_in_the_body_and_its_sdk_name_in_the_inputs(specs: Path) -> None:
+    # azure-native's SdkName: `Max_Count` -> `maxCount` (lower camel case, `_` dropped)
+    definitions = {
+        "Thing": {"type": "object", "properties": {"Max_Count": {"type": "integer", "maximum": 4}}}
+    }
+    _write(specs, definitions)
+    assert _found(_check({"Max_Count": 5})) == [("Max_Count", "maximum 4")]
+    assert _inputs(maxCount=5) == [("maxCount", "maximum 4")]
+    assert _check({"maxCount": 5}).unchecked == ["maxCount: not in the vendored spec"]
+
+
+def test_a_flattened_container_that_is_not_vendored_leaves_the_next_properties_checked(specs: Path) -> None:
+    definitions = {
+        "Thing": {
+            "type": "object",
+            "properties": {
+                "properties": {
+                    "x-ms-client-flatten": True,
+                    "$ref": "missing.json#/definitions/ThingProperties",
+                },
+                "size": {"type": "integer", "minimum": 1},
+            },
+        }
+    }
+    _write(specs, definitions)
+    inputs = {"azureApiVersion": VERSION, "thingName": "t", "size": 0}
+    result = schema.check_resource(TOKEN, inputs)
+    assert _found(result) == [("size", "minimum 1")]
+    assert result.unchecked == ["properties: flattened missing.json#/definitions/ThingProperties"]
 
 
 # --- the vendored specs ---

@@ -104,3 +104,29 @@ def test_a_near_miss_namespace_gets_a_did_you_mean(tmp_path: Path, namespace: st
         ]
     else:
         assert load_stack_file(path).workspace.name == "ws-llm"
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "again"),
+    [
+        # the same key one level deeper comes first: the message names the key of the same mapping
+        (
+            "config:\n  azml-gpu:workspace:\n    resource_group:\n      name: rg\n    name: a\n    name: b\n",
+            5,
+            6,
+        ),
+        # in a list item, the key after '- ' counts at the item's indent
+        ("config:\n  azml-gpu:clusters:\n    - ssh:\n        name: x\n      name: a\n      name: b\n", 5, 6),
+    ],
+)
+def test_a_repeated_key_names_the_first_line_of_its_own_mapping(
+    tmp_path: Path, text: str, first: int, again: int
+) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(text)
+    with pytest.raises(StackFileError) as info:
+        read_config_block(path)
+    assert str(info.value) == (
+        f"{path}: mapping key 'name' at line {again} is already defined at line {first}; keep one of them "
+        "(the Pulumi CLI refuses a repeated key)"
+    )
