@@ -151,6 +151,7 @@ TESTS = {
     "stackconfig/loader.py": [
         "tests/stackconfig/test_stack_file_numbers_and_namespaces.py",
         "tests/stackconfig/test_stackfile_yaml12.py",
+        "tests/stackconfig/test_stackconfig_pulumi.py",
         "tests/stackconfig/test_stackconfig_cli.py",
         "tests/stackconfig/test_stackconfig_invalid.py",
     ],

@@ -160,6 +160,22 @@ def test_a_parent_not_vendored_under_a_property_is_listed_at_that_property(specs
     assert _check({"inner": {"x": "y"}}).unchecked == ["inner: inherited missing.json#/definitions/Base"]
 
 
+def test_the_keys_of_an_object_known_only_from_a_missing_parent_are_listed_as_not_checked(
+    specs: Path,
+) -> None:
+    definitions = {
+        "Thing": {"type": "object", "properties": {"inner": {"$ref": "#/definitions/Inner"}}},
+        "Inner": {"allOf": [{"$ref": "missing.json#/definitions/Base"}]},
+    }
+    _write(specs, definitions)
+    result = _check({"inner": {"x": "y"}})
+    assert result.failures == []
+    assert result.unchecked == [
+        "inner.x: not in the vendored spec",
+        "inner: inherited missing.json#/definitions/Base",
+    ]
+
+
 def test_a_map_type_inherits_its_parents_value_schema(specs: Path) -> None:
     definitions = {
         "Thing": {"type": "object", "properties": {"labels": {"$ref": "#/definitions/Labels"}}},
@@ -307,6 +323,24 @@ def test_a_value_sent_as_a_secret_is_checked_as_its_plain_value() -> None:
         for f in schema.check_resource(STORAGE, inputs | {"accountName": fine}).failures
         if f.path == "accountName"
     ] == []
+
+
+def test_engine_keys_and_null_values_are_skipped_and_the_keys_after_them_checked() -> None:
+    """Inputs the engine adds (`__`-prefixed, e.g. `__createBeforeDelete`) and null (unset) inputs are not
+    the request's: neither fails nor is listed; the inputs after them are still checked."""
+    inputs = {
+        "azureApiVersion": "2024-01-01",
+        "__createBeforeDelete": True,
+        "notAStorageInput": None,
+        "resourceGroupName": "rg",
+        "accountName": "stllm01",
+        "location": 5,  # a body input after them, of the wrong type
+    }
+    result = schema.check_resource(STORAGE, inputs)
+    assert [(f.path, f.constraint) for f in result.failures if f.path == "location"] == [
+        ("location", "type string")
+    ]
+    assert not [u for u in result.unchecked if "__createBeforeDelete" in u or "notAStorageInput" in u]
 
 
 JOB = {

@@ -130,3 +130,12 @@ def test_a_repeated_key_names_the_first_line_of_its_own_mapping(
         f"{path}: mapping key 'name' at line {again} is already defined at line {first}; keep one of them "
         "(the Pulumi CLI refuses a repeated key)"
     )
+
+
+def test_a_repeated_key_in_a_flow_mapping_names_the_mappings_line(tmp_path: Path) -> None:
+    # no `name:` line to point at (both keys sit on one line): the line where the mapping starts
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("config:\n  azml-gpu:locks: {}\n  azml-gpu:workspace: {name: a, name: b}\n")
+    with pytest.raises(StackFileError) as info:
+        read_config_block(path)
+    assert str(info.value).startswith(f"{path}: mapping key 'name' at line 3 is already defined at line 3; ")
