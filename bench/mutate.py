@@ -156,6 +156,7 @@ TESTS = {
         "tests/stackconfig/test_stackconfig_invalid.py",
     ],
     "stackconfig/models.py": [
+        "tests/stackconfig/test_documented_defaults.py",
         "tests/stackconfig/test_stackconfig_invalid.py",
         "tests/stackconfig/test_stackconfig_valid.py",
         "tests/stackconfig/test_stackconfig_access.py",
@@ -167,6 +168,7 @@ TESTS = {
         "tests/vmsizes/test_vmsizes_regions.py",
     ],
     "stackconfig/outputs.py": [
+        "tests/stackconfig/test_documented_defaults.py",
         "tests/stackconfig/test_stackconfig_outputs.py",
         "tests/stackconfig/test_stackconfig_valid.py",
     ],
@@ -202,6 +204,31 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ),
     ("policies/quota_reservation.py", 101, "default 1"): (
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
+    ),
+    # issue 25, run of 2026-12-02 (stackconfig, schema)
+    ("stackconfig/rules.py", 20, "default False"): (
+        "no caller takes the default: validation and combinations pass managed_network, models passes None"
+    ),
+    ("stackconfig/names.py", 68, "GtE -> Gt"): (
+        "name[0] is a letter (checked just before), so rfind('-') is -1 or at least 1, never 0"
+    ),
+    (
+        "stackconfig/names.py",
+        68,
+        "compared 0",
+    ): "as above: `>= 1` and `>= 0` agree as the last '-' is never at 0",
+    ("stackconfig/sizes.py", 37, "default 1"): (
+        "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
+    ),
+    ("stackconfig/loader.py", 160, "Lt -> LtE"): (
+        "again_line is the 0-based line of the repeated key, a line of the text: always < len(lines)"
+    ),
+    ("preflight/schema.py", 97, "default '?'"): "source_of() has no caller",
+    ("preflight/schema.py", 170, "default '?'"): (
+        "_deref of a parent without $ref returns the parent itself, so only a parent with $ref is missing"
+    ),
+    ("preflight/schema.py", 195, "default ''"): (
+        "a parent without $ref: neither '' nor '-mutant' ends with '/definitions/<base>', the same skip"
     ),
 }
 
