@@ -157,6 +157,7 @@ TESTS = {
     ],
     "stackconfig/models.py": [
         "tests/stackconfig/test_documented_defaults.py",
+        "tests/stackconfig/test_cluster_identity_id.py",
         "tests/stackconfig/test_stackconfig_invalid.py",
         "tests/stackconfig/test_stackconfig_valid.py",
         "tests/stackconfig/test_stackconfig_access.py",
