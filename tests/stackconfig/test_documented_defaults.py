@@ -8,7 +8,7 @@ import pytest
 from stackconfig_factory import good_raw
 
 from stackconfig import ConfigError, validate
-from stackconfig.models import ClusterConfig
+from stackconfig.models import ClusterConfig, StackConfig
 from stackconfig.outputs import cluster_output
 
 
@@ -67,3 +67,10 @@ def test_idle_time_fix_messages(value: object, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         validate(raw)
     assert info.value.problems == [f"azml-gpu:clusters[0].idle_time_before_scale_down: {message}"]
+
+
+def test_a_good_stack_built_directly_is_the_one_validate_returns() -> None:
+    """StackConfig.model_validate runs the cross rules and combinations itself (no problem: no error), with
+    the same defaults filled."""
+    assert StackConfig.model_validate(_minimal()) == validate(_minimal())
+    assert StackConfig.model_validate(good_raw()) == validate(good_raw())
