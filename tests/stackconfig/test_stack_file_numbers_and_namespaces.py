@@ -133,9 +133,10 @@ def test_a_repeated_key_names_the_first_line_of_its_own_mapping(
 
 
 def test_a_repeated_key_in_a_flow_mapping_names_the_mappings_line(tmp_path: Path) -> None:
-    # no `name:` line to point at (both keys sit on one line): the line where the mapping starts
+    # no `name:` line to point at (both keys sit on one line): the line where the mapping starts, never a
+    # `name:` line after the repeated key (line 4, another mapping's)
     path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text("config:\n  azml-gpu:locks: {}\n  azml-gpu:workspace: {name: a, name: b}\n")
+    path.write_text("config:\n  azml-gpu:locks: {}\n  azml-gpu:workspace: {name: a, name: b}\n  name: c\n")
     with pytest.raises(StackFileError) as info:
         read_config_block(path)
     assert str(info.value).startswith(f"{path}: mapping key 'name' at line 3 is already defined at line 3; ")
