@@ -263,6 +263,67 @@ def test_read_only_properties_are_not_inputs(specs: Path) -> None:
     assert result.unchecked == ["state: not in the vendored spec"]
 
 
+# --- limits at, below and above ---
+# pulumi-azure-native provider/pkg/provider/provider.go validateProperty: `value < *prop.Minimum` fails
+# "'%s' is too low (%f < %f)", `value > *prop.Maximum` "'%s' is too high (%f > %f)" (Go %f: six decimals).
+
+LIMITS = {
+    "Thing": {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "minimum": 1, "maximum": 4},
+            "ratio": {"type": "number", "minimum": 0.5, "maximum": 1.5},
+            "code": {"type": "string", "minLength": 2, "maxLength": 3},
+            "flag": {"type": "boolean"},
+            "items": {"type": "array", "items": {"type": "string", "maxLength": 1}},
+        },
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"count": 0}, [("count", "minimum 1")]),
+        ({"count": 1}, []),
+        ({"count": 4}, []),
+        ({"count": 5}, [("count", "maximum 4")]),
+        ({"count": 2.5}, [("count", "integer")]),
+        ({"count": 2.0}, []),  # integral: an integer (Check compares the float's value)
+        ({"ratio": 0.49}, [("ratio", "minimum 0.5")]),
+        ({"ratio": 0.5}, []),
+        ({"ratio": 1.5}, []),
+        ({"ratio": 1.51}, [("ratio", "maximum 1.5")]),
+        ({"code": "a"}, [("code", "minLength 2")]),
+        ({"code": "ab"}, []),
+        ({"code": "abc"}, []),
+        ({"code": "abcd"}, [("code", "maxLength 3")]),
+        ({"code": ""}, [("code", "minLength 2")]),  # empty strings are checked too
+        ({"code": 12}, [("code", "type string")]),
+        ({"code": ["ab"]}, [("code", "type string")]),
+        ({"code": {"a": "b"}}, [("code", "type string")]),
+        ({"count": True}, [("count", "type integer")]),
+        ({"flag": "true"}, [("flag", "type boolean")]),
+        ({"flag": False}, []),
+        ({"items": ["a", "bc"]}, [("items[1]", "maxLength 1")]),
+        ({"items": "a"}, [("items", "type array")]),
+    ],
+)
+def test_limits_and_types_at_their_edges(specs: Path, body: dict[str, Any], expected: list) -> None:
+    _write(specs, LIMITS)
+    assert _found(_check(body)) == expected
+
+
+def test_the_reasons_are_the_providers_wording(specs: Path) -> None:
+    _write(specs, LIMITS)
+    reasons = [f.reason for f in _check({"count": 5, "ratio": 0.25, "code": 7}).failures]
+    assert reasons == [
+        "'count' is too high (5.000000 > 4.000000)",
+        "'ratio' is too low (0.250000 < 0.500000)",
+        "'code' should be of type 'string' but got a number",
+    ]
+
+
 # --- the two shapes: REST body and azure-native inputs ---
 
 
