@@ -236,6 +236,9 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("preflight/schema.py", 170, "default '?'"): (
         "_deref of a parent without $ref returns the parent itself, so only a parent with $ref is missing"
     ),
+    ("preflight/schema.py", 477, "default '?'"): (
+        "as line 170: _deref of a parameter without $ref returns it, so an unresolved one always has a $ref"
+    ),
     ("preflight/schema.py", 195, "default ''"): (
         "a parent without $ref: neither '' nor '-mutant' ends with '/definitions/<base>', the same skip"
     ),

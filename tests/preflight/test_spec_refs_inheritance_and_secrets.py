@@ -46,15 +46,24 @@ def specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     _clear()
 
 
-def _write(root: Path, definitions: dict[str, Any], *, body: str = "Thing", **files: Any) -> None:
-    """One PUT operation (`/things/{thingName}`) whose body is `#/definitions/<body>`."""
+def _write(
+    root: Path,
+    definitions: dict[str, Any],
+    *,
+    body: str = "Thing",
+    route: str = "/things/{thingName}",
+    parameters: list[dict[str, Any]] | None = None,
+    **files: Any,
+) -> None:
+    """One PUT operation (`route`) whose body is `#/definitions/<body>`; `parameters` replaces its list."""
     spec = {
         "swagger": "2.0",
         "paths": {
-            "/things/{thingName}": {
+            route: {
                 "put": {
                     "operationId": OPERATION,
-                    "parameters": [
+                    "parameters": parameters
+                    or [
                         {"name": "thingName", "in": "path", "required": True, "type": "string"},
                         {"name": "body", "in": "body", "schema": {"$ref": f"#/definitions/{body}"}},
                     ],
@@ -361,6 +370,53 @@ def test_a_flattened_container_that_is_not_vendored_leaves_the_next_properties_c
     result = schema.check_resource(TOKEN, inputs)
     assert _found(result) == [("size", "minimum 1")]
     assert result.unchecked == ["properties: flattened missing.json#/definitions/ThingProperties"]
+
+
+# --- enums and parameters ---
+
+
+@pytest.mark.parametrize(
+    ("meta", "closed"),
+    [
+        (None, True),  # no x-ms-enum: a closed enum
+        # Azure/autorest Documentation/swagger-extensions.md, x-ms-enum: "modelAsString ... Default: false"
+        ({"name": "Color"}, True),
+        ({"name": "Color", "modelAsString": False}, True),
+        ({"name": "Color", "modelAsString": True}, False),  # extensible: any string
+    ],
+)
+def test_an_enum_is_closed_unless_model_as_string(specs: Path, meta: dict | None, closed: bool) -> None:
+    color: dict[str, Any] = {"type": "string", "enum": ["Red", "Blue"]}
+    if meta is not None:
+        color["x-ms-enum"] = meta
+    _write(specs, {"Thing": {"type": "object", "properties": {"color": color}}})
+    assert _found(_check({"color": "Blue"})) == []
+    assert _found(_check({"color": "Green"})) == ([("color", "one of Red, Blue")] if closed else [])
+
+
+COMMON = "../../../../../common-types/resource-management/v5/types.json#/parameters/"
+ROUTE = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/things/{thingName}"
+
+
+def test_path_parameters_not_vendored_are_listed_and_the_clients_own_are_not(specs: Path) -> None:
+    """subscriptionId and api-version are the client's (azure-native's Check skips them by name); another
+    route parameter whose definition is not vendored is listed as not checked, and in the SDK shape it is a
+    path input, not a body input."""
+    parameters = [
+        {"$ref": f"{COMMON}SubscriptionIdParameter"},
+        {"$ref": f"{COMMON}ResourceGroupNameParameter"},
+        {"$ref": f"{COMMON}ApiVersionParameter"},
+        {"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Thing"}},
+        {"name": "thingName", "in": "path", "required": True, "type": "string", "maxLength": 5},
+    ]
+    _write(specs, LIMITS, route=ROUTE, parameters=parameters)
+    inputs = {"azureApiVersion": VERSION, "resourceGroupName": "rg", "thingName": "toolong", "count": 9}
+    result = schema.check_resource(TOKEN, inputs)
+    # the path parameter after the body is still checked
+    assert _found(result) == [("thingName", "maxLength 5"), ("count", "maximum 4")]
+    assert result.unchecked == [
+        "path parameter common-types/resource-management/v5/types.json#/parameters/ResourceGroupNameParameter"
+    ]
 
 
 # --- the vendored specs ---
