@@ -239,6 +239,14 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("preflight/schema.py", 477, "default '?'"): (
         "as line 170: _deref of a parameter without $ref returns it, so an unresolved one always has a $ref"
     ),
+    ("preflight/schema.py", 487, "continue -> pass"): (
+        "the body parameter then meets `if where != 'path' ...: continue`, the same skip"
+    ),
+    ("preflight/schema.py", 578, "Gt -> GtE"): (
+        "over every vendored resource type, metadata().identifiers is the same with the depth guard at "
+        "2, 8 or 9 (x-ms-identifiers sit at most 2 levels deep): the guard only stops recursive types"
+    ),
+    ("preflight/schema.py", 578, "compared 8"): "as above: `depth > 9` gives the same identifiers",
     ("preflight/schema.py", 195, "default ''"): (
         "a parent without $ref: neither '' nor '-mutant' ends with '/definitions/<base>', the same skip"
     ),
