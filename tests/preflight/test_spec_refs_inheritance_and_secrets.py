@@ -464,6 +464,96 @@ def test_a_request_body_that_is_not_an_object_is_refused() -> None:
     ]
 
 
+# --- the Diff metadata (azure-native gen: ForceNew path parameters, x-ms-identifiers of keyed arrays) ---
+
+TREE = {
+    "Thing": {
+        "type": "object",
+        "properties": {
+            "owner": {"$ref": "missing.json#/definitions/Owner"},  # not vendored: skipped
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "x-ms-identifiers": [],
+            },  # compared by index
+            "rules": {
+                "type": "array",
+                "x-ms-identifiers": ["name"],
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "ports": {
+                            "type": "array",
+                            "x-ms-identifiers": ["port", "protocol"],
+                            "items": {"$ref": "#/definitions/Port"},
+                        },
+                    },
+                },
+            },
+            "root": {"$ref": "#/definitions/Node"},
+        },
+    },
+    "Port": {"type": "object", "properties": {"port": {"type": "integer"}, "protocol": {"type": "string"}}},
+    # a recursive type: each node holds keyed children of its own type
+    "Node": {
+        "type": "object",
+        "properties": {
+            "label": {"type": "string"},
+            "children": {
+                "type": "array",
+                "x-ms-identifiers": ["label"],
+                "items": {"$ref": "#/definitions/Node"},
+            },
+        },
+    },
+}
+
+
+def test_keyed_arrays_are_found_at_every_level_and_a_recursive_type_ends(specs: Path) -> None:
+    parameters = [
+        {"$ref": f"{COMMON}ResourceGroupNameParameter"},  # not vendored: skipped, still a route parameter
+        {"name": "thingName", "in": "path", "required": True, "type": "string"},
+        {"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Thing"}},
+    ]
+    _write(specs, TREE, route="/resourceGroups/{resourceGroupName}/things/{thingName}", parameters=parameters)
+    meta = schema.metadata(TOKEN, VERSION)
+    assert meta is not None
+    assert meta.path_params == {"resourceGroupName", "thingName"}  # never the body parameter's name
+    ids = meta.identifiers
+    assert ids["rules"] == ("name",)
+    assert ids["rules.ports"] == ("port", "protocol")  # inside the items of an array
+    assert ids["root.children"] == ("label",)
+    assert ids["root.children.children"] == ("label",)  # the recursion is followed, and it ends
+    assert "tags" not in ids  # `x-ms-identifiers: []`: no keys, the array compares by index
+
+
+def test_the_body_after_a_parameter_that_is_not_vendored_is_still_read(specs: Path) -> None:
+    definitions = {
+        "Thing": {
+            "type": "object",
+            "properties": {
+                "zone": {"type": "string", "x-ms-mutability": ["create", "read"]},
+                "tier": {"type": "string", "default": "Basic"},
+            },
+        }
+    }
+    parameters = [
+        {"$ref": f"{COMMON}ResourceGroupNameParameter"},
+        {"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Thing"}},
+    ]
+    _write(
+        specs,
+        definitions,
+        route="/resourceGroups/{resourceGroupName}/things/{thingName}",
+        parameters=parameters,
+    )
+    meta = schema.metadata(TOKEN, VERSION)
+    assert meta is not None
+    assert (meta.create_only, meta.defaults) == ({"zone"}, {"tier": "Basic"})
+    assert meta.path_params == {"resourceGroupName", "thingName"}
+
+
 # --- the vendored specs ---
 
 STORAGE = "azure-native:storage:StorageAccount"
