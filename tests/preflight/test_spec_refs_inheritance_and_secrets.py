@@ -492,8 +492,10 @@ TREE = {
                 },
             },
             "root": {"$ref": "#/definitions/Node"},
+            "shape": {"$ref": "#/definitions/Shape"},  # a union: the provider does not enter it
         },
     },
+    "Shape": {"type": "object", "discriminator": "kind", "properties": {"kind": {"type": "string"}}},
     "Port": {"type": "object", "properties": {"port": {"type": "integer"}, "protocol": {"type": "string"}}},
     # a recursive type: each node holds keyed children of its own type
     "Node": {
@@ -510,7 +512,7 @@ TREE = {
 }
 
 
-def test_keyed_arrays_are_found_at_every_level_and_a_recursive_type_ends(specs: Path) -> None:
+def test_keyed_arrays_and_nested_inputs_at_every_level_and_a_recursive_type_ends(specs: Path) -> None:
     parameters = [
         {"$ref": f"{COMMON}ResourceGroupNameParameter"},  # not vendored: skipped, still a route parameter
         {"name": "thingName", "in": "path", "required": True, "type": "string"},
@@ -526,6 +528,8 @@ def test_keyed_arrays_are_found_at_every_level_and_a_recursive_type_ends(specs: 
     assert ids["root.children"] == ("label",)
     assert ids["root.children.children"] == ("label",)  # the recursion is followed, and it ends
     assert "tags" not in ids  # `x-ms-identifiers: []`: no keys, the array compares by index
+    # the inputs of each top-level object input, `[].` for the elements of an array of objects
+    assert meta.nested == {"rules[].": {"name", "ports"}, "root.": {"label", "children"}}
 
 
 def test_the_body_after_a_parameter_that_is_not_vendored_is_still_read(specs: Path) -> None:
