@@ -233,6 +233,9 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
     ("preflight/schema.py", 97, "default '?'"): "source_of() has no caller",
+    ("preflight/schema.py", 149, "return X -> return None"): (
+        "only a name of underscores alone reaches it: no vendored property or parameter has one"
+    ),
     ("preflight/schema.py", 170, "default '?'"): (
         "_deref of a parent without $ref returns the parent itself, so only a parent with $ref is missing"
     ),
