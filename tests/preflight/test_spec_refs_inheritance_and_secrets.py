@@ -251,6 +251,28 @@ def test_a_body_that_is_itself_a_union_names_the_body(specs: Path) -> None:
     assert _found(_check({"kind": "Circle", "radius": -2})) == [("radius", "minimum 0")]
 
 
+def test_the_discriminator_is_read_by_its_wire_name_in_a_request_and_its_sdk_name_in_the_inputs(
+    specs: Path,
+) -> None:
+    definitions = {
+        "Thing": {
+            "type": "object",
+            "discriminator": "Shape_Kind",
+            "properties": {"Shape_Kind": {"type": "string"}},
+        },
+        "Circle": {
+            "allOf": [{"$ref": "#/definitions/Thing"}],
+            "properties": {"radius": {"type": "number", "minimum": 0}},
+        },
+    }
+    _write(specs, definitions)
+    assert _found(_check({"Shape_Kind": "Circle", "radius": -1})) == [("radius", "minimum 0")]
+    sdk = schema.check_resource(
+        TOKEN, {"azureApiVersion": VERSION, "thingName": "t", "shapeKind": "Circle", "radius": -1}
+    )
+    assert _found(sdk) == [("radius", "minimum 0")]
+
+
 # --- read-only properties ---
 
 
