@@ -515,8 +515,18 @@ TREE = {
             },
             "root": {"$ref": "#/definitions/Node"},
             "shape": {"$ref": "#/definitions/Shape"},  # a union: the provider does not enter it
+            "chain": {"$ref": "#/definitions/Link"},
         },
     },
+    # a type recursive through an object property (no array between)
+    "Link": {
+        "type": "object",
+        "properties": {
+            "next": {"$ref": "#/definitions/Link"},
+            "hops": {"type": "array", "x-ms-identifiers": ["id"], "items": {"$ref": "#/definitions/Hop"}},
+        },
+    },
+    "Hop": {"type": "object", "properties": {"id": {"type": "string"}}},
     "Shape": {"type": "object", "discriminator": "kind", "properties": {"kind": {"type": "string"}}},
     "Port": {"type": "object", "properties": {"port": {"type": "integer"}, "protocol": {"type": "string"}}},
     # a recursive type: each node holds keyed children of its own type
@@ -551,7 +561,12 @@ def test_keyed_arrays_and_nested_inputs_at_every_level_and_a_recursive_type_ends
     assert ids["root.children.children"] == ("label",)  # the recursion is followed, and it ends
     assert "tags" not in ids  # `x-ms-identifiers: []`: no keys, the array compares by index
     # the inputs of each top-level object input, `[].` for the elements of an array of objects
-    assert meta.nested == {"rules[].": {"name", "ports"}, "root.": {"label", "children"}}
+    assert ids["chain.hops"] == ids["chain.next.hops"] == ids["chain.next.next.hops"] == ("id",)
+    assert meta.nested == {
+        "rules[].": {"name", "ports"},
+        "root.": {"label", "children"},
+        "chain.": {"next", "hops"},
+    }
 
 
 def test_the_body_after_a_parameter_that_is_not_vendored_is_still_read(specs: Path) -> None:
