@@ -8,7 +8,7 @@ import pytest
 from stackconfig_factory import good_raw
 
 from stackconfig import ConfigError, validate
-from stackconfig.models import ClusterConfig, StackConfig
+from stackconfig.models import SKIP_CROSS_RULES, ClusterConfig, StackConfig
 from stackconfig.outputs import cluster_output
 
 
@@ -44,7 +44,7 @@ def test_cluster_defaults_as_documented() -> None:
 
 
 def test_a_cluster_built_outside_validate_has_no_region_for_its_outputs() -> None:
-    cluster = ClusterConfig.model_validate(good_raw()["clusters"][0], context={"skip_cross_rules": True})
+    cluster = ClusterConfig.model_validate(good_raw()["clusters"][0], context={SKIP_CROSS_RULES: True})
     with pytest.raises(ValueError, match=r"^cluster h100-x4 has no region; build it through"):
         cluster_output(cluster, None)  # type: ignore[arg-type]
 
