@@ -120,6 +120,90 @@ TESTS = {
         "tests/components/test_components_private.py",
         "tests/components/test_components_options.py",
     ],
+    # issue 25, run of 2026-12-02 (stackconfig, schema)
+    # The spec check: the small-spec tests first (no program run), then the name limits and the resource
+    # check without its two gate tests (they start the policy pack, whose virtualenv the scratch copy lacks).
+    "preflight/schema.py": [
+        "tests/preflight/test_spec_refs_inheritance_and_secrets.py",
+        "tests/preflight/test_schema_patterns.py",
+        "tests/preflight/test_preflight_provider_model.py",
+        "tests/components/test_components_identity_spec.py",
+        *(
+            f"tests/preflight/test_preflight_resource_check.py::test_{t}"
+            for t in (
+                "prod_passes_and_every_azure_native_type_is_checked_with_its_body",
+                "a_type_without_a_vendored_spec_is_listed_as_not_checked",
+                "each_vendored_constraint_rejects",
+                "unknown_values_are_skipped_like_the_provider",
+                "an_api_version_without_a_vendored_spec_is_not_checked",
+                "configs_at_the_limits_pass_the_resource_check",
+                "a_command_job_body_as_azure_ai_ml_sends_it_passes",
+                "job_bodies_the_spec_rejects",
+                "request_at_an_api_version_with_no_extract_is_not_checked",
+                "the_400_is_the_arm_error_envelope",
+                "a_compute_put_needs_its_resource_group_path_parameter",
+            )
+        ),
+    ],
+    "stackconfig/rules.py": [
+        "tests/stackconfig/test_duplicate_names_after_a_bad_name.py",
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+    ],
+    "stackconfig/names.py": [
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_identity_rules_each_branch.py",
+        "tests/stackconfig/test_network_rules_each_branch.py",
+    ],
+    "stackconfig/sizes.py": [
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+    ],
+    "stackconfig/sshkeys.py": [
+        "tests/stackconfig/test_ssh_key_wire_format.py",
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+    ],
+    "stackconfig/validation.py": [
+        "tests/stackconfig/test_problems_after_a_cluster_that_is_not_a_mapping.py",
+        "tests/stackconfig/test_duplicate_names_after_a_bad_name.py",
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_stackconfig_combinations.py",
+    ],
+    "stackconfig/loader.py": [
+        "tests/stackconfig/test_stack_file_numbers_and_namespaces.py",
+        "tests/stackconfig/test_stackfile_yaml12.py",
+        "tests/stackconfig/test_stackconfig_pulumi.py",
+        "tests/stackconfig/test_stackconfig_cli.py",
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_stackconfig_outputs.py",
+    ],
+    "stackconfig/models.py": [
+        "tests/stackconfig/test_documented_defaults.py",
+        "tests/stackconfig/test_cluster_identity_id.py",
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_stackconfig_access.py",
+        "tests/stackconfig/test_stackconfig_combinations.py",
+        "tests/stackconfig/test_network_rules_each_branch.py",
+        # the full run's selection also ran these (kept so its numbers reproduce)
+        "tests/stackconfig/test_stackconfig_outputs.py",
+        "tests/stackconfig/test_stackfile_yaml12.py",
+        "tests/stackconfig/test_stackconfig_cli.py",
+    ],
+    "stackconfig/regions.py": [
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/vmsizes/test_vmsizes_regions.py",
+    ],
+    "stackconfig/outputs.py": [
+        "tests/stackconfig/test_documented_defaults.py",
+        "tests/stackconfig/test_stackconfig_outputs.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+    ],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
@@ -178,6 +262,60 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("stackconfig/combinations.py", 94, "and -> or"): (
         "OutboundRule._keys_of_type requires service_resource_id on a private_endpoint rule and refuses it"
         " on the other types (and an empty one is not an ARM id): the two conditions select the same rules"
+    ),
+    # issue 25, run of 2026-12-02 (stackconfig, schema)
+    ("stackconfig/rules.py", 20, "default False"): (
+        "no caller takes the default: validation and combinations pass managed_network, models passes None"
+    ),
+    ("stackconfig/names.py", 68, "GtE -> Gt"): (
+        "name[0] is a letter (checked just before), so rfind('-') is -1 or at least 1, never 0"
+    ),
+    (
+        "stackconfig/names.py",
+        68,
+        "compared 0",
+    ): "as above: `>= 1` and `>= 0` agree as the last '-' is never at 0",
+    ("stackconfig/sizes.py", 37, "default 1"): (
+        "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
+    ),
+    ("stackconfig/loader.py", 160, "Lt -> LtE"): (
+        "again_line is the 0-based line of the repeated key, a line of the text: always < len(lines)"
+    ),
+    ("stackconfig/models.py", 315, "default None"): (
+        "an unset key_vault lock resolves to False either way: the stack always grants the workspace "
+        "identity Key Vault Administrator on the vault (identity.plan), and bool(0) is False"
+    ),
+    ("stackconfig/regions.py", 88, "default 1"): (
+        "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
+    ),
+    ("preflight/schema.py", 97, "default '?'"): "source_of() has no caller",
+    ("preflight/schema.py", 149, "return X -> return None"): (
+        "only a name of underscores alone reaches it: no vendored property or parameter has one"
+    ),
+    ("preflight/schema.py", 170, "default '?'"): (
+        "_deref of a parent without $ref returns the parent itself, so only a parent with $ref is missing"
+    ),
+    ("preflight/schema.py", 477, "default '?'"): (
+        "as line 170: _deref of a parameter without $ref returns it, so an unresolved one always has a $ref"
+    ),
+    ("preflight/schema.py", 487, "continue -> pass"): (
+        "the body parameter then meets `if where != 'path' ...: continue`, the same skip"
+    ),
+    ("preflight/schema.py", 578, "Gt -> GtE"): (
+        "over every vendored resource type, metadata().identifiers is the same with the depth guard at "
+        "2, 8 or 9 (x-ms-identifiers sit at most 2 levels deep): the guard only stops recursive types"
+    ),
+    ("preflight/schema.py", 578, "compared 8"): "as above: `depth > 9` gives the same identifiers",
+    ("preflight/schema.py", 639, "and -> or"): (
+        "differs only for a schema with `items` but no `type: array`: no vendored schema has one "
+        "(OpenAPI 2.0 requires items exactly when type is array)"
+    ),
+    ("preflight/schema.py", 618, "and -> or"): (
+        "differs only for a body parameter without `schema` or another with one: OpenAPI 2.0 gives `schema` "
+        "to body parameters only, and so do all vendored specs (checked)"
+    ),
+    ("preflight/schema.py", 195, "default ''"): (
+        "a parent without $ref: neither '' nor '-mutant' ends with '/definitions/<base>', the same skip"
     ),
 }
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.constructor import DuplicateKeyError, SafeConstructor
+from ruamel.yaml.constructor import ConstructorError, DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from stackconfig.errors import NAMESPACE, ConfigError, problem
@@ -96,14 +96,23 @@ _GO_INT = re.compile(r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]+|[
 
 
 def _go_int(loader: SafeConstructor, node: Any) -> int | float | str:
-    """`strconv.ParseInt(strings.Replace(s, "_", "", -1), 0, 64)` (yaml.v3 resolve.go)."""
+    """`strconv.ParseInt(strings.Replace(s, "_", "", -1), 0, 64)` (yaml.v3 resolve.go); where that fails on
+    a leading-zero decimal (`08`, `09`), yaml.v3 `resolve` falls back to `strconv.ParseFloat` because the text
+    matches its `yamlStyleFloat`: the value is the float 8.0."""
     text = str(node.value)
     plain = text.replace("_", "")
     if not _GO_INT.match(plain):
-        return SafeConstructor.construct_yaml_int(loader, node)
+        try:
+            return SafeConstructor.construct_yaml_int(loader, node)
+        except ValueError:  # e.g. `!!int abc`: yaml.v3 "cannot decode !!str `abc` as a !!int"
+            raise ConstructorError(
+                problem=f"cannot decode {text!r} as an integer", problem_mark=node.start_mark
+            ) from None
     sign = -1 if plain.startswith("-") else 1
     digits = plain.lstrip("+-")
     if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+        if digits.strip("01234567"):
+            return sign * float(digits)
         return sign * int(digits, 8)
     return sign * int(digits, 0)
 
