@@ -125,16 +125,22 @@ class CustomerKeyError(pulumi.RunError, ValueError):
     (pulumi-language-python-exec), so `pulumi preview` fails with the message alone."""
 
 
-def read_key_vault(vault_id: str, opts: pulumi.InvokeOptions | None = None) -> keyvault.GetVaultResult:
-    """GET the vault of a customer-managed key (`azure-native:keyvault:getVault`, Key Vault `Vaults_Get`) at
-    preview and up. A vault that does not exist (ARM's 404 ResourceNotFound) or can't be read raises
-    CustomerKeyError naming it."""
+def vault_id_parts(vault_id: str) -> list[str]:
+    """`vault_id` split at "/", or CustomerKeyError when it is not the ARM id of a key vault."""
     parts = vault_id.split("/")
     if len(parts) != 9 or [p.lower() for p in parts[6:8]] != ["microsoft.keyvault", "vaults"]:
         raise CustomerKeyError(
             f"customer-managed key: {vault_id!r} is not the ARM id of a key vault; use "
             "/subscriptions/<subscription-id>/resourceGroups/<rg>/providers/Microsoft.KeyVault/vaults/<name>"
         )
+    return parts
+
+
+def read_key_vault(vault_id: str, opts: pulumi.InvokeOptions | None = None) -> keyvault.GetVaultResult:
+    """GET the vault of a customer-managed key (`azure-native:keyvault:getVault`, Key Vault `Vaults_Get`) at
+    preview and up. A vault that does not exist (ARM's 404 ResourceNotFound) or can't be read raises
+    CustomerKeyError naming it."""
+    parts = vault_id_parts(vault_id)
     try:
         return keyvault.get_vault(resource_group_name=parts[4], vault_name=parts[8], opts=opts)
     except Exception as e:  # noqa: BLE001 (the invoke's own error, whatever ARM answered, is quoted)
@@ -335,7 +341,7 @@ class Workspace(pulumi.ComponentResource):
         cmk = args.customer_managed_key
         self.customer_key_vault: keyvault.GetVaultResult | None = None
         if cmk is not None:
-            vault_subscription = cmk.key_vault_id.split("/")[2] if cmk.key_vault_id.count("/") > 2 else ""
+            vault_subscription = vault_id_parts(cmk.key_vault_id)[2]  # an id first, then its subscription
             if vault_subscription.lower() != str(client.subscription_id).lower():
                 raise CustomerKeyError(
                     f"customer-managed key: the key vault {cmk.key_vault_id} is in subscription "

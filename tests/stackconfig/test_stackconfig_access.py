@@ -288,3 +288,24 @@ def test_a_data_store_under_approved_outbound_needs_a_private_endpoint_rule() ->
     validate(raw)
     raw["network"]["managed"] = {"isolation_mode": "AllowInternetOutbound"}  # internet outbound reaches it
     validate(raw)
+
+
+@pytest.mark.parametrize("auth_mode, storage_roles", [("identity", True), ("accessKey", False)])
+@pytest.mark.parametrize("role", ["AzureML Data Scientist", "AzureML Compute Operator"])
+def test_only_data_scientists_get_storage_roles_and_only_with_identity_datastores(
+    auth_mode: str, storage_roles: bool, role: str
+) -> None:
+    """how-to-disable-local-auth-storage.md: with identity datastores the data scientists need the storage
+    data roles; a compute operator manages clusters and reads no data, and with account keys nobody needs
+    them."""
+    raw = public()
+    raw["identity"] = {"system_datastores_auth_mode": auth_mode, "role_assignments": [dict(GROUP, role=role)]}
+    who = GROUP["principal_id"]
+    people = [g for g in grants(raw) if g[0].startswith(f"people/{who}/")]
+    expected = [(f"people/{who}/{role.lower().replace(' ', '-')}", "workspace", who, role)]
+    if storage_roles and role == "AzureML Data Scientist":
+        expected += [
+            (f"people/{who}/st/blob-contributor", "storage", who, "Storage Blob Data Contributor"),
+            (f"people/{who}/st/file-privileged", "storage", who, "Storage File Data Privileged Contributor"),
+        ]
+    assert people == sorted(expected)
