@@ -212,4 +212,3 @@ def test_the_component_refuses_an_id_that_names_no_vault(bad) -> None:
         f"customer-managed key: {bad!r} is not the ARM id of a key vault; use "
         "/subscriptions/<subscription-id>/resourceGroups/<rg>/providers/Microsoft.KeyVault/vaults/<name>"
     )
-
