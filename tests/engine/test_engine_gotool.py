@@ -221,3 +221,34 @@ def test_make_engine_says_what_to_install_without_a_traceback(tmp_path: Path) ->
     assert "Traceback" not in done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] is False and "needs Go 1.26.6 or later" in report["error"]
+
+
+@pytest.mark.parametrize(
+    "go, text",
+    [
+        (gotool.Go("/usr/local/go/bin/go", (1, 26, 8), {}), "/usr/local/go/bin/go (go1.26.8)"),
+        (
+            gotool.Go("/usr/bin/go", (1, 23, 5), {"GOTOOLCHAIN": "go1.26.8"}),
+            "/usr/bin/go (go1.23.5) with GOTOOLCHAIN=go1.26.8",
+        ),
+    ],
+)
+def test_the_go_recorded_in_build_json(go: gotool.Go, text: str) -> None:
+    assert go.describe() == text
+
+
+@pytest.mark.parametrize("distro, backports", [("1.21", False), ("1.20", True)])
+def test_a_distribution_go_is_taken_from_1_21_and_backports_below(
+    tmp_path: Path, only_path, distro: str, backports: bool
+) -> None:
+    machine = Machine(tmp_path, distro_go=distro)
+    only_path(machine)
+    go = gotool.find(say=lambda line: None)
+    assert ("-t bookworm-backports golang-go" in machine.calls()) is backports
+    assert go.version == ((1, 23, 4) if backports else (1, 21, 0))
+
+
+def test_a_one_line_source_needs_its_suite() -> None:
+    # `deb URI` with no suite is no source of bookworm; the next line is.
+    text = "deb http://broken.example/debian\ndeb http://mirror.example/debian bookworm main\n"
+    assert gotool.mirror_in([text], "bookworm") == "http://mirror.example/debian"
