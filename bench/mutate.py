@@ -219,6 +219,11 @@ TESTS = {
         "tests/stackconfig/test_stackconfig_outputs.py",
         "tests/stackconfig/test_stackconfig_valid.py",
     ],
+    "stackconfig/errors.py": [
+        "tests/stackconfig/test_config_error_messages.py",
+        "tests/stackconfig/test_stackconfig_invalid.py",
+        "tests/stackconfig/test_stackconfig_valid.py",
+    ],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
