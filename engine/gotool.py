@@ -121,9 +121,12 @@ def _os_release() -> dict[str, str]:
 
 
 def debian_mirror(codename: str) -> str | None:
-    """The URI the system's apt sources use for `<codename>` main (one-line or deb822 format)."""
+    """The URI the system's apt sources use for `<codename>` main (one-line or deb822 format), from the files
+    apt reads (sources.list(5)): sources.list, then sources.list.d's *.list and *.sources in name order (apt
+    ignores other names there, such as *.save or *.disabled)."""
     texts = []
-    for path in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*"))]:
+    parts = glob.glob("/etc/apt/sources.list.d/*.list") + glob.glob("/etc/apt/sources.list.d/*.sources")
+    for path in ["/etc/apt/sources.list", *sorted(parts)]:
         try:
             texts.append(Path(path).read_text())
         except OSError:
@@ -131,16 +134,25 @@ def debian_mirror(codename: str) -> str | None:
     return mirror_in(texts, codename)
 
 
+# sources.list(5), one-line style: `deb [ option1=value1 ... ] uri suite component1 [component2] [...]`; a
+# suite that is not an exact path (ending in /) needs at least one component.
+ONE_LINE = re.compile(r"\s*deb\s+(?:\[[^\]]*\]\s*)?(\S+)\s+(\S+)\s+\S")
+
+
 def mirror_in(texts: list[str], codename: str) -> str | None:
     for text in texts:
         for line in text.splitlines():
-            words = line.split()
-            if len(words) >= 3 and words[0] == "deb" and codename in words[2:3]:
-                return words[1]
+            m = ONE_LINE.match(line)
+            if m and m[2] == codename:
+                return m[1]
         for stanza in re.split(r"\n\s*\n", text):
             pairs = (ln.partition(":") for ln in stanza.splitlines())
             fields = {k.strip(): v.strip() for k, sep, v in pairs if sep}
-            if "deb" in fields.get("Types", "").split() and codename in fields.get("Suites", "").split():
+            if (
+                "deb" in fields.get("Types", "").split()
+                and codename in fields.get("Suites", "").split()
+                and fields.get("Enabled") != "no"  # deb822's `Enabled: no` turns the stanza off
+            ):
                 return fields.get("URIs", "").split()[0] if fields.get("URIs") else None
     return None
 
