@@ -125,6 +125,9 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
     path = key_path(loc)
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     example = _example(root, loc)
+    if kind == "string_type" and len(loc) >= 2 and loc[-1] == "[key]":
+        # pydantic's location of a mapping's key is (..., <the key itself>, '[key]'): name the mapping
+        return problem(key_path(loc[:-2]), f"the key {_show(value)} is not text; quote it: '{_yaml(value)}'")
     if kind == "missing" and loc and loc[-1] == "ssh":
         return problem(
             path,
@@ -179,12 +182,14 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
         close = difflib.get_close_matches(str(value), allowed, n=1, cutoff=0.5)
         fix = f"did you mean {close[0]}?" if close else f"use one of {', '.join(allowed)}"
         return problem(path, f"{_show(value)} is not allowed; {fix}")
-    if kind in ("greater_than_equal", "greater_than"):
-        bound = ctx.get("ge", ctx.get("gt"))
-        return problem(path, f"{_show(value)} is below {bound}; use {bound} or more")
-    if kind in ("less_than_equal", "less_than"):
-        bound = ctx.get("le", ctx.get("lt"))
-        return problem(path, f"{_show(value)} is above {bound}; use {bound} or less")
+    if kind == "greater_than_equal":
+        return problem(path, f"{_show(value)} is below {ctx['ge']}; use {ctx['ge']} or more")
+    if kind == "greater_than":  # a strict bound: the bound itself is refused too
+        return problem(path, f"{_show(value)} is not above {ctx['gt']}; use more than {ctx['gt']}")
+    if kind == "less_than_equal":
+        return problem(path, f"{_show(value)} is above {ctx['le']}; use {ctx['le']} or less")
+    if kind == "less_than":
+        return problem(path, f"{_show(value)} is not below {ctx['lt']}; use less than {ctx['lt']}")
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return problem(
             path,

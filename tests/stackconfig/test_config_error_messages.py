@@ -14,9 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stackconfig_factory import good_raw
 
 from stackconfig import ConfigError, validate
+from stackconfig.errors import translate
 
 Change = Callable[[dict[str, Any]], None]
 
@@ -245,6 +247,27 @@ CASES: list[tuple[str, Change, str]] = [
         lambda r: ws(r).update(description={"text": "llm"}),
         P + "workspace.description: expected text, got a mapping; write text",
     ),
+    # a mapping's key that YAML read as another type than text: the mapping is named, not the key's type
+    (
+        "number-as-a-tag-name",
+        lambda r: ws(r)["tags"].update({2026: "budget"}),
+        P + "workspace.tags: the key 2026 is not text; quote it: '2026'",
+    ),
+    (
+        "fraction-as-a-tag-name",
+        lambda r: ws(r)["tags"].update({1.5: "version"}),
+        P + "workspace.tags: the key 1.5 is not text; quote it: '1.5'",
+    ),
+    (
+        "boolean-as-a-tag-name",
+        lambda r: ws(r)["tags"].update({True: "on"}),
+        P + "workspace.tags: the key true is not text; quote it: 'true'",
+    ),
+    (
+        "null-as-a-tag-name",
+        lambda r: ws(r)["tags"].update({None: "x"}),
+        P + "workspace.tags: the key null is not text; quote it: 'null'",
+    ),
     # one of a fixed set
     (
         "ssh-text-other-than-disabled",
@@ -378,3 +401,50 @@ def test_every_mistake_in_one_file_is_reported_each_on_its_own_line() -> None:
         ]
     )
     assert str(caught.value) == "\n".join(caught.value.problems)
+
+
+class _Stack(BaseModel):
+    """A schema of another shape than the stack's (the translation takes any root model): required keys
+    whose documented examples are a list, a mapping and a boolean."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    zones: list[int] = Field(examples=[[1, 2]])
+    labels: dict[str, str] = Field(examples=[{"team": "llm", "tier": "gold"}])
+    spot: bool = Field(examples=[False])
+    retries: int = Field(gt=0, lt=10, examples=[[3]])
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            {"labels": {}, "spot": True, "retries": 1},
+            "azml-gpu:zones: required key is missing; add zones: [1, 2]",
+        ),
+        (
+            {"zones": [], "spot": True, "retries": 1},
+            "azml-gpu:labels: required key is missing; add labels: {team: llm, tier: gold}",
+        ),
+        (
+            {"zones": [], "labels": {}, "retries": 1},
+            "azml-gpu:spot: required key is missing; add spot: false",
+        ),
+        (
+            {"zones": [], "labels": {}, "spot": True, "retries": "x"},
+            "azml-gpu:retries: expected a whole number, got 'x'; use a whole number, e.g. [3]",
+        ),
+        (
+            {"zones": [], "labels": {}, "spot": True, "retries": 0},
+            "azml-gpu:retries: 0 is not above 0; use more than 0",
+        ),
+        (
+            {"zones": [], "labels": {}, "spot": True, "retries": 10},
+            "azml-gpu:retries: 10 is not below 10; use less than 10",
+        ),
+    ],
+    ids=["list-example", "mapping-example", "boolean-example", "list-example-in-a-fix", "gt", "lt"],
+)
+def test_examples_are_shown_as_yaml_and_strict_bounds_named(raw: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        _Stack.model_validate(raw)
+    assert [translate(_Stack, error) for error in caught.value.errors()] == [expected]
