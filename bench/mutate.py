@@ -354,6 +354,18 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
         "g.before_workspace])"
         " and grant_plan puts those on scopes declared before the workspace, so both conditions always hold"
     ),
+    # issue 25: stackconfig/errors.py
+    ("stackconfig/errors.py", 116, "default 1"): (
+        "get_close_matches(..., n=2) puts the same best match first, and only close[0] is read"
+    ),
+    ("stackconfig/errors.py", 182, "default 1"): (
+        "get_close_matches(..., n=2) puts the same best match first, and only close[0] is read"
+    ),
+    ("stackconfig/errors.py", 179, "default ''"): (
+        "a literal_error always has `expected` in its ctx: pydantic-core's ErrorType::LiteralError requires "
+        "it (PydanticKnownError('literal_error') without it raises \"'expected' required in context\"), "
+        "so the fallback is never read"
+    ),
     # issue 25: stackconfig/cli.py
     ("stackconfig/cli.py", 46, "default None"): (
         "`json_error or usage_error_document`: 0 and None both pick the default document"

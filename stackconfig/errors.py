@@ -125,7 +125,7 @@ def translate(root: type[BaseModel], error: ErrorDetails, strip: Sequence[str] =
     path = key_path(loc)
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     example = _example(root, loc)
-    if kind == "string_type" and len(loc) >= 2 and loc[-1] == "[key]":
+    if kind == "string_type" and loc[-1:] == ["[key]"]:
         # pydantic's location of a mapping's key is (..., <the key itself>, '[key]'): name the mapping
         return problem(key_path(loc[:-2]), f"the key {_show(value)} is not text; quote it: '{_yaml(value)}'")
     if kind == "missing" and loc and loc[-1] == "ssh":
