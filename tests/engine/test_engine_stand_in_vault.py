@@ -13,54 +13,26 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.proto import provider_pb2
+from stand_in_provider import SUB, Aborted, Context, configured, struct
 
-from engine.provider import arm, store
 from engine.provider.server import AzureNativeStandIn
 from preflight.mocks import AzureMocks
 
-SUB = "00000000-0000-0000-0000-000000000000"
 KV = f"/subscriptions/{SUB}/resourceGroups/rg-keys/providers/Microsoft.KeyVault/vaults/kv-cmk"
 GET_VAULT = "azure-native:keyvault:getVault"
 ARGS = {"resourceGroupName": "rg-keys", "vaultName": "kv-cmk"}
 VAULT_URN = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:keyvault:Vault::ws-kv"
 
 
-class _Aborted(Exception):
-    pass
-
-
-class _Context:
-    def abort(self, code: grpc.StatusCode, details: str) -> None:
-        raise _Aborted(code, details)
-
-
-def _struct(value: dict) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.update(value)
-    return s
-
-
 @pytest.fixture
 def provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AzureNativeStandIn:
-    monkeypatch.setenv(store.ENV, str(tmp_path / "arm.json"))
-    monkeypatch.delenv(arm.METADATA_ENV, raising=False)
-    p = AzureNativeStandIn()
-    p.Configure(
-        provider_pb2.ConfigureRequest(
-            variables={"azure-native:config:subscriptionId": SUB, "azure-native:config:location": "eastus"},
-            sends_old_inputs=True,
-            sends_old_inputs_to_delete=True,
-        ),
-        _Context(),
-    )
-    return p
+    return configured(tmp_path, monkeypatch)
 
 
 def get_vault(provider: AzureNativeStandIn) -> dict:
-    r = provider.Invoke(provider_pb2.InvokeRequest(tok=GET_VAULT, args=_struct(ARGS)), _Context())
+    r = provider.Invoke(provider_pb2.InvokeRequest(tok=GET_VAULT, args=struct(ARGS)), Context())
     return json.loads(json.dumps(dict(getattr(r, "return")), default=dict))
 
 
@@ -81,7 +53,7 @@ def test_a_vault_without_purge_protection_is_answered_without_it(provider) -> No
 
 
 def test_a_missing_vault_fails_the_invoke_with_arms_404(provider) -> None:
-    with pytest.raises(_Aborted) as info:
+    with pytest.raises(Aborted) as info:
         get_vault(provider)
     code, details = info.value.args
     assert code == grpc.StatusCode.UNKNOWN
@@ -103,9 +75,7 @@ def test_a_vault_an_earlier_up_made_is_found(provider) -> None:
             "enablePurgeProtection": True,
         },
     }
-    created = provider.Create(
-        provider_pb2.CreateRequest(urn=VAULT_URN, properties=_struct(inputs)), _Context()
-    )
+    created = provider.Create(provider_pb2.CreateRequest(urn=VAULT_URN, properties=struct(inputs)), Context())
     assert created.id == KV
     answer = get_vault(provider)
     assert answer["properties"]["enablePurgeProtection"] is True

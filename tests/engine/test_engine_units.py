@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import grpc
 import pytest
-from google.protobuf import struct_pb2
 from pulumi.runtime.proto import provider_pb2
+from stand_in_provider import SUB, Aborted, Context, configured, struct
 
 from engine import build, events
 from engine.provider import arm, store
@@ -21,7 +20,6 @@ CLUSTER = (
     "urn:pulumi:dev::azml-gpu::azml-gpu:components:GpuCluster$azure-native:machinelearningservices:Compute::c"
 )
 VAULT = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:keyvault:Vault::kv"
-SUB = "00000000-0000-0000-0000-000000000000"
 
 
 def _policy(name: str, urn: str, level: str) -> dict:
@@ -82,35 +80,9 @@ class TestVerdict:
         assert [e["sequence"] for e in events.read(log)] == [1, 2]
 
 
-def _struct(value: dict) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.update(value)
-    return s
-
-
-class _Aborted(Exception):
-    pass
-
-
-class _Context:
-    def abort(self, code: grpc.StatusCode, details: str) -> None:
-        raise _Aborted(code, details)
-
-
 @pytest.fixture
 def provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AzureNativeStandIn:
-    monkeypatch.setenv(store.ENV, str(tmp_path / "arm.json"))
-    monkeypatch.delenv(arm.METADATA_ENV, raising=False)
-    p = AzureNativeStandIn()
-    p.Configure(
-        provider_pb2.ConfigureRequest(
-            variables={"azure-native:config:subscriptionId": SUB, "azure-native:config:location": "eastus"},
-            sends_old_inputs=True,
-            sends_old_inputs_to_delete=True,
-        ),
-        _Context(),
-    )
-    return p
+    return configured(tmp_path, monkeypatch)
 
 
 def _compute(**props) -> dict:
@@ -127,17 +99,17 @@ def _compute(**props) -> dict:
 
 class TestProvider:
     def test_configure_refuses_an_engine_that_does_not_send_old_inputs(self) -> None:
-        with pytest.raises(_Aborted, match="v3.74.0 or later"):
-            AzureNativeStandIn().Configure(provider_pb2.ConfigureRequest(sends_old_inputs=True), _Context())
+        with pytest.raises(Aborted, match="v3.74.0 or later"):
+            AzureNativeStandIn().Configure(provider_pb2.ConfigureRequest(sends_old_inputs=True), Context())
 
     def test_configure_supports_preview_and_does_not_accept_secrets(self, provider) -> None:
         r = provider.Configure(
-            provider_pb2.ConfigureRequest(sends_old_inputs=True, sends_old_inputs_to_delete=True), _Context()
+            provider_pb2.ConfigureRequest(sends_old_inputs=True, sends_old_inputs_to_delete=True), Context()
         )
         assert (r.supportsPreview, r.acceptSecrets) == (True, False)
 
     def test_check_takes_the_provider_location_and_the_api_version(self, provider) -> None:
-        r = provider.Check(provider_pb2.CheckRequest(urn=CLUSTER, news=_struct(_compute())), _Context())
+        r = provider.Check(provider_pb2.CheckRequest(urn=CLUSTER, news=struct(_compute())), Context())
         inputs = dict(r.inputs)
         assert inputs["location"] == "eastus"
         assert inputs["azureApiVersion"] == "2025-12-01"
@@ -145,14 +117,14 @@ class TestProvider:
 
     def test_check_reports_a_value_the_rest_spec_refuses(self, provider) -> None:
         bad = {**_compute(), "computeName": "t4-dev-a-name-far-too-long"}
-        r = provider.Check(provider_pb2.CheckRequest(urn=CLUSTER, news=_struct(bad)), _Context())
+        r = provider.Check(provider_pb2.CheckRequest(urn=CLUSTER, news=struct(bad)), Context())
         assert [f.property for f in r.failures] == ["computeName"]
         assert r.failures[0].reason == "'computeName' is too long (26): at most 24 characters allowed"
 
     def test_diff_of_a_path_parameter_is_a_delete_before_replace(self, provider) -> None:
         olds, news = _compute(), {**_compute(), "workspaceName": "ws-llm-dev-2"}
         r = provider.Diff(
-            provider_pb2.DiffRequest(urn=CLUSTER, old_inputs=_struct(olds), news=_struct(news)), _Context()
+            provider_pb2.DiffRequest(urn=CLUSTER, old_inputs=struct(olds), news=struct(news)), Context()
         )
         assert r.changes == provider_pb2.DiffResponse.DIFF_SOME
         assert list(r.replaces) == ["workspaceName"]
@@ -161,14 +133,14 @@ class TestProvider:
 
     def test_diff_of_equal_inputs_is_none(self, provider) -> None:
         r = provider.Diff(
-            provider_pb2.DiffRequest(urn=CLUSTER, old_inputs=_struct(_compute()), news=_struct(_compute())),
-            _Context(),
+            provider_pb2.DiffRequest(urn=CLUSTER, old_inputs=struct(_compute()), news=struct(_compute())),
+            Context(),
         )
         assert r.changes == provider_pb2.DiffResponse.DIFF_NONE
 
     def test_preview_create_leaves_outputs_it_cannot_know_unknown_and_makes_nothing(self, provider) -> None:
         r = provider.Create(
-            provider_pb2.CreateRequest(urn=CLUSTER, properties=_struct(_compute()), preview=True), _Context()
+            provider_pb2.CreateRequest(urn=CLUSTER, properties=struct(_compute()), preview=True), Context()
         )
         assert r.id == ""
         outputs = dict(r.properties)
@@ -176,30 +148,28 @@ class TestProvider:
         assert provider.store.all() == []
 
     def test_create_gives_the_arm_id_and_delete_removes_it(self, provider) -> None:
-        r = provider.Create(
-            provider_pb2.CreateRequest(urn=CLUSTER, properties=_struct(_compute())), _Context()
-        )
+        r = provider.Create(provider_pb2.CreateRequest(urn=CLUSTER, properties=struct(_compute())), Context())
         ws = f"/subscriptions/{SUB}/resourceGroups/rg-train-dev/providers/Microsoft.MachineLearningServices"
         want = f"{ws}/workspaces/ws-llm-dev/computes/t4-dev"
         assert r.id == want
         outputs = json.loads(json.dumps(dict(r.properties), default=dict))
         assert outputs["name"] == "t4-dev"
         assert outputs["properties"]["provisioningState"] == "Succeeded"
-        found = provider.Read(provider_pb2.ReadRequest(id=want.upper(), urn=CLUSTER), _Context())
+        found = provider.Read(provider_pb2.ReadRequest(id=want.upper(), urn=CLUSTER), Context())
         assert found.id == want.upper()
-        provider.Delete(provider_pb2.DeleteRequest(id=want, urn=CLUSTER), _Context())
-        gone = provider.Read(provider_pb2.ReadRequest(id=want, urn=CLUSTER), _Context())
+        provider.Delete(provider_pb2.DeleteRequest(id=want, urn=CLUSTER), Context())
+        gone = provider.Read(provider_pb2.ReadRequest(id=want, urn=CLUSTER), Context())
         assert gone.id == ""  # what the provider answers for a 404
 
     def test_get_client_config_names_the_configured_subscription(self, provider) -> None:
         r = provider.Invoke(
-            provider_pb2.InvokeRequest(tok="azure-native:authorization:getClientConfig"), _Context()
+            provider_pb2.InvokeRequest(tok="azure-native:authorization:getClientConfig"), Context()
         )
         assert dict(getattr(r, "return"))["subscriptionId"] == SUB
 
     def test_an_unknown_function_is_refused(self, provider) -> None:
-        with pytest.raises(_Aborted, match="Invoke type azure-native:foo:getBar not found"):
-            provider.Invoke(provider_pb2.InvokeRequest(tok="azure-native:foo:getBar"), _Context())
+        with pytest.raises(Aborted, match="Invoke type azure-native:foo:getBar not found"):
+            provider.Invoke(provider_pb2.InvokeRequest(tok="azure-native:foo:getBar"), Context())
 
 
 class TestRequestBody:
