@@ -97,6 +97,10 @@ class BlobFS:
         self.counts = {"upload": 0, "rename": 0, "fsync": 0, "fsyncdir": 0, "upload_failed": 0}
         self.uploading: dict[str, int] = {}  # blob path -> bytes sent
         self.renaming: dict[str, str] = {}  # source -> "copying" | "copied"
+        # file_cache.go's fileLocks (common.LockMap): one lock per path, held by OpenFile while it downloads
+        # and registers the handle and by CreateFile and ReleaseFile (closeFileInternal), so an open never
+        # serves a local copy another open is still writing or a release is deleting.
+        self.path_locks: dict[str, threading.Lock] = {}
         self._write_state()
 
     # --- helpers -------------------------------------------------------------------------------
@@ -144,6 +148,10 @@ class BlobFS:
         with self.lock:
             self.attrs.pop(path, None)
             self.listings.pop(os.path.dirname(path) or "/", None)
+
+    def _path_lock(self, path: str) -> threading.Lock:
+        with self.lock:
+            return self.path_locks.setdefault(path, threading.Lock())
 
     def _open_local(self, path: str) -> Handle | None:
         with self.lock:
@@ -300,9 +308,10 @@ class BlobFS:
         """file_cache.go CreateFile: a local file only; storage sees it at flush."""
         local = self._local(path)
         local.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(local, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        self._invalidate(path)
-        fh = self._new_handle(path, fd, local, dirty=True)
+        with self._path_lock(path):
+            fd = os.open(local, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            self._invalidate(path)
+            fh = self._new_handle(path, fd, local, dirty=True)
         self._write_state()
         return fh
 
@@ -310,17 +319,18 @@ class BlobFS:
         """file_cache.go OpenFile: download the blob into the local cache, then work on that copy."""
         blob, local = self._blob(path), self._local(path)
         local.parent.mkdir(parents=True, exist_ok=True)
-        busy = self._open_local(path)
-        if busy is None:
-            try:
-                if flags & os.O_TRUNC:
-                    local.write_bytes(b"")
-                else:
-                    self._transfer_down(blob, local)
-            except FileNotFoundError:
-                raise OSError(errno.ENOENT, path) from None
-        fd = os.open(local, os.O_RDWR)
-        return self._new_handle(path, fd, local, dirty=bool(flags & os.O_TRUNC))
+        with self._path_lock(path):  # file_cache.go OpenFile: flock.Lock() before the download
+            busy = self._open_local(path)
+            if busy is None:
+                try:
+                    if flags & os.O_TRUNC:
+                        local.write_bytes(b"")
+                    else:
+                        self._transfer_down(blob, local)
+                except FileNotFoundError:
+                    raise OSError(errno.ENOENT, path) from None
+            fd = os.open(local, os.O_RDWR)
+            return self._new_handle(path, fd, local, dirty=bool(flags & os.O_TRUNC))
 
     @staticmethod
     def _transfer_down(blob: Path, local: Path) -> None:
@@ -359,17 +369,18 @@ class BlobFS:
     def release(self, path: str, fh: int) -> int:
         """file_cache.go ReleaseFile: flush, close; the local copy is dropped (file-cache timeout 0)."""
         h = self.handles[fh]
-        try:
-            with h.lock:
-                self._upload(h)
-        finally:
-            os.close(h.fd)
-            with self.lock:
-                del self.handles[fh]
-                still_open = any(o.path == path for o in self.handles.values())
-            if not still_open:
-                h.local.unlink(missing_ok=True)
-            self._write_state()
+        with self._path_lock(h.path):  # file_cache.go closeFileInternal: flock.Lock(), flush, then delete
+            try:
+                with h.lock:
+                    self._upload(h)
+            finally:
+                os.close(h.fd)
+                with self.lock:
+                    del self.handles[fh]
+                    still_open = any(o.path == h.path for o in self.handles.values())
+                if not still_open:
+                    h.local.unlink(missing_ok=True)
+        self._write_state()
         return 0
 
     def fsync(self, path: str, datasync: int, fh: int) -> int:

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -309,3 +310,31 @@ def test_train_killed_mid_checkpoint_on_the_mount_resumes_to_the_same_weights(mo
     assert f"resumed from {node2.mountpoint / 'step_00000004'} at step 4" in out.stdout
     assert out.stdout.splitlines()[-1] == ref.stdout.splitlines()[-1]
     assert out.stdout.splitlines()[-1].startswith("final parameters sha256: ")
+
+
+def test_ranks_of_one_node_opening_the_same_blob_at_once_each_read_all_of_it(mounts, tmp_path):
+    """A resume on a node of several ranks: each opens the same shard at the same moment. blobfuse2's file
+    cache downloads a file once under a per-path lock and serves every handle from that copy
+    (component/file_cache/file_cache.go OpenFile: `flock := fc.fileLocks.Get(name); flock.Lock()`), so no
+    reader sees a copy another open is still writing or a release is deleting."""
+    m = mounts("node")
+    blob = tmp_path / "store" / "ckpt" / "shard.distcp"
+    blob.parent.mkdir(parents=True)
+    content = os.urandom(24 << 20)
+    blob.write_bytes(content)
+    for _ in range(3):
+        start = threading.Barrier(6)
+        read: list[bytes] = []
+
+        def reader(start: threading.Barrier, read: list[bytes]) -> None:
+            start.wait()
+            with open(m.mountpoint / "ckpt" / "shard.distcp", "rb") as f:
+                read.append(f.read())
+
+        threads = [threading.Thread(target=reader, args=(start, read)) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert [len(r) for r in read] == [len(content)] * 6
+        assert all(r == content for r in read)
