@@ -98,8 +98,9 @@ class BlobFS:
         self.uploading: dict[str, int] = {}  # blob path -> bytes sent
         self.renaming: dict[str, str] = {}  # source -> "copying" | "copied"
         # file_cache.go's fileLocks (common.LockMap): one lock per path, held by OpenFile while it downloads
-        # and registers the handle and by CreateFile and ReleaseFile (closeFileInternal), so an open never
-        # serves a local copy another open is still writing or a release is deleting.
+        # and counts the handle (flock.Inc) and by CloseFile while it closes and uncounts it (flock.Dec), so
+        # an open never serves a local copy another open is still writing or a close is deleting. Differs:
+        # our release uploads under the lock; CloseFile flushes before taking it.
         self.path_locks: dict[str, threading.Lock] = {}
         self._write_state()
 
@@ -369,7 +370,7 @@ class BlobFS:
     def release(self, path: str, fh: int) -> int:
         """file_cache.go ReleaseFile: flush, close; the local copy is dropped (file-cache timeout 0)."""
         h = self.handles[fh]
-        with self._path_lock(h.path):  # file_cache.go closeFileInternal: flock.Lock(), flush, then delete
+        with self._path_lock(h.path):  # file_cache.go CloseFile: flock.Lock(), close, flock.Dec()
             try:
                 with h.lock:
                     self._upload(h)
