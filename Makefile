@@ -8,8 +8,8 @@ PACK_VENV := policies/.venv
 
 .PHONY: test preview smoke lint setup constraints fuse-check hostname-check pack-catalog engine engine-preview engine-up
 
-# Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in localml/package-lock.json.
-AZURITE := localml/node_modules/.installed
+# Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in doubles/localml/package-lock.json.
+AZURITE := doubles/localml/node_modules/.installed
 
 setup: $(VENV)/.installed $(PACK_VENV)/.installed $(AZURITE)
 
@@ -65,8 +65,8 @@ $(PACK_VENV)/.installed: policies/requirements.txt $(PACK_CATALOG) | $(PACK_VENV
 	cd policies && .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall vendor/$(notdir $(PACK_CATALOG))
 	@touch $@
 
-$(AZURITE): localml/package.json localml/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "make: npm not found: Azurite (localml/package-lock.json) needs Node.js 20+ with npm; on Debian/Ubuntu run \`sudo apt-get install -y nodejs npm\`, then make again" >&2; exit 2; }
+$(AZURITE): doubles/localml/package.json doubles/localml/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: npm not found: Azurite (doubles/localml/package-lock.json) needs Node.js 20+ with npm; on Debian/Ubuntu run \`sudo apt-get install -y nodejs npm\`, then make again" >&2; exit 2; }
 	npm ci --prefix localml --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -79,7 +79,7 @@ FUSE_FIX := sudo apt-get install -y fuse3
 fuse-check:
 	@if ! command -v fusermount3 >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then as=""; elif sudo -n true >/dev/null 2>&1; then as="sudo -n"; else \
-	    echo "make: fusermount3 not found and not root: run \`$(FUSE_FIX)\` (Debian/Ubuntu), then make again; localml's blob mount needs it (localml/mount.py)" >&2; exit 2; fi; \
+	    echo "make: fusermount3 not found and not root: run \`$(FUSE_FIX)\` (Debian/Ubuntu), then make again; localml's blob mount needs it (doubles/localml/mount.py)" >&2; exit 2; fi; \
 	  echo "make: installing Debian's fuse3 (fusermount3, libfuse3.so.3) for localml's blob mount: $${as:+$$as }$(APT_GET) install -y fuse3" >&2; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  $$as $(APT_GET) install -y -q fuse3 >/dev/null 2>&1 || { $$as $(APT_GET) update -q >/dev/null && $$as $(APT_GET) install -y -q fuse3 >/dev/null; } \
@@ -88,7 +88,7 @@ fuse-check:
 	fi
 	@test -r $(FUSE_DEV) -a -w $(FUSE_DEV) || { echo "make: $(FUSE_DEV) is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
 
-# The Pulumi CLI built from Pulumi's Go modules (engine/go), cached outside the checkout by version
+# The Pulumi CLI built from Pulumi's Go modules (doubles/pulumicli/go), cached outside the checkout by version
 # (~/.cache/azml-gpu/engine): about 10 minutes the first time on 2 cores, seconds after (docs/engine.md).
 engine: $(VENV)/.installed
 	$(PY) -m engine build
@@ -117,7 +117,7 @@ preview: $(VENV)/.installed $(PACK_VENV)/.installed
 
 # The smoke job writes no rw_mount output, so it needs no FUSE (only `make test`'s blob-mount tests do).
 smoke: setup
-	$(PY) -m localml smoke
+	$(PY) -m doubles.localml smoke
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .

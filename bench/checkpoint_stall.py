@@ -16,7 +16,7 @@ Method (one process, one run, methods interleaved so both see the same machine l
   stages the state to CPU, then writes from a thread) plus the extra time of the training steps that ran
   while the write went on (sum of (step - a paired step without a write)); the commit marker is written
   when the write finished.
-- `--blob-mount`: every method writes through an emulated rw_mount (localml/blobfs.py, FUSE), where
+- `--blob-mount`: every method writes through an emulated rw_mount (doubles/localml/blobfs.py, FUSE), where
   close() uploads the file, so a synchronous stall includes the upload.
 Target: async stall <= 10% of the synchronous DCP stall.
 """
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     target = root
     if args.blob_mount:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from localml.mount import BlobMount
+        from doubles.localml.mount import BlobMount
 
         mount = BlobMount(root / "store", root / "mnt", root / "blobfs").start()
         target = mount.mountpoint

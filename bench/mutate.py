@@ -138,7 +138,7 @@ TESTS = {
     # issue 25, run of 2026-12-02 (stackconfig, schema)
     # The spec check: the small-spec tests first (no program run), then the name limits and the resource
     # check without its two gate tests (they start the policy pack, whose virtualenv the scratch copy lacks).
-    "preflight/schema.py": [
+    "preflight/provider/schema.py": [
         "tests/preflight/test_spec_refs_inheritance_and_secrets.py",
         "tests/preflight/test_schema_patterns.py",
         "tests/preflight/test_preflight_provider_model.py",
@@ -230,7 +230,7 @@ TESTS = {
         "tests/repo/test_repo_cli_promises.py",
         "tests/jobs/test_jobs_cli.py",
     ],
-    "engine/gotool.py": ["tests/engine/test_engine_gotool.py"],
+    "doubles/pulumicli/gotool.py": ["tests/engine/test_engine_gotool.py"],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {
@@ -315,33 +315,33 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("stackconfig/regions.py", 88, "default 1"): (
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
-    ("preflight/schema.py", 97, "default '?'"): "source_of() has no caller",
-    ("preflight/schema.py", 149, "return X -> return None"): (
+    ("preflight/provider/schema.py", 97, "default '?'"): "source_of() has no caller",
+    ("preflight/provider/schema.py", 149, "return X -> return None"): (
         "only a name of underscores alone reaches it: no vendored property or parameter has one"
     ),
-    ("preflight/schema.py", 170, "default '?'"): (
+    ("preflight/provider/schema.py", 170, "default '?'"): (
         "_deref of a parent without $ref returns the parent itself, so only a parent with $ref is missing"
     ),
-    ("preflight/schema.py", 477, "default '?'"): (
+    ("preflight/provider/schema.py", 477, "default '?'"): (
         "as line 170: _deref of a parameter without $ref returns it, so an unresolved one always has a $ref"
     ),
-    ("preflight/schema.py", 487, "continue -> pass"): (
+    ("preflight/provider/schema.py", 487, "continue -> pass"): (
         "the body parameter then meets `if where != 'path' ...: continue`, the same skip"
     ),
-    ("preflight/schema.py", 578, "Gt -> GtE"): (
+    ("preflight/provider/schema.py", 578, "Gt -> GtE"): (
         "over every vendored resource type, metadata().identifiers is the same with the depth guard at "
         "2, 8 or 9 (x-ms-identifiers sit at most 2 levels deep): the guard only stops recursive types"
     ),
-    ("preflight/schema.py", 578, "compared 8"): "as above: `depth > 9` gives the same identifiers",
-    ("preflight/schema.py", 639, "and -> or"): (
+    ("preflight/provider/schema.py", 578, "compared 8"): "as above: `depth > 9` gives the same identifiers",
+    ("preflight/provider/schema.py", 639, "and -> or"): (
         "differs only for a schema with `items` but no `type: array`: no vendored schema has one "
         "(OpenAPI 2.0 requires items exactly when type is array)"
     ),
-    ("preflight/schema.py", 618, "and -> or"): (
+    ("preflight/provider/schema.py", 618, "and -> or"): (
         "differs only for a body parameter without `schema` or another with one: OpenAPI 2.0 gives `schema` "
         "to body parameters only, and so do all vendored specs (checked)"
     ),
-    ("preflight/schema.py", 195, "default ''"): (
+    ("preflight/provider/schema.py", 195, "default ''"): (
         "a parent without $ref: neither '' nor '-mutant' ends with '/definitions/<base>', the same skip"
     ),
     # issue 25, run of 2026-12-02 (workspace, identity after issue 23)
@@ -375,22 +375,22 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
         "(args, namespace), a subcommand's _SubParsersAction.__call__ (arg_strings, None)), and no code of "
         "ours calls a JsonErrorParser's parse_known_args itself"
     ),
-    # engine/gotool.py
-    ("engine/gotool.py", 133, "continue -> pass"): (
+    # doubles/pulumicli/gotool.py
+    ("doubles/pulumicli/gotool.py", 133, "continue -> pass"): (
         "the continue is the except clause's only statement and the try the loop body's last: the next file "
         "is read either way"
     ),
-    ("engine/gotool.py", 152, "default ''"): (
+    ("doubles/pulumicli/gotool.py", 152, "default ''"): (
         "a stanza without Types: ['-mutant'] holds no 'deb', as [] does not"
     ),
-    ("engine/gotool.py", 153, "default ''"): (
+    ("doubles/pulumicli/gotool.py", 153, "default ''"): (
         "a stanza without Suites: ['-mutant'] holds the codename only if a release were named '-mutant'; the "
         "codename is os-release's VERSION_CODENAME (a word such as bookworm)"
     ),
-    ("engine/gotool.py", 156, "default ''"): (
+    ("doubles/pulumicli/gotool.py", 156, "default ''"): (
         "the fallback is read only when fields.get('URIs') is true, that is when URIs is there: never"
     ),
-    ("engine/gotool.py", 186, "default ''"): (
+    ("doubles/pulumicli/gotool.py", 186, "default ''"): (
         "without VERSION_CODENAME, '' skips debian_mirror and '-mutant' asks it for suite '-mutant', which "
         "no apt source names: both give no mirror and return before the backports list"
     ),

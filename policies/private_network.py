@@ -90,7 +90,7 @@ _MANAGED = ("AllowInternetOutbound", "AllowOnlyApprovedOutbound")
 
 
 # Workspace URN -> managedNetwork.isolationMode as its inputs gave it at Analyze (None when absent). In the
-# first preview of a new stack an output the inputs do not set is unknown (preflight/azure_native.py
+# first preview of a new stack an output the inputs do not set is unknown (preflight/provider/model.py
 # preview_outputs, after the provider's PreviewOutputs), so AnalyzeStack cannot tell "no managed network" from
 # "not known yet"; the inputs can, and the engine runs every Analyze of a preview before its AnalyzeStack in
 # the same pack process (policies/locks.py cites pulumi/pulumi). Recorded by private-network-inputs.

@@ -27,7 +27,7 @@ evaluations of the gate (read at 1b5949891b, v3.259; cited per behaviour):
   with every input that depends on a replaced resource made unknown, after its recorded replaceOnChanges,
   replaces).
 
-The provider half (Check, Diff, preview outputs) is `preflight.azure_native`.
+The provider half (Check, Diff, preview outputs) is `preflight.provider.model`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from preflight import azure_native, propertypath
+from preflight import propertypath
+from preflight.provider import model as azure_native
 
 Kind = Literal["first-deploy", "update"]
 Op = Literal["create", "same", "update", "replace"]

@@ -34,7 +34,6 @@ from policies.clusters import Cluster, aml_cluster, parse_seconds
 from policies.quota_reservation import configured_quota, reservation
 from preflight import duplicates, isolation, permissions, replacements, resource_check
 from preflight.analyzer import PackError, PolicyPack, Violation
-from preflight.azure_native import UNKNOWN
 from preflight.engine import (
     FIRST_DEPLOY,
     UPDATE,
@@ -54,6 +53,7 @@ from preflight.program import (
     read_stack_config,
     run_program,
 )
+from preflight.provider.model import UNKNOWN
 from preflight.resource import Provider, Resource
 
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2

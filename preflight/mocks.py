@@ -13,7 +13,7 @@ puts it (`pulumi.runtime.set_mocks`): the resource monitor. The program itself r
   `azure-native:subscriptionId` config, a fixed fake tenant), `azure-native:resources:getResourceGroup` and
   `azure-native:managedidentity:getUserAssignedIdentity` (stable fake principal ids), and
   `azure-native:keyvault:getVault` from `existing`, the resources of the world outside the stack (records in
-  the stand-in plugin's ARM store format, `preflight.azure_native.get_vault`: a vault not there is ARM's 404).
+  the stand-in plugin's ARM store format, `preflight.provider.model.get_vault`: a vault not there is ARM's 404).
   Nothing outside the stack is known unless declared: a test seeds `existing`, the stand-in passes its store.
 - `RecordingMonitor` is Pulumi's MockMonitor that also keeps each RegisterResourceRequest, because
   `MockResourceArgs` carries neither the resource options (replaceOnChanges, deleteBeforeReplace,
@@ -36,9 +36,9 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
-from preflight import azure_native
-from preflight.azure_native import FAKE_TENANT_ID, UNKNOWN
 from preflight.engine import Deployment, Step
+from preflight.provider import model as azure_native
+from preflight.provider.model import FAKE_TENANT_ID, UNKNOWN
 
 # Used when the stack config has no `azure-native:subscriptionId` (all-zero GUIDs are what Azure's
 # own documentation examples use).

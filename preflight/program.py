@@ -267,7 +267,7 @@ def run_program(
     - `deployment`: the evaluation (preflight.engine.Deployment); default: an update against the synthetic
       state of the stack deployed as declared, where every value is known.
     - `existing`: resources outside the stack that the program reads (a customer-managed key's vault), as
-      ARM store records (`engine/provider/store.py`: {"id", "type", "inputs", "outputs"}) by ARM id; default
+      ARM store records (`preflight/provider/store.py`: {"id", "type", "inputs", "outputs"}) by ARM id; default
       none: such a lookup answers ARM's 404 (`preflight.mocks.AzureMocks`).
 
     Returns a ProgramResult. An invalid config gives `problems` (nothing declared), never an

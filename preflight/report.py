@@ -68,7 +68,7 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
     )
     out.append(
         (
-            "Resource inputs checked against the Azure REST specs (preflight/azure_specs)",
+            "Resource inputs checked against the Azure REST specs (preflight/provider/azure_specs)",
             ["type", "API version", "resources", "spec check", "not checked"],
             [
                 [

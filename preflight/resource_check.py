@@ -1,5 +1,5 @@
 """The gate's resource check: every custom azure-native resource's checked inputs against the Azure REST spec
-of the API version they carry (`preflight.schema.check_resource`), as the provider's Check does before any
+of the API version they carry (`preflight.provider.schema.check_resource`), as the provider's Check does before any
 create (pulumi/pulumi-azure-native `provider.go` `Check` -> `validateType`; the engine fails the preview on a
 Check failure).
 
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from preflight import schema
+from preflight.provider import schema
 
 CONFIG = "azml-gpu"
 

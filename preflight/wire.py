@@ -1,7 +1,7 @@
 """How the engine writes values on the wire to providers and analyzers: the unknown sentinel and secrets.
 
-Shared by the provider model (`preflight.azure_native`, which re-exports these names) and the spec check
-(`preflight.schema`), so neither imports the other's module for them.
+Shared by the provider model (`preflight.provider.model`, which re-exports these names) and the spec check
+(`preflight.provider.schema`), so neither imports the other's module for them.
 """
 
 from __future__ import annotations

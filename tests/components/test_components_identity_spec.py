@@ -8,7 +8,7 @@ any stack with a customer-managed key or a user-assigned cluster identity failed
 
 from __future__ import annotations
 
-from preflight.schema import check_resource
+from preflight.provider.schema import check_resource
 
 UAI = (
     "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-id/providers/"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localml import LocalAzureML
+from doubles.localml import LocalAzureML
 
 ROOT = Path(__file__).resolve().parents[2]
 

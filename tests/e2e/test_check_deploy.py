@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from localml import LocalAzureML
-from localml.deploy import declared_bodies
+from doubles.localml import LocalAzureML
+from doubles.localml.deploy import declared_bodies
 from preflight.program import read_stack_config, run_program
 from stackconfig.loader import read_config_block
 
@@ -46,7 +46,7 @@ def _outputs_file(outputs: dict[str, Any], workspace: str, tmp: Path) -> Path:
 def _sdk(local: LocalAzureML, outputs: Path, *args: str) -> dict[str, Any]:
     env = local.subprocess_env() | {"PYTHONPATH": str(ROOT)}
     r = subprocess.run(
-        [sys.executable, "-m", "localml.deploy", str(outputs), *args],
+        [sys.executable, "-m", "doubles.localml.deploy", str(outputs), *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""`python -m localml serve` as a person or a CI job runs it: a plain SIGTERM stops Azurite too, and
+"""`python -m doubles.localml serve` as a person or a CI job runs it: a plain SIGTERM stops Azurite too, and
 `--deploy STACK --env-file F` leaves an environment in which `python -m jobs ... --stack STACK` works offline,
 with no Pulumi CLI on PATH (jobs/outputs.py, AZML_GPU_OUTPUTS_DIR)."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from localml.env import CONFLICTING
+from doubles.localml.env import CONFLICTING
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ def test_sigterm_stops_azurite_and_exits_0() -> None:
 
 
 def test_deploy_writes_an_env_file_that_jobs_stack_reads_offline(tmp_path: Path) -> None:
-    env_file = tmp_path / "localml.env"
+    env_file = tmp_path / "doubles.localml.env"
     proc, document = _serve("--deploy", "dev", "--env-file", str(env_file))
     try:
         env = document["env"]

@@ -3,7 +3,7 @@
 Everything goes through the real SDK HTTP pipeline; the only wiring is the environment
 (`LocalAzureML.subprocess_env()`). One control plane serves the whole module, so the datastore
 folders (checkpoints) persist from one job to the next, as on a workspace. The checkpoint output is a
-rw_mount: each node writes it through its own blobfuse2-like FUSE mount (localml/blobfs.py).
+rw_mount: each node writes it through its own blobfuse2-like FUSE mount (doubles/localml/blobfs.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from doubles.localml import LocalAzureML
+from doubles.localml.mount import MountOptions
 from jobs.logchecks import verify
-from localml import LocalAzureML
-from localml.mount import MountOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = "Standard_NC80adis_H100_v5"  # 2 GPUs per node in the catalog: 2 processes per node is one per GPU
@@ -319,7 +319,7 @@ def test_bodies_the_spec_rejects_get_azures_400(
     local: LocalAzureML, outputs_file: Path, tmp_path: Path
 ) -> None:
     """localml checks each job, code version and compute body against the Azure REST spec of the
-    api-version the client sent (localml/validation.py) and answers as ARM does: 400, `UserError`, one detail
+    api-version the client sent (doubles/localml/validation.py) and answers as ARM does: 400, `UserError`, one detail
     per failure with the property as target, parsed by azure-core like any ARM error."""
     assert local.control_plane is not None
     (tmp_path / "code").mkdir()
@@ -383,9 +383,9 @@ def test_host_services_refuse_what_they_do_not_serve(local: LocalAzureML) -> Non
 
 
 def test_readme_lists_every_implemented_call() -> None:
-    """localml/README.md's table is the list of calls: it must name every route, and only those."""
-    from localml import arm, history
-    from localml.http import Router
+    """doubles/localml/README.md's table is the list of calls: it must name every route, and only those."""
+    from doubles.localml import arm, history
+    from doubles.localml.http import Router
 
     router = Router()
     arm.register(router, None)  # type: ignore[arg-type]  # handlers are not called here
@@ -396,7 +396,7 @@ def test_readme_lists_every_implemented_call() -> None:
 
 
 def test_make_smoke_deploys_checks_and_runs_the_smoke_job(tmp_path: Path) -> None:
-    """`make smoke` (`python -m localml smoke`): the dev stack's clusters deployed as `pulumi up` would, the
+    """`make smoke` (`python -m doubles.localml smoke`): the dev stack's clusters deployed as `pulumi up` would, the
     post-deploy check (`jobs check-deploy`) and the smoke job, all through the real SDKs."""
     r = subprocess.run(
         [sys.executable, "-m", "localml", "smoke", "--json"],

@@ -1,4 +1,4 @@
-"""`python -m jobs run` against localml with failure drills (localml/drills.py): a training run preempted
+"""`python -m jobs run` against localml with failure drills (doubles/localml/drills.py): a training run preempted
 twice and one node lost reaches the uninterrupted run's final weights on its own, with three restarts in
 its ledger; a failure of the user's code is not retried."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from localml import LocalAzureML, drills
-from localml.store import Job
+from doubles.localml import LocalAzureML, drills
+from doubles.localml.store import Job
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = "Standard_NC80adis_H100_v5"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from localml import LocalAzureML
+from doubles.localml import LocalAzureML
 from preflight.program import plain_numbers, run_program
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """`python -m jobs run --file JOB.yml` against localml: a team's own trainer (tests/e2e/usertrainer, not
 train.py) in an Azure ML command job file gets the platform layer, is preempted once by the drill
-(localml/drills.py), is resubmitted by the managed run, resumes from the checkpoint folder the platform
+(doubles/localml/drills.py), is resubmitted by the managed run, resumes from the checkpoint folder the platform
 bound to its run name, and completes with its world size and processes per node (the size's 2 GPUs, the
 file sets no count) verified from the platform's per-process line."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from localml import LocalAzureML, drills
+from doubles.localml import LocalAzureML, drills
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = "Standard_NC80adis_H100_v5"

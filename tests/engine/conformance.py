@@ -23,8 +23,9 @@ from typing import Any
 
 import yaml
 
-from engine import events, run
-from engine.workspace import Workspace
+from preflight import events
+from preflight import pulumicli as run
+from preflight.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 # The gate's own checks of an update against deployed state, which no pack policy can make (a policy sees no

@@ -1,4 +1,4 @@
-"""The stand-in azure-native plugin configured as the engine configures it (engine/provider/server.py
+"""The stand-in azure-native plugin configured as the engine configures it (preflight/provider/server.py
 `Configure`), for tests that call its RPCs directly, and the gRPC context those calls take. A unique module
 name, as the other test folders' helpers have (tests import it by name, never from `conftest`)."""
 
@@ -11,8 +11,8 @@ import pytest
 from google.protobuf import struct_pb2
 from pulumi.runtime.proto import provider_pb2
 
-from engine.provider import arm, store
-from engine.provider.server import AzureNativeStandIn
+from preflight.provider import arm, store
+from preflight.provider.server import AzureNativeStandIn
 
 SUB = "00000000-0000-0000-0000-000000000000"
 

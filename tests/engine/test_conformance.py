@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from conformance import Case, engine_verdict, gate_verdict, policy_config, stack_text, write_stack_file
 
-from engine import run
-from engine.workspace import Workspace
+from preflight import pulumicli as run
+from preflight.workspace import Workspace
 
 pytestmark = pytest.mark.slow
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine import run
-from engine.provider import store
-from engine.workspace import Workspace
+from preflight import pulumicli as run
+from preflight.provider import store
+from preflight.workspace import Workspace
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""Which go builds the Pulumi CLI (engine/gotool.py): one at or above go.mod's line as is, one of 1.21 or
+"""Which go builds the Pulumi CLI (doubles/pulumicli/gotool.py): one at or above go.mod's line as is, one of 1.21 or
 later with GOTOOLCHAIN, none older; on a bare Debian 12 (golang-go 1.19) apt-get installs golang-go from
 bookworm-backports through a temporary sources list. The go and apt commands are small scripts on PATH
 that print what the real ones print (`go version`, `apt-cache policy`) and record their arguments."""
@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine import gotool
+from doubles.pulumicli import gotool
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -40,7 +40,7 @@ ONE_LINE = (
 
 
 def test_the_module_line_is_the_minimum() -> None:
-    # engine/go/go.mod: `go 1.26.6` (pkg/v3 v3.274.1's own go.mod asks for it).
+    # doubles/pulumicli/go/go.mod: `go 1.26.6` (pkg/v3 v3.274.1's own go.mod asks for it).
     assert gotool.required() == (1, 26, 6)
 
 
@@ -218,7 +218,7 @@ def test_make_engine_says_what_to_install_without_a_traceback(tmp_path: Path) ->
     }
     code = (
         "import sys, engine.gotool as g; g.candidates = lambda: []; g._as_root = lambda: None;"
-        "from engine import build; sys.exit(build.main(['--json']))"
+        "from doubles.pulumicli import build; sys.exit(build.main(['--json']))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 1, done.stderr

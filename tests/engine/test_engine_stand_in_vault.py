@@ -1,6 +1,6 @@
-"""The stand-in azure-native plugin's `getVault` (engine/provider/server.py `Invoke`), called as the engine
+"""The stand-in azure-native plugin's `getVault` (preflight/provider/server.py `Invoke`), called as the engine
 calls it, without building the engine: its ARM store is the world outside the stack, answered by the same
-model as the gate's mocks (`preflight.azure_native.get_vault`).
+model as the gate's mocks (`preflight.provider.model.get_vault`).
 
 From the sources: a vault's GET answers the spec's stored defaults (azure-rest-api-specs keyvault.json
 2024-11-01 `VaultProperties`: enableSoftDelete true; no default for enablePurgeProtection); a missing one is
@@ -17,8 +17,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.proto import provider_pb2
 from stand_in_provider import SUB, Aborted, Context, configured, struct
 
-from engine.provider.server import AzureNativeStandIn
 from preflight.mocks import AzureMocks
+from preflight.provider.server import AzureNativeStandIn
 
 KV = f"/subscriptions/{SUB}/resourceGroups/rg-keys/providers/Microsoft.KeyVault/vaults/kv-cmk"
 GET_VAULT = "azure-native:keyvault:getVault"

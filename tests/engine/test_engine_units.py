@@ -10,10 +10,11 @@ import pytest
 from pulumi.runtime.proto import provider_pb2
 from stand_in_provider import SUB, Aborted, Context, configured, struct
 
-from engine import build, events
-from engine.provider import arm, store
-from engine.provider.server import AzureNativeStandIn
-from preflight.azure_native import UNKNOWN
+from doubles.pulumicli import build
+from preflight import events
+from preflight.provider import arm, store
+from preflight.provider.model import UNKNOWN
+from preflight.provider.server import AzureNativeStandIn
 
 STACK = "urn:pulumi:dev::azml-gpu::pulumi:pulumi:Stack::azml-gpu-dev"
 CLUSTER = (

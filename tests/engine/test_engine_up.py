@@ -1,6 +1,6 @@
 """`make engine-up STACK=dev`: the real `pulumi up` of the dev stack against the local Azure ML control
 plane, then `jobs check-deploy` and the smoke job on the cluster `pulumi up` made, then `pulumi destroy`
-(engine/deploy.py): what a user runs after a deploy, with the CLI built from Pulumi's Go modules."""
+(doubles/localml/stackup.py): what a user runs after a deploy, with the CLI built from Pulumi's Go modules."""
 
 from __future__ import annotations
 

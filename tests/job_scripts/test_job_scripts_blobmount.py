@@ -1,6 +1,6 @@
 """The rw_mount double (localml.blobfs, a real FUSE mount) and the checkpoint protocol on it.
 
-First what the double does, each as blobfuse2 does it (localml/blobfs.py cites the source of each); then
+First what the double does, each as blobfuse2 does it (doubles/localml/blobfs.py cites the source of each); then
 checkpointing.py (DCP with our commit marker) on it: no rename, no fsync, a stale listing, a writer killed
 mid-write, a node lost mid-upload, the unmount timeout.
 """
@@ -19,7 +19,7 @@ import pytest
 import torch
 from jobscripts_util import PY, REPO, SRC, base_env, track, wait_for
 
-from localml.mount import BlobMount, MountOptions
+from doubles.localml.mount import BlobMount, MountOptions
 
 sys.path.insert(0, str(SRC))
 import checkpointing as ck  # noqa: E402

@@ -36,7 +36,7 @@ import checkpointing as ck  # noqa: E402
 from metrics import StepMetrics  # noqa: E402
 from torch.distributed.checkpoint import FileSystemReader  # noqa: E402
 
-from localml.mount import BlobMount, MountOptions  # noqa: E402
+from doubles.localml.mount import BlobMount, MountOptions  # noqa: E402
 
 STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
 #: What DCP writes for 2 ranks (one shard file each, then its index) and our commit marker after them.

@@ -39,7 +39,7 @@ def test_a_stack_the_folder_lacks_names_the_stacks_it_has(folder: Path) -> None:
         outputs.load("dev", None)
     assert str(exc.value) == (
         f"--stack dev: no {folder / 'dev.json'} (AZML_GPU_OUTPUTS_DIR={folder} holds the outputs of: prod); "
-        "use one of those stacks, start `python -m localml serve --deploy dev`, or unset "
+        "use one of those stacks, start `python -m doubles.localml serve --deploy dev`, or unset "
         "AZML_GPU_OUTPUTS_DIR to ask the Pulumi CLI"
     )
 
@@ -59,4 +59,4 @@ def test_without_the_variable_or_a_cli_the_message_offers_both(
         outputs.load("dev", None)
     assert "the `pulumi` CLI is not on PATH" in str(exc.value)
     assert "set AZML_GPU_OUTPUTS_DIR to a folder of <stack>.json outputs" in str(exc.value)
-    assert "`python -m localml serve --deploy dev` prints it" in str(exc.value)
+    assert "`python -m doubles.localml serve --deploy dev` prints it" in str(exc.value)

@@ -16,7 +16,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "outputs-prod.json"
 
 @pytest.fixture(scope="module")
 def local_azure_ml():
-    from localml import LocalAzureML
+    from doubles.localml import LocalAzureML
 
     with LocalAzureML() as env:
         yield env

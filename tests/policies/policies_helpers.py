@@ -5,7 +5,7 @@ a copy of the whole text.
 Arguments are built the way the pack's servicer builds them (pulumi_policy/policy.py Analyze/AnalyzeStack):
 properties go through a protobuf Struct and back (numbers become floats), then deserialize_properties and the
 unknown-checking proxy. Resource policies get inputs; stack policies get what the engine sends AnalyzeStack:
-each resource's OUTPUTS (azure-native's preview outputs of those inputs, `preflight.azure_native`: path
+each resource's OUTPUTS (azure-native's preview outputs of those inputs, `preflight.provider.model`: path
 parameters such as computeName and workspaceName absent, `name` unknown for a resource being created) and
 its property dependencies. `UNKNOWN` is the engine's sentinel for a value not known during the preview.
 """
@@ -29,7 +29,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from policies import locks
-from preflight import azure_native
+from preflight.provider import model as azure_native
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"

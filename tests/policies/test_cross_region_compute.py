@@ -20,7 +20,7 @@ from policies_helpers import (
 from policies_helpers import workspace as workspace_props
 
 from policies import cross_region_compute as policy
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 
 WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace_props())
 WS_WEST = stack_resource(WORKSPACE, "ws-west", workspace_props(workspaceName="ws-west", location="westus3"))

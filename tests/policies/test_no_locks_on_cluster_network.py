@@ -24,7 +24,7 @@ from policies_helpers import (
 )
 
 from policies import no_locks_on_cluster_network as policy
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 
 VNET = SUBNET.split("/subnets/")[0]
 NET = f"{SUB}/resourceGroups/rg-net/providers/Microsoft.Network"

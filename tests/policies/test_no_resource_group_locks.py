@@ -27,7 +27,7 @@ from policies_helpers import (
 
 from policies import no_resource_group_locks as policy
 from policies import no_resource_group_locks_by_dependency as by_dependency
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 
 ST_ID = f"{SUB}/resourceGroups/rg-train/providers/Microsoft.Storage/storageAccounts/st"
 HAPPY = {"level": "CanNotDelete", "scope": ST_ID}

@@ -23,7 +23,7 @@ import azroles
 from policies import no_privileged_role_assignments as roles
 from policies import no_privileged_role_assignments_by_dependency as roles_by_dependency
 from policies import private_network, private_network_inputs
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 
 ASSIGNMENT = roles.ROLE_ASSIGNMENT
 RG_ID = f"{SUB}/resourceGroups/rg-train"

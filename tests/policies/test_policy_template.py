@@ -39,7 +39,7 @@ from policies_helpers import (
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
 
 from policies import _policy, locks, registry
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESOURCE_MODULES = [m for m in registry.MODULES if m.KIND == _policy.RESOURCE]

@@ -15,7 +15,7 @@ from policies_helpers import COMPUTE, MAX, PRIORITY, REGION, SIZE, cluster, fact
 from policies import quota_reservation as policy
 from policies import quota_reservation_unknown as companion
 from policies import registry
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 
 
 def compute(name: str, **overrides: Any) -> Any:

@@ -28,7 +28,7 @@ from policies import locks
 from policies._common import UNKNOWN as NOT_KNOWN  # what the readers return for the engine's sentinel
 from policies._common import evaluation_date, norm_region
 from policies.clusters import aml_cluster, cluster_of, clusters_of, parse_seconds
-from preflight.azure_native import UNKNOWN
+from preflight.provider.model import UNKNOWN
 from vmsizes.regions import normalize_region
 
 

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from components.gpu_cluster import IMMUTABLE_PROPERTY_PATHS
-from preflight import azure_native, propertypath
-from preflight.azure_native import UNKNOWN
+from preflight import propertypath
 from preflight.engine import (
     UPDATE,
     Deployment,
@@ -27,6 +26,8 @@ from preflight.engine import (
     read_state,
 )
 from preflight.program import exported_state, read_stack_config, run_program
+from preflight.provider import model as azure_native
+from preflight.provider.model import UNKNOWN
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 
@@ -362,8 +363,8 @@ def test_pending_deletes_are_never_matched_and_the_owner_is_read(tmp_path: Path)
 
 
 def test_secrets_exported_with_show_secrets_read_as_the_program_sends_them(tmp_path: Path) -> None:
-    from preflight.azure_native import SECRET_SIG, SIG_KEY
     from preflight.engine import read_state_file
+    from preflight.provider.model import SECRET_SIG, SIG_KEY
 
     old = deployed_cluster()
     key = {SIG_KEY: SECRET_SIG, "plaintext": json.dumps("ssh-rsa AAAA")}

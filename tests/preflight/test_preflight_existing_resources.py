@@ -1,5 +1,5 @@
 """Resources outside the stack that the program reads: the customer-managed key's vault (`getVault`), answered
-by the one model the gate's mocks and the stand-in plugin share (`preflight.azure_native.get_vault`), and
+by the one model the gate's mocks and the stand-in plugin share (`preflight.provider.model.get_vault`), and
 `python -m preflight --existing F`, the way a user tells the offline gate what the vault is.
 
 Shapes from the sources: the SDK's `keyvault.get_vault` result (pulumi_azure_native 3.29 `GetVaultResult`,

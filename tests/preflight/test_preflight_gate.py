@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from preflight.analyzer import PolicyPack
-from preflight.azure_native import UNKNOWN
 from preflight.engine import FIRST_DEPLOY, UPDATE, Deployment
 from preflight.gate import (
     GateResult,
@@ -22,6 +21,7 @@ from preflight.gate import (
     evaluate,
 )
 from preflight.program import flatten_config, read_stack_config, run_program
+from preflight.provider.model import UNKNOWN
 from preflight.resource import Resource
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stacks"

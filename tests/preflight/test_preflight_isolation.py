@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from preflight import isolation
-from preflight.azure_native import UNKNOWN
 from preflight.engine import StateResource
+from preflight.provider.model import UNKNOWN
 from preflight.resource import Resource
 
 URN = (

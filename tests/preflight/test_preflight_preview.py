@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from preflight.analyzer import PolicyPack, Violation
-from preflight.azure_native import UNKNOWN
 from preflight.engine import FIRST_DEPLOY, Deployment
 from preflight.program import run_program
+from preflight.provider.model import UNKNOWN
 from preflight.resource import Provider, Resource
 
 SUB = "/subscriptions/00000000-0000-0000-0000-000000000000"

@@ -1,4 +1,4 @@
-"""The provider model (preflight.azure_native, preflight.schema.metadata) against azure-native's own rules,
+"""The provider model (preflight.azure_native, preflight.provider.schema.metadata) against azure-native's own rules,
 each case written from the upstream source it cites, not from the gate's code:
 
 - provider/pkg/provider/diff.go `objectDiff` / `valueDiff` (pulumi sdk `PropertyValue.DeepEquals`: a computed
@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from preflight import azure_native, schema
-from preflight.azure_native import SECRET_SIG, SIG_KEY, UNKNOWN, detailed_diff, replacement_keys
+from preflight.provider import model as azure_native
+from preflight.provider import schema
+from preflight.provider.model import SECRET_SIG, SIG_KEY, UNKNOWN, detailed_diff, replacement_keys
 
 ROLE = "azure-native:authorization:RoleAssignment"
 ENDPOINT = "azure-native:network:PrivateEndpoint"

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from preflight import resource_check, schema
+from preflight import resource_check
 from preflight.engine import UPDATE, Deployment
 from preflight.gate import EXIT_INVALID, evaluate
 from preflight.program import REPO_ROOT, flatten_config, read_stack_config, run_program
+from preflight.provider import schema
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 ROLE = "azure-native:authorization:RoleAssignment"
@@ -602,7 +603,7 @@ def test_configs_at_the_limits_pass_the_resource_check(config: dict[str, Any]) -
     assert len(names["azure-native:storage:StorageAccount"]["accountName"]) <= 24
 
 
-# --- REST bodies (localml/validation.py uses the same checker) ----------------------------------------------
+# --- REST bodies (doubles/localml/validation.py uses the same checker) ----------------------------------------------
 
 WS_ID = (
     "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/"
@@ -668,7 +669,7 @@ def test_request_at_an_api_version_with_no_extract_is_not_checked() -> None:
 
 
 def test_the_400_is_the_arm_error_envelope() -> None:
-    from localml.validation import MESSAGE, answer
+    from doubles.localml.validation import MESSAGE, answer
 
     params = {"name": "c", "version": "1"}
     result = schema.check_request("CodeVersions_CreateOrUpdate", "2023-04-01", params, {"name": "1"})
@@ -693,7 +694,7 @@ def test_the_400_is_the_arm_error_envelope() -> None:
 def test_a_compute_put_needs_its_resource_group_path_parameter(prod: dict[str, Any]) -> None:
     """Compute_CreateOrUpdate's route takes common-types v3 ResourceGroupNameParameter (now vendored, with
     its pattern): checked without it, the request misses a required path parameter, so localml passes its
-    `{rg}` route parameter (localml/computes.py); with it, the AmlCompute body azure-native sends passes."""
+    `{rg}` route parameter (doubles/localml/computes.py); with it, the AmlCompute body azure-native sends passes."""
     inputs = _inputs(prod, COMPUTE)
     body = {"location": inputs["location"], "properties": inputs["properties"]}
     params = {"workspaceName": "ws-llm", "computeName": inputs["computeName"]}

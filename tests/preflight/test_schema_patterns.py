@@ -1,4 +1,4 @@
-"""The spec check's name constraints (preflight/schema.py over the vendored specs and naming-rules.json) at
+"""The spec check's name constraints (preflight/provider/schema.py over the vendored specs and naming-rules.json) at
 each limit: the shortest and longest name Azure takes pass, one character fewer or more fails, and each
 character rule fails on the first name that breaks it, with azure-native Check's message naming the property.
 
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from preflight import schema
 from preflight.engine import UPDATE, Deployment
 from preflight.program import read_stack_config, run_program
+from preflight.provider import schema
 
 STORAGE = "azure-native:storage:StorageAccount"
 VAULT = "azure-native:keyvault:Vault"

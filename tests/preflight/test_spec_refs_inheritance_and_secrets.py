@@ -1,8 +1,8 @@
-"""The spec check (preflight/schema.py) where a spec's structure decides what is checked: `$ref` chains,
+"""The spec check (preflight/provider/schema.py) where a spec's structure decides what is checked: `$ref` chains,
 `allOf` inheritance (with a parent that is not vendored), discriminated subtypes, read-only properties, and
 values the engine sends as secrets.
 
-Two kinds of spec: the vendored ones (preflight/azure_specs, azure-rest-api-specs extracts), and small specs
+Two kinds of spec: the vendored ones (preflight/provider/azure_specs, azure-rest-api-specs extracts), and small specs
 written here in the same OpenAPI 2.0 / autorest form (swagger.io/specification/v2: `$ref`, `allOf`,
 `discriminator`, `readOnly`; autorest docs/extensions: `x-ms-discriminator-value`, defaulting to the
 definition's name) for shapes the vendored extracts do not hold, each checked as a REST request body.
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from preflight import schema
+from preflight.provider import schema
 from preflight.wire import SECRET_SIG, SIG_KEY, UNKNOWN
 
 FILE = "example/resource-manager/Example.Things/stable/2020-01-01/things.json"
@@ -36,7 +36,7 @@ def _clear() -> None:
 
 @pytest.fixture
 def specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """An empty spec tree in place of preflight/azure_specs (the vendored tree is untouched)."""
+    """An empty spec tree in place of preflight/provider/azure_specs (the vendored tree is untouched)."""
     root = tmp_path / "azure_specs"
     root.mkdir()
     (root / "naming-rules.json").write_text(json.dumps({"rules": []}))

@@ -85,9 +85,9 @@ def test_the_wheel_holds_the_packages_and_their_data(wheel: Path) -> None:
         "jobs/src/train.py",
         "vmsizes/data/sizes.yaml",
         "vmsizes/data/health.yaml",
-        "preflight/azure_specs/index.json",
+        "preflight/provider/azure_specs/index.json",
         "stackconfig/cli.py",
-        "localml/package-lock.json",
+        "doubles/localml/package-lock.json",
         "azroles/__init__.py",
         "components/gpu_cluster.py",
     ):

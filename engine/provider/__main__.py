@@ -1,6 +1,0 @@
-"""`python -m engine.provider <engine address> [flags]`: the stand-in plugin's entry point (the engine passes
-its own address and logging flags; the provider needs neither)."""
-
-from engine.provider.server import serve
-
-serve()

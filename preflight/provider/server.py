@@ -1,0 +1,277 @@
+"""The stand-in `pulumi-resource-azure-native` plugin: azure-native's gRPC provider protocol, answered by the
+project's one provider model (`preflight.provider.model`, `preflight.provider.schema`), so the real Pulumi engine and the
+offline gate see the same Check, Diff and preview outputs.
+
+Each RPC follows pulumi/pulumi-azure-native `provider/pkg/provider/provider.go` (`azureNativeProvider`):
+
+- `GetPluginInfo`: the SDK's version (`pulumi_azure_native` 3.29.0, what the program asks for).
+- `CheckConfig` returns the new config unchanged; `DiffConfig` answers DIFF_UNKNOWN with no replacements
+  (both as the provider does).
+- `Configure`: refuses an engine that does not send old inputs (the v3 provider's check,
+  pulumi-azure-native#2686); answers `supportsPreview` and `supports_autonaming_configuration`, and no
+  `acceptSecrets` (the engine then strips secrets before each call and re-marks the outputs).
+- `Check` -> `applyDefaults` (`preflight.provider.model.check`: location from old inputs, provider config or
+  the resource group; `azureApiVersion`) and `validateType` (`preflight.provider.schema.check_resource` against the
+  vendored REST spec): failures are CheckFailures, which fail the preview as the provider's would.
+- `Diff` -> `diff.go` (`preflight.provider.model.detailed_diff`): old inputs (the request's `old_inputs`, sent
+  by engines since v3.74) against the new checked inputs; replacements and delete-before-replace.
+- `Create`/`Update` with `preview` -> `PreviewOutputs` (`preflight.provider.model.preview_outputs`); without
+  it, the resource is made: the workspace and its computes by PUT to the local Azure ML control plane
+  (`preflight/provider/arm.py`, the same ARM REST calls azure-native makes, `crud.CreateOrUpdate` then
+  `readAfterWrite`), every other type kept in this plugin's ARM store (`preflight/provider/store.py`); the
+  state is `deployed_outputs` (response shape, `azureApiVersion`).
+- `Read` (refresh, `pulumi destroy --refresh`): the stored or live resource, or an empty id when gone.
+- `Delete`: DELETE on the control plane (a compute with `underlyingResourceAction=Delete`) or the store.
+- `Invoke`: `getClientConfig`, `getResourceGroup`, `getUserAssignedIdentity`, `getVault`, answered as the
+  gate's mocks answer them (`preflight.mocks.AzureMocks.call`), with this plugin's ARM store as the world
+  outside the stack (`existing`): a vault is found when the store holds it (a test seeds it, or an earlier
+  `pulumi up` made it); one not there fails as azure-native's invoke does on ARM's 404 (ResourceNotFound).
+
+Where it differs from azure-native: docs/engine.md ("The stand-in provider").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from concurrent import futures
+from typing import Any
+
+import grpc
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.proto import plugin_pb2, provider_pb2, provider_pb2_grpc
+
+from preflight.mocks import DEFAULT_SUBSCRIPTION_ID, AzureMocks
+from preflight.provider import arm, schema, store
+from preflight.provider import model as azure_native
+from preflight.versions import AZURE_NATIVE_VERSION
+
+CONFIG_PREFIX = "azure-native:config:"
+
+
+def _plain(message: struct_pb2.Struct | None) -> dict[str, Any]:
+    return json_format.MessageToDict(message) if message is not None else {}
+
+
+def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    out = struct_pb2.Struct()
+    out.update(value)
+    return out
+
+
+def _token(urn: str) -> str:
+    # urn:pulumi:<stack>::<project>::<parent type $>...<type>::<name>
+    return urn.split("::")[2].split("$")[-1]
+
+
+def _name(urn: str) -> str:
+    return urn.split("::")[-1]
+
+
+_KINDS = {
+    "ADD": provider_pb2.PropertyDiff.ADD,
+    "ADD_REPLACE": provider_pb2.PropertyDiff.ADD_REPLACE,
+    "DELETE": provider_pb2.PropertyDiff.DELETE,
+    "DELETE_REPLACE": provider_pb2.PropertyDiff.DELETE_REPLACE,
+    "UPDATE": provider_pb2.PropertyDiff.UPDATE,
+    "UPDATE_REPLACE": provider_pb2.PropertyDiff.UPDATE_REPLACE,
+}
+
+
+class _StoreView(Mapping[str, dict[str, Any]]):
+    """The ARM store as the mocks' `existing` (lower-case ARM id -> record), read per look-up."""
+
+    def __init__(self, arm_store: store.ArmStore) -> None:
+        self.arm_store = arm_store
+
+    def __getitem__(self, arm_id: str) -> dict[str, Any]:
+        found = self.arm_store.get(arm_id)
+        if found is None:
+            raise KeyError(arm_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(str(r["id"]).lower() for r in self.arm_store.all())
+
+    def __len__(self) -> int:
+        return len(self.arm_store.all())
+
+
+class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
+    def __init__(self) -> None:
+        self.config: dict[str, str] = {}
+        self.store = store.ArmStore.from_env()
+        self._arm: arm.ArmClient | None = None
+
+    # -- configuration -------------------------------------------------------------------------------------
+    @property
+    def subscription_id(self) -> str:
+        return self.config.get("subscriptionId") or DEFAULT_SUBSCRIPTION_ID
+
+    @property
+    def arm(self) -> arm.ArmClient:
+        if self._arm is None:
+            self._arm = arm.ArmClient.from_env()
+        return self._arm
+
+    def _mocks(self) -> AzureMocks:
+        return AzureMocks(subscription_id=self.subscription_id, existing=_StoreView(self.store))
+
+    def GetPluginInfo(self, request, context):  # noqa: N802 (gRPC names)
+        return plugin_pb2.PluginInfo(version=AZURE_NATIVE_VERSION)
+
+    def GetSchema(self, request, context):  # noqa: N802
+        # The engine asks only for codegen and `pulumi package`; previews and updates never do.
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "the stand-in azure-native provider serves no schema")
+
+    def CheckConfig(self, request, context):  # noqa: N802
+        return provider_pb2.CheckResponse(inputs=request.news)
+
+    def DiffConfig(self, request, context):  # noqa: N802
+        return provider_pb2.DiffResponse(changes=provider_pb2.DiffResponse.DIFF_UNKNOWN)
+
+    def Configure(self, request, context):  # noqa: N802
+        if not (request.sends_old_inputs and request.sends_old_inputs_to_delete):
+            context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "Azure Native provider requires Pulumi CLI v3.74.0 or later",
+            )
+        for key, value in request.variables.items():
+            self.config[key.removeprefix(CONFIG_PREFIX)] = value
+        return provider_pb2.ConfigureResponse(supportsPreview=True, supports_autonaming_configuration=True)
+
+    # -- Check and Diff: the gate's model ------------------------------------------------------------------
+    def _group_location(self, news: dict[str, Any]) -> str | None:
+        rg = news.get("resourceGroupName")
+        if not isinstance(rg, str) or azure_native.is_unknown(rg):
+            return None
+        found = self.store.get(f"/subscriptions/{self.subscription_id}/resourceGroups/{rg}")
+        return found["outputs"].get("location") if found else None
+
+    def Check(self, request, context):  # noqa: N802
+        token = _token(request.urn)
+        news, olds = _plain(request.news), _plain(request.olds)
+        checked = azure_native.check(
+            token, news, olds or None, self.config.get("location"), self._group_location(news)
+        )
+        failures = [
+            provider_pb2.CheckFailure(property=f.path, reason=f.reason)
+            for f in schema.check_resource(token, checked).failures
+        ]
+        return provider_pb2.CheckResponse(inputs=_struct(checked), failures=failures)
+
+    def Diff(self, request, context):  # noqa: N802
+        token = _token(request.urn)
+        olds = _plain(request.old_inputs) if request.HasField("old_inputs") else {}
+        diff = azure_native.detailed_diff(token, olds, _plain(request.news), _plain(request.olds))
+        if not diff.changed:
+            return provider_pb2.DiffResponse(changes=provider_pb2.DiffResponse.DIFF_NONE)
+        return provider_pb2.DiffResponse(
+            changes=provider_pb2.DiffResponse.DIFF_SOME,
+            replaces=list(diff.replaces),
+            deleteBeforeReplace=diff.delete_before_replace,
+            diffs=list(diff.changes),
+            detailedDiff={
+                path: provider_pb2.PropertyDiff(kind=_KINDS[kind], inputDiff=True)
+                for path, kind in diff.detailed.items()
+            },
+            hasDetailedDiff=True,
+        )
+
+    # -- Create, Read, Update, Delete ----------------------------------------------------------------------
+    def _identity(self, token: str, urn: str, inputs: dict[str, Any]) -> tuple[str, str, str]:
+        found = self._mocks().arm_identity(token, _name(urn), inputs)
+        if found is None:  # the engine never creates with unknown inputs
+            raise ValueError(f"{urn}: the inputs that make up the resource id are unknown")
+        return found
+
+    def _write(self, token: str, urn: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        arm_id, azure_name, arm_type = self._identity(token, urn, inputs)
+        outputs = azure_native.deployed_outputs(token, inputs, azure_name, arm_type)
+        if arm.live(token):
+            outputs = self.arm.put(token, arm_id, inputs, outputs)
+        self.store.put(arm_id, token, inputs, outputs)
+        return arm_id, outputs
+
+    def Create(self, request, context):  # noqa: N802
+        token, inputs = _token(request.urn), _plain(request.properties)
+        if request.preview:
+            return provider_pb2.CreateResponse(
+                properties=_struct(azure_native.preview_outputs(token, inputs))
+            )
+        try:
+            arm_id, outputs = self._write(token, request.urn, inputs)
+        except arm.ArmError as e:
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+        return provider_pb2.CreateResponse(id=arm_id, properties=_struct(outputs))
+
+    def Update(self, request, context):  # noqa: N802
+        token, news = _token(request.urn), _plain(request.news)
+        if request.preview:
+            outputs = azure_native.preview_outputs(token, news, _plain(request.olds))
+            return provider_pb2.UpdateResponse(properties=_struct(outputs))
+        try:
+            _, outputs = self._write(token, request.urn, news)
+        except arm.ArmError as e:
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+        return provider_pb2.UpdateResponse(properties=_struct(outputs))
+
+    def Read(self, request, context):  # noqa: N802
+        token = _token(request.urn)
+        found = self.store.get(request.id)
+        if found is None or (arm.live(token) and not self.arm.exists(token, request.id)):
+            return provider_pb2.ReadResponse(id="")  # 404: the resource was deleted
+        return provider_pb2.ReadResponse(
+            id=request.id, properties=_struct(found["outputs"]), inputs=_struct(found["inputs"])
+        )
+
+    def Delete(self, request, context):  # noqa: N802
+        token = _token(request.urn)
+        try:
+            if arm.live(token):
+                self.arm.delete(token, request.id)
+        except arm.ArmError as e:
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+        self.store.delete(request.id)
+        return empty_pb2.Empty()
+
+    # -- functions -----------------------------------------------------------------------------------------
+    def Invoke(self, request, context):  # noqa: N802
+        args = _plain(request.args)
+        try:
+            answer = self._mocks().call(pulumi_mocks.MockCallArgs(request.tok, args, ""))
+        except azure_native.ResourceNotFound as e:  # the invoke's GET answered 404
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+        except Exception as e:  # noqa: BLE001 (the provider answers "Invoke type ... not found")
+            context.abort(grpc.StatusCode.UNKNOWN, f"Invoke type {request.tok} not found ({e})")
+        if request.tok == "azure-native:resources:getResourceGroup":
+            stored = self.store.get(answer["id"])
+            if stored is not None:
+                answer = {**answer, **stored["outputs"]}
+        return provider_pb2.InvokeResponse(**{"return": _struct(answer)})
+
+    def Cancel(self, request, context):  # noqa: N802
+        return empty_pb2.Empty()
+
+
+def serve() -> None:
+    """Start on a free loopback port and print it on the first line of stdout, as every plugin does
+    (pulumi/pulumi sdk/go/common/resource/plugin/plugin.go `newPlugin` reads the port from stdout)."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    provider_pb2_grpc.add_ResourceProviderServicer_to_server(AzureNativeStandIn(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(port, flush=True)
+    # The engine closes stdin and sends SIGKILL/SIGINT when done; stay up until then.
+    try:
+        server.wait_for_termination()
+    except KeyboardInterrupt:
+        server.stop(0)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    serve()
