@@ -10,7 +10,6 @@ config, every problem listed) or a program error (message, no traceback). Progre
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -37,9 +36,9 @@ def parser() -> argparse.ArgumentParser:
     p = JsonErrorParser(
         json_error=_json_error,
         prog=prog_name("preflight"),
-        description="Evaluate the stack program under Pulumi mocks and run the CrossGuard policy pack over "
-        "its gRPC analyzer protocol, as `pulumi preview --policy-pack policies` would: once as the first "
-        "preview of a new stack, once as an update preview against deployed state.",
+        description="The real `pulumi preview --policy-pack policies` of a stack, offline (a local backend and "
+        "the gate's own azure-native provider): once as the first preview of a new stack, once as an update "
+        "preview against deployed state; then the gate's own checks of what the engine decided.",
     )
     p.add_argument(
         "stack", metavar="STACK", help="stack name: reads Pulumi.STACK.yaml and policies/config/STACK.json"
@@ -131,13 +130,12 @@ def _outputs_file_problems(path: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["init-config"]:
+        from preflight.gate import REPO_ROOT
         from preflight.initconfig import main as init_config
-        from preflight.program import REPO_ROOT
 
         return init_config(argv[1:], REPO_ROOT)
     args = parser().parse_args(argv)
     from preflight.gate import evaluate
-    from stackconfig.loader import StackFileError, read_config_block
 
     problems = _outputs_file_problems(args.outputs_file) if args.outputs_file is not None else []
     if args.export_state is not None:
@@ -149,55 +147,27 @@ def main(argv: list[str] | None = None) -> int:
                 "--export-state: writes the stack deployed as declared, which --state replaces; drop one of "
                 "them"
             )
-    if args.state is not None and not args.state.is_file():
-        what = "is a directory" if args.state.is_dir() else "does not exist"
-        problems.append(
-            f"--state: {args.state} {what}; give the file that `pulumi stack export --show-secrets --file "
-            "FILE` wrote"
-        )
-    config = None
-    if args.config_file is not None:
-        try:
-            config = read_config_block(args.config_file)
-        except StackFileError as e:  # one line naming the file and the fix
-            problems.append(f"--config-file: {e}")
-    policy_config = None
-    if args.policy_config is not None:
-        from preflight.policyconfig import PolicyConfigError, load_policy_config
-
-        try:
-            policy_config = load_policy_config(args.policy_config)
-        except PolicyConfigError as e:
-            problems.extend(f"--policy-config: {p}" for p in e.problems)
-    existing = None
-    if args.existing is not None:
-        from preflight.mocks import ExistingFileError, read_existing
-
-        try:
-            existing = read_existing(args.existing)
-        except ExistingFileError as e:
-            problems.append(str(e))
+    for flag, path in (("--config-file", args.config_file), ("--policy-config", args.policy_config)):
+        if path is not None and not path.is_file():
+            what = "is a directory" if path.is_dir() else "does not exist"
+            problems.append(f"{flag}: {path} {what}; give the file's path")
     if problems:
         return _fail(args, problems)
     result = evaluate(
         args.stack,
-        config=config,
-        policy_config=policy_config,
+        config_file=args.config_file,
+        policy_config_path=args.policy_config,
         state_path=args.state,
+        existing_path=args.existing,
+        export_state=args.export_state is not None,
         on=args.date,
         progress=_progress,
-        existing=existing,
     )
     if result.errors:
         problems = result.resource_problems
-        extra: dict[str, object] = {"resource_check": {"problems": problems}} if problems else {}
-        if problems and result.violations:
-            # Analyze still ran on the resources whose Check failed (the engine's order)
-            extra["violations"] = [
-                {**v.as_json(), "evaluations": result.evaluations_of(v)} for v in result.violations
-            ]
-            for v in result.violations:
-                print(f"preflight: {v.enforcement} {v.policy} on {v.urn}: {v.message}", file=sys.stderr)
+        extra: dict[str, object] = {"engine": result.engine} if result.engine else {}
+        if problems:
+            extra["resource_check"] = {"problems": problems}
         return _fail(args, result.errors, extra or None)
     if args.outputs_file is not None:
         from stackconfig.outputs import StackOutputs
@@ -209,11 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(args, [f"--outputs-file: cannot write {args.outputs_file}: {e}"])
         print(f"preflight: wrote the stack outputs to {args.outputs_file}", file=sys.stderr)
     if args.export_state is not None:
-        from preflight.program import exported_state
-
         try:
-            document = exported_state(result.evaluations[-1].program)
-            args.export_state.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+            args.export_state.write_text(json.dumps(result.exported_state, indent=2, sort_keys=True) + "\n")
         except OSError as e:
             return _fail(args, [f"--export-state: cannot write {args.export_state}: {e}"])
         print(f"preflight: wrote the deployed-as-declared state to {args.export_state}", file=sys.stderr)
@@ -232,24 +199,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     """`python -m preflight` and the `azml-gpu-preflight` console script."""
-    from preflight.gctuning import postponed_full_collections
     from stackconfig.cli import run_main  # a closed stdout (`--json | head`) or Ctrl-C ends quietly
 
-    # A short-lived process whose heap only grows (imports, the program, the results): no full garbage
-    # collection while it works (preflight/gctuning.py). At the end, gc.freeze(): at interpreter exit
-    # CPython collects everything still alive, here the Pulumi runtime and every azure-native type module
-    # the program loaded (0.5 s of the gate's wall time, measured); frozen objects are left to the
-    # operating system instead. Nothing with an effect is skipped: stdout, stderr and --outputs-file are
-    # written and flushed, and atexit handlers still run.
-    def _main() -> int:
-        with postponed_full_collections():
-            status = main()
-            sys.stdout.flush()
-            sys.stderr.flush()
-            gc.freeze()
-        return status
-
-    run_main(_main)
+    run_main(main)
 
 
 if __name__ == "__main__":

@@ -1,74 +1,49 @@
-"""The offline policy gate: the program under mocks, then the policy pack over its analyzer gRPC protocol,
-in the two previews a stack goes through.
+"""The policy gate: the real `pulumi preview --policy-pack` of a stack, offline, in the two previews a stack goes
+through, and the gate's own checks of what the engine decided.
 
-`evaluate(stack, ...)` does what `pulumi preview --policy-pack policies --policy-pack-config
-policies/config/<stack>.json` does with the pack, without a cloud or the CLI, twice:
-- `first-deploy`: the first preview of a new stack. Every resource is a create, so the values that come from
-  other resources' outputs (a Compute's workspaceName and resourceGroupName, a lock's scope, every id) are
-  unknown, and AnalyzeStack gets azure-native's preview outputs (preflight.engine, preflight.azure_native).
-- `update`: a preview against deployed state: a `pulumi stack export` file (`state_path`), or the synthetic
-  state of the stack deployed as declared. With a state file it also lists what the change replaces, and
-  cluster replacements are the gate's own check (preflight.replacements).
-For each: run `__main__.py` under Pulumi mocks answering as the engine would (preflight.program.run_program),
-Configure the pack with the stack's policy config (plus `evaluation_date` for --date), ConfigureStack, Analyze
-every resource (the stack, components, the default azure-native provider and every custom resource, with
-their checked inputs), then AnalyzeStack with every resource's outputs, parent, dependencies and property
-dependencies. The verdict is the worse of the two: 0 no mandatory violation, 1 mandatory violations, 2 invalid
-config or a program error. The pack process is started while the first program runs; a caller may pass a
-running PolicyPack to reuse it.
+`evaluate(stack, ...)` runs the Pulumi CLI (`preflight.pulumicli.find`: the one on PATH, or the one `make
+engine` built) on scratch workspaces (`preflight.workspace`) with a local file backend, the stack program
+served from this process (`preflight.langhost`), the policy pack, and the gate's offline azure-native provider
+(`preflight.provider`: azure-native's Check, Diff, forced replacements and preview outputs, and the REST-spec
+check of every resource's inputs, without Azure credentials). Two evaluations:
+- `first-deploy`: `pulumi preview` of a new stack (empty state): every resource is a create, and the values
+  that come from other resources' outputs are unknown, as the engine sends them.
+- `update`: `pulumi preview` against deployed state: the `--state` file (`pulumi stack export`) imported as
+  `pulumi stack import` imports it, or the stack deployed as declared (`pulumi up` of the same program into the
+  offline provider). It says what the change replaces and deletes.
+The verdict is the worse of the two: 0 no mandatory violation, 1 mandatory violations, 2 invalid input or a
+failed run. Everything in the report is read from the engine's events (`preflight.events`): steps,
+violations, errors. The gate's own checks, which no policy can make because no policy sees the state, run on
+the update's steps: an unacknowledged cluster replacement or delete (`preflight.replacements`), a loosened
+managed network (`preflight.isolation`); and on its input: the stack config (stackconfig, every problem at
+once), the policy config (`preflight.policyconfig`), duplicate URNs traced to config entries
+(`preflight.duplicates`).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from policies.clusters import Cluster, aml_cluster, parse_seconds
-from policies.quota_reservation import configured_quota, reservation
-from preflight import duplicates, isolation, permissions, replacements, resource_check
-from preflight.analyzer import PackError, PolicyPack, Violation
-from preflight.engine import (
-    FIRST_DEPLOY,
-    UPDATE,
-    Deployment,
-    Kind,
-    StateFile,
-    StateFileError,
-    read_state_file,
-)
-from preflight.policyconfig import PolicyConfigError, load_policy_config
-from preflight.program import (
-    LOCATION_KEY,
-    PROJECT,
-    REPO_ROOT,
-    ProgramResult,
-    flatten_config,
-    read_stack_config,
-    run_program,
-)
-from preflight.provider.model import UNKNOWN
-from preflight.resource import Provider, Resource
+from preflight import duplicates, events, isolation, permissions, replacements, resource_check
+from preflight.events import BLOCKING, Run, Step, Violation
+from preflight.policyconfig import PolicyConfigError, load_policy_config, pack_policies, resolve_config
+from preflight.wire import UNKNOWN
 
 EXIT_OK, EXIT_MANDATORY, EXIT_INVALID = 0, 1, 2
+FIRST_DEPLOY, UPDATE = "first-deploy", "update"
 COMPUTE = "azure-native:machinelearningservices:Compute"
-# A `remediate` violation is a mandatory one to the engine (pulumi/pulumi v3.274.1 pkg/resource/deploy/
-# step_generator.go AnalyzeResources: "Stack policies cannot be remediated, so treat the level as mandatory";
-# analyze_snapshot.go: a remediation still violating is "downgraded" from remediate to mandatory).
-BLOCKING = ("mandatory", "remediate")
-
-
-def _as_engine_reports(found: list[Violation]) -> list[Violation]:
-    """The violations as the engine reports them: `remediate` becomes `mandatory`."""
-    return [replace(v, enforcement="mandatory") if v.enforcement == "remediate" else v for v in found]
-
-
+ML_WORKSPACE = "azure-native:machinelearningservices:Workspace"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NAMESPACE = "azml-gpu"
 INIT_CONFIG = "python -m preflight init-config {stack}"
 
 Progress = Callable[[str], None]
@@ -76,28 +51,33 @@ Progress = Callable[[str], None]
 
 @dataclass
 class Evaluation:
-    """One preview: what the engine sent and what the pack answered."""
+    """One preview: the engine's run and what the gate found in it."""
 
-    kind: Kind
-    state: str  # "none (new stack)" | "synthetic: ..." | the --state file
-    program: ProgramResult
-    resources: list[Resource] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
+    kind: str
+    state: str  # "none (a new stack)" | "the stack deployed as declared ..." | the --state file
+    run: Run
+    violations: list[Violation] = field(default_factory=list)  # the engine's, then the gate's own
     replacements: list[dict[str, Any]] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def resources(self) -> list[Step]:
+        """What the program registered (every step but the deletes)."""
+        return [s for s in self.run.steps if s.op not in events.DELETE_OPS]
 
     @property
     def exit_code(self) -> int:
-        return EXIT_MANDATORY if any(v.enforcement in BLOCKING for v in self.violations) else EXIT_OK
+        return EXIT_MANDATORY if any(v.blocking for v in self.violations) else EXIT_OK
 
     @property
     def unknown_inputs(self) -> int:
-        """How many input values sent to Analyze are unknown (the engine's sentinel)."""
-        return sum(_count_unknown(r.inputs) for r in self.resources)
+        """How many input values the engine sent to the pack as unknown."""
+        return sum(_count_unknown(s.inputs) for s in self.resources)
 
     @property
     def steps(self) -> dict[str, int]:
-        return dict(sorted(Counter(r.op for r in self.program.resources).items()))
+        return self.run.ops
 
     @property
     def title(self) -> str:
@@ -110,6 +90,8 @@ class Evaluation:
             "kind": self.kind,
             "state": self.state,
             "exit_code": self.exit_code,
+            "engine_exit_code": self.run.exit_code,
+            "seconds": round(self.seconds, 2),
             "steps": self.steps,
             "unknown_inputs": self.unknown_inputs,
             "violations": [v.as_json() for v in self.violations],
@@ -130,9 +112,10 @@ def _count_unknown(value: Any) -> int:
 
 @dataclass
 class GateResult:
-    """Everything the gate found. `errors` (exit 2) lists invalid config or the program error."""
+    """Everything the gate found. `errors` (exit 2) lists invalid input or the engine's errors."""
 
     stack: str
+    root: Path = REPO_ROOT
     evaluations: list[Evaluation] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     clusters: list[dict[str, Any]] = field(default_factory=list)
@@ -143,21 +126,21 @@ class GateResult:
     policy_config_file: str | None = None
     notes: list[str] = field(default_factory=list)
     permissions: list[dict[str, str]] = field(default_factory=list)
-    engine_log: list[str] = field(default_factory=list)
-    # preflight.resource_check: per (type, API version) what the REST spec check covered; its failures
+    engine: dict[str, Any] = field(default_factory=dict)  # the CLI that ran: path, version, source
+    # per (type, API version) what the REST spec check covered (preflight.resource_check); its failures
     resource_check: list[dict[str, Any]] = field(default_factory=list)
     resource_problems: list[dict[str, Any]] = field(default_factory=list)
+    exported_state: dict[str, Any] | None = None  # `pulumi stack export --show-secrets` of the update's stack
 
     @property
-    def resources(self) -> list[Resource]:
-        """The resources as the update evaluation sent them (every value known, unless --state changes
-        them); the first-deploy evaluation's when there is no update."""
+    def resources(self) -> list[Step]:
+        """The resources as the update evaluation saw them; the first deploy's when there is no update."""
         return self.evaluations[-1].resources if self.evaluations else []
 
     @property
     def violations(self) -> list[Violation]:
-        """Every distinct violation of the evaluations, merged by policy, resource and subject (the message)
-        at the worst level either gave it, sorted by level, policy, resource and message."""
+        """Every distinct violation of the evaluations, merged by policy, resource and message at the worst
+        level either gave it, sorted by level, policy, resource and message."""
         rank = {"remediate": 0, "mandatory": 0, "advisory": 1, "disabled": 2}
         seen: dict[tuple[str, str, str], Violation] = {}
         for evaluation in self.evaluations:
@@ -199,9 +182,9 @@ class GateResult:
 
     def as_json(self) -> dict[str, Any]:
         """The `--json` document (schema: docs/preflight.md)."""
-        program = {r.urn: r for e in self.evaluations[-1:] for r in e.program.resources}
         return {
             "stack": self.stack,
+            "engine": self.engine,
             "policy_config": {"file": self.policy_config_file, "notes": self.notes},
             "resources": [
                 {
@@ -209,9 +192,9 @@ class GateResult:
                     "type": r.type,
                     "name": r.name,
                     "parent": r.parent or None,
-                    "op": program[r.urn].op if r.urn in program else "same",
-                    "inputs": json.loads(json.dumps(dict(r.inputs), default=str)),
-                    "options": dict(r.options),
+                    "op": r.op,
+                    "inputs": r.inputs,
+                    "options": r.options,
                 }
                 for r in sorted(self.resources, key=lambda r: r.urn)
             ],
@@ -223,166 +206,145 @@ class GateResult:
         }
 
 
-def default_provider(stack: str, project: str, flat: Mapping[str, str]) -> Provider:
-    """The provider the engine creates for resources that name none (pkg/resource/deploy/default_providers.go:
-    `pulumi:providers:azure-native::default_<version>`, no parent; its inputs are the stack config of the
-    package plus `version`)."""
-    version = metadata.version("pulumi-azure-native")
-    name = f"default_{version.replace('.', '_')}"
-    inputs: dict[str, Any] = {k.split(":", 1)[1]: v for k, v in flat.items() if k.startswith("azure-native:")}
-    inputs["version"] = version
-    return Provider(
-        "pulumi:providers:azure-native",
-        name,
-        f"urn:pulumi:{stack}::{project}::pulumi:providers:azure-native::{name}",
-        inputs,
-    )
+# -- reading the input ----------------------------------------------------------------------------------------
 
 
-def _resources(program: ProgramResult, provider: Provider) -> list[Resource]:
-    """What the engine sends for each resource of this run: the stack, the default provider, components
-    and custom resources (custom azure-native resources carry the provider)."""
-
-    converted = [
-        replace(r, provider=provider) if r.custom and r.type.startswith("azure-native:") else r
-        for r in program.resources
-    ]
-    provider_resource = Resource(
-        provider.type, provider.name, provider.urn, provider.inputs, outputs=provider.inputs
-    )
-    return converted[:1] + [provider_resource] + converted[1:]
+def known_stacks(root: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
 
 
-def _clusters(resources: list[Resource]) -> list[Cluster]:
-    """The AmlCompute clusters, read by the policies' own reader (policies.clusters.aml_cluster)."""
-    found = (aml_cluster(r.type, r.inputs, r.name, r.urn) for r in resources)
-    return [c for c in found if c is not None]
+def project_name(root: Path) -> str:
+    """`name:` of the program's Pulumi.yaml (the project in every URN)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((root / "Pulumi.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return NAMESPACE
+    return str(data.get("name") or NAMESPACE) if isinstance(data, dict) else NAMESPACE
 
 
-def _cluster_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
-    import vmsizes
+def _stack_config_problems(block: Mapping[str, Any]) -> list[str]:
+    """The stack config's problems, as the program would raise them (stackconfig: every problem at once)."""
+    from stackconfig import ConfigError, validate
 
-    rows = []
-    for c in clusters:
-        try:
-            described = vmsizes.describe(c.size)  # type: ignore[arg-type]  # None, non-str: TypeError
-            gpus, vcpus, family = described.gpus, described.vcpus, described.quota_family
-        except (vmsizes.UnknownSize, TypeError):
-            gpus = vcpus = family = None
-        rows.append(
-            {
-                "name": c.name,
-                "urn": c.urn,
-                "size": c.size,
-                "gpus_per_node": gpus,
-                "vcpus_per_node": vcpus,
-                "quota_family": family,
-                "min_nodes": c.min_nodes or 0,
-                "max_nodes": c.max_nodes or 0,
-                "region": c.region,
-                "tier": c.tier,
-                "idle": c.idle,
-                # None: shown as given; the idle-timer-parseable policy reports it
-                "idle_seconds": parse_seconds(c.idle),
-                "ssh": c.remote_login or "NotSpecified",
-            }
-        )
-    return rows
-
-
-def _quota_rows(clusters: list[Cluster], quotas: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The pools the quota-reservation policy checks (its reservation), each with its configured quota."""
-    rows = []
-    for pool in reservation(clusters)[0].pools:
-        quota = configured_quota(quotas, pool)
-        status = "unknown" if quota is None else ("over" if pool.vcpus > quota else "ok")
-        rows.append(
-            {
-                "region": pool.region,
-                "kind": pool.kind,
-                "family": pool.family,
-                "label": pool.label,
-                "reserved_vcpus": pool.vcpus,
-                "quota": quota,
-                "status": status,
-                "clusters": sorted(pool.clusters),
-            }
-        )
-    order = {"family": 0, "regional-total": 1, "low-priority": 2}
-    return sorted(rows, key=lambda q: (q["region"], order.get(q["kind"], 3), q["family"] or "", q["label"]))
+    raw = {k.split(":", 1)[1]: v for k, v in block.items() if k.startswith(f"{NAMESPACE}:")}
+    raw |= {k: v for k, v in block.items() if ":" not in k}
+    try:
+        validate(raw)
+    except ConfigError as e:
+        return list(e.problems)
+    return []
 
 
 def _policy_config(
-    stack: str, root: Path, policy_config: Mapping[str, Any] | None, path: Path | None, result: GateResult
-) -> Mapping[str, Any] | None:
-    """The --policy-pack-config object: given, read from `path`, or from policies/config/<stack>.json; a
-    stack without that file runs with the pack's defaults, as `pulumi preview --policy-pack policies`
-    without --policy-pack-config does (the engine still configures every policy: pkg/engine/update.go)."""
-    if policy_config is not None:
-        return policy_config
+    stack: str, root: Path, path: Path | None, result: GateResult
+) -> tuple[dict[str, Any], dict[str, tuple[str, dict[str, Any]]]] | None:
+    """The --policy-pack-config object as given, and each policy's (level, properties) after the CLI's
+    reconciliation; None (with `result.errors`) when it is missing or invalid. A stack without
+    policies/config/<stack>.json would run with the pack's defaults (no quota, secure-defaults advisory): that is
+    an error here, with the command that writes one."""
     default = root / "policies" / "config" / f"{stack}.json"
     chosen = path or default
     if path is None and not default.exists():
-        # `pulumi preview --policy-pack policies` alone would run with the pack's defaults: secure-defaults
-        # advisory, no quota to check. A new stack must say what it enforces, so that is an error here.
         result.errors.append(
-            f"{default.relative_to(root)}: no policy config for stack '{stack}', so the pack would run with "
+            f"policies/config/{stack}.json: no policy config for stack '{stack}', so the pack would run with "
             "its defaults (no quota checked, secure-defaults advisory); create it with "
             f'`{INIT_CONFIG.format(stack=stack)}` and review it (docs/config.md, "Adding a stack")'
         )
         return None
     try:
         loaded = load_policy_config(chosen)
+        effective = resolve_config(loaded, pack_policies(), replacements.GATE_CHECKS, result.notes)
     except PolicyConfigError as e:
-        result.errors.extend(e.problems)
+        prefix = "--policy-config: " if path is not None else ""
+        result.errors.extend(f"{prefix}{p}" for p in e.problems)
         return None
     result.policy_config_file = str(chosen)
-    return loaded
+    result.policy_config = {name: {"enforcementLevel": lvl, **props} for name, (lvl, props) in effective.items()}
+    return loaded, effective
 
 
-ML_WORKSPACE = "azure-native:machinelearningservices:Workspace"
+def _with_date(config: Mapping[str, Any], on: date | None) -> dict[str, Any]:
+    """The policy config the CLI gets: as given, with `evaluation_date` for every policy that takes one."""
+    sent = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in config.items()}
+    if on is None:
+        return sent
+    for name, (_level, schema) in pack_policies().items():
+        if "evaluation_date" in schema.get("properties", {}):
+            entry = sent.get(name, {})
+            entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry)
+            entry["evaluation_date"] = on.isoformat()
+            sent[name] = entry
+    return sent
+
+
+def state_names(path: Path) -> set[tuple[str, str]]:
+    """Every (stack, project) the URNs of a `pulumi stack export` file name; ValueError naming what is wrong."""
+    from stackconfig.loader import read_text
+
+    try:
+        document = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    deployment = document.get("deployment") if isinstance(document, dict) else None
+    resources = deployment.get("resources", []) if isinstance(deployment, dict) else None
+    if not isinstance(resources, list):
+        raise ValueError(
+            f"{path}: not a `pulumi stack export` document (no deployment.resources list); create it with "
+            "`pulumi stack export --show-secrets --file FILE`"
+        )
+    names = set()
+    for index, r in enumerate(resources):
+        urn = r.get("urn") if isinstance(r, dict) else None
+        if not isinstance(urn, str) or not isinstance(r.get("type"), str):
+            raise ValueError(f"{path}: deployment.resources[{index}] has no urn and type")
+        parts = urn[len("urn:pulumi:") :].split("::") if urn.startswith("urn:pulumi:") else []
+        if len(parts) >= 4:
+            names.add((parts[0], parts[1]))
+    return names
+
+
+def _state_problems(path: Path, stack: str, project: str) -> list[str]:
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "does not exist"
+        return [f"--state: {path} {what}; give the file that `pulumi stack export --show-secrets --file FILE` wrote"]
+    try:
+        names = state_names(path)
+    except (OSError, ValueError) as e:
+        return [f"--state: {e}"]
+    if not names or names == {(stack, project)}:
+        return []
+    shown = ", ".join(f"stack '{s}' of project '{p}'" for s, p in sorted(names))
+    return [
+        f"--state: {path} is the state of {shown}, not of stack '{stack}' of project '{project}'; export "
+        f"this stack's state with `pulumi stack export --stack {stack} --show-secrets --file FILE` or "
+        f"`python -m preflight {stack} --export-state FILE`"
+    ]
+
+
+# -- the gate's findings on the engine's steps --------------------------------------------------------------------
 
 
 def _allow_list_problems(
-    config: Mapping[str, Any],
-    pack: PolicyPack,
-    gate_checks: Mapping[str, Mapping[str, Any]],
-    program: ProgramResult,
-    state: StateFile | None,
-    stack: str,
+    given: Mapping[str, Any], program: list[Step], state: list[Step], stack: str
 ) -> list[str]:
     """Allow-lists of the policy config (a property whose schema describes "Cluster names ..." or "Workspace
     names ...") that name no cluster or workspace of the stack: a typo there silently leaves the policy
     enforced, or an acknowledgement that acknowledges nothing. `cluster-replacement.acknowledged` may also
-    name a cluster of the state that the change deletes."""
-    schemas = {
-        name: dict(spec.get("configSchema", {}).get("properties", {})) for name, spec in gate_checks.items()
-    }
-    for name, info in pack.policies().items():
-        if info.HasField("configSchema"):
-            from google.protobuf import json_format
+    name a cluster of the deployed state that the change deletes."""
+    schemas = {name: schema.get("properties", {}) for name, (_lvl, schema) in pack_policies().items()}
+    schemas |= {n: s.get("configSchema", {}).get("properties", {}) for n, s in replacements.GATE_CHECKS.items()}
 
-            schemas[name] = dict(json_format.MessageToDict(info.configSchema).get("properties", {}))
-    clusters = sorted(
-        {str(r.program_inputs.get("computeName") or r.name) for r in program.resources if r.type == COMPUTE}
-    )
-    workspaces = sorted(
-        {
-            str(r.program_inputs.get("workspaceName") or r.name)
-            for r in program.resources
-            if r.type == ML_WORKSPACE
-        }
-    )
-    in_state = sorted(
-        {
-            str(s.inputs.get("computeName") or s.urn.split("::")[-1])
-            for s in (state.resources.values() if state else [])
-            if s.type == COMPUTE
-        }
-    )
+    def names(steps: list[Step], typ: str, key: str) -> list[str]:
+        return sorted({str(s.inputs.get(key) or s.name) for s in steps if s.type == typ})
+
+    clusters = names(program, COMPUTE, "computeName")
+    workspaces = names(program, ML_WORKSPACE, "workspaceName")
+    in_state = names(state, COMPUTE, "computeName")
     problems = []
-    for policy in sorted(config):
-        entry = config[policy]
+    for policy in sorted(given):
+        entry = given[policy]
         if not isinstance(entry, Mapping):
             continue
         for key in sorted(entry):
@@ -410,237 +372,259 @@ def _allow_list_problems(
     return problems
 
 
-def _state_owner_problems(state: StateFile, path: Path, stack: str, project: str) -> list[str]:
-    """A --state file must be this stack's: its URNs name `urn:pulumi:<stack>::<project>::...`."""
-    from preflight.engine import state_names
+def _cluster_rows(steps: list[Step]) -> list[dict[str, Any]]:
+    import vmsizes
+    from policies.clusters import aml_cluster, parse_seconds
 
-    names = state_names(path)
-    if not names or names == {(stack, project)}:
-        return []
-    shown = ", ".join(f"stack '{s}' of project '{p}'" for s, p in sorted(names))
-    return [
-        f"--state: {path} is the state of {shown}, not of stack '{stack}' of project '{project}'; export "
-        f"this stack's state with `pulumi stack export --stack {stack} --show-secrets --file FILE` or "
-        f"`python -m preflight {stack} --export-state FILE`"
-    ]
+    rows = []
+    found = (aml_cluster(s.type, s.inputs, s.name, s.urn) for s in steps)
+    for c in sorted((c for c in found if c is not None), key=lambda c: (c.name, c.urn)):
+        try:
+            described = vmsizes.describe(c.size)  # type: ignore[arg-type]  # None, non-str: TypeError
+            gpus, vcpus, family = described.gpus, described.vcpus, described.quota_family
+        except (vmsizes.UnknownSize, TypeError):
+            gpus = vcpus = family = None
+        rows.append(
+            {
+                "name": c.name,
+                "urn": c.urn,
+                "size": c.size,
+                "gpus_per_node": gpus,
+                "vcpus_per_node": vcpus,
+                "quota_family": family,
+                "min_nodes": c.min_nodes or 0,
+                "max_nodes": c.max_nodes or 0,
+                "region": c.region,
+                "tier": c.tier,
+                "idle": c.idle,
+                "idle_seconds": parse_seconds(c.idle),
+                "ssh": c.remote_login or "NotSpecified",
+            }
+        )
+    return rows
 
 
-def _with_date(config: Mapping[str, Any], pack: PolicyPack, on: date | None) -> dict[str, Any]:
-    sent = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in config.items()}
-    if on is not None:
-        for name, info in pack.policies().items():
-            if "evaluation_date" in (info.configSchema.properties or {}):
-                entry = sent.get(name, {})
-                entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry)
-                entry["evaluation_date"] = on.isoformat()
-                sent[name] = entry
-    return sent
+def _quota_rows(steps: list[Step], quotas: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pools the quota-reservation policy checks (its own reservation), each with its configured quota."""
+    from policies.clusters import aml_cluster
+    from policies.quota_reservation import configured_quota, reservation
+
+    clusters = [c for c in (aml_cluster(s.type, s.inputs, s.name, s.urn) for s in steps) if c is not None]
+    rows = []
+    for pool in reservation(clusters)[0].pools:
+        quota = configured_quota(quotas, pool)
+        status = "unknown" if quota is None else ("over" if pool.vcpus > quota else "ok")
+        rows.append(
+            {
+                "region": pool.region,
+                "kind": pool.kind,
+                "family": pool.family,
+                "label": pool.label,
+                "reserved_vcpus": pool.vcpus,
+                "quota": quota,
+                "status": status,
+                "clusters": sorted(pool.clusters),
+            }
+        )
+    order = {"family": 0, "regional-total": 1, "low-priority": 2}
+    return sorted(rows, key=lambda q: (q["region"], order.get(q["kind"], 3), q["family"] or "", q["label"]))
 
 
-def _run(
-    stack: str,
-    root: Path,
-    config: Mapping[str, Any] | None,
-    deployment: Deployment,
-    result: GateResult,
-    existing: Mapping[str, Mapping[str, Any]] | None = None,
-) -> ProgramResult | None:
-    try:
-        program = run_program(stack, root, config, deployment=deployment, existing=existing)
-    except Exception as e:  # noqa: BLE001 - a program bug: message, no traceback (exit 2)
-        result.errors = [f"the program failed: {type(e).__name__}: {e}"]
-        return None
-    if program.problems:
-        result.errors = list(program.problems)
-        return None
-    if program.error:
-        result.errors = [f"the program failed: {program.error}"]
-        if "keyvault:getVault" in program.error and "ResourceNotFound" in program.error:
-            # Offline, a vault outside the stack is known only from --existing (preflight.mocks).
-            result.errors.append(
-                "offline, the gate knows a vault outside the stack only from --existing F: "
-                + (
-                    "F has no vault of that id; add what `az keyvault show --ids <vault id>` prints to F"
-                    if existing
-                    else "`az keyvault show --ids <vault id> > F`, then "
-                    f"`python -m preflight {stack} --existing F`"
-                )
-            )
-        return None
-    return program
+def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: GateResult) -> list[str]:
+    """The engine's errors, each once, with the gate's reading where it has one: a duplicate URN traced to
+    the config entries behind it, a Check failure with the stack config key that set the value."""
+    out: list[str] = []
+    for d in run.errors:
+        if d.message.startswith("Duplicate resource URN"):
+            urn = d.message.split("'")[1] if "'" in d.message else ""
+            line = duplicates.problems([urn], flat_block)[0] if urn else d.message
+        elif problem := resource_check.from_diagnostic(d.urn, d.message, flat_block):
+            result.resource_problems.append(problem.as_json())
+            line = f"{kind} preview: the Azure REST spec rejects {problem.message}"
+        else:
+            line = f"{kind} preview: {d.message}"
+        if line not in out:
+            out.append(line)
+    if not out and run.exit_code != 0:
+        tail = " / ".join(run.stderr.strip().splitlines()[-6:]) or "no output"
+        out.append(f"{kind} preview: the Pulumi CLI exited {run.exit_code} with no error event: {tail}")
+    return out
+
+
+# -- evaluate -------------------------------------------------------------------------------------------------
 
 
 def evaluate(
     stack: str,
     *,
     root: Path = REPO_ROOT,
-    config: Mapping[str, Any] | None = None,
-    policy_config: Mapping[str, Any] | None = None,
+    config_file: Path | None = None,
     policy_config_path: Path | None = None,
     state_path: Path | None = None,
+    existing_path: Path | None = None,
+    export_state: bool = False,
     on: date | None = None,
-    pack: PolicyPack | None = None,
     progress: Progress | None = None,
-    existing: Mapping[str, Mapping[str, Any]] | None = None,
+    work: Path | None = None,
 ) -> GateResult:
-    """Run the gate for `stack`: both evaluations. `config`: the stack config mapping (None:
-    Pulumi.<stack>.yaml); `policy_config`: the --policy-pack-config object (None: read `policy_config_path`,
-    default policies/config/<stack>.json, the pack's defaults when that does not exist); `state_path`: a
-    `pulumi stack export` file for the update evaluation (None: synthetic state); `on`: evaluate retirement
-    on this day; `pack`: a started pack to reuse; `existing`: resources outside the stack the program reads
-    (`preflight.mocks.read_existing`)."""
+    """Run the gate for `stack` of the program in `root` (module docstring). `config_file`: the stack file
+    to use instead of `<root>/Pulumi.<stack>.yaml`; `policy_config_path`: the --policy-pack-config file
+    (default `<root>/policies/config/<stack>.json`); `state_path`: a `pulumi stack export` file for the update
+    evaluation (default: the stack deployed as declared); `existing_path`: resources outside the stack the
+    program reads (`--existing`); `export_state`: keep the update's deployed state (`result.exported_state`);
+    `on`: evaluate retirement on this day; `work`: the scratch folder (default: a temporary one, removed)."""
+    from stackconfig.loader import StackFileError, read_config_block
+
     say = progress or (lambda _msg: None)
-    result = GateResult(stack=stack, evaluation_date=(on or date.today()).isoformat())
+    root = Path(root).resolve()
+    result = GateResult(stack=stack, root=root, evaluation_date=(on or date.today()).isoformat())
+    project = project_name(root)
 
-    if config is None and not (root / f"Pulumi.{stack}.yaml").is_file():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+    # 1. The input, every problem at once.
+    stack_file = config_file or root / f"Pulumi.{stack}.yaml"
+    block: dict[str, Any] = {}
+    if config_file is None and not stack_file.is_file():
         result.errors.append(
-            f"STACK {stack!r}: no Pulumi.{stack}.yaml in {root}; use one of: {', '.join(known) or '(none)'}"
+            f"STACK {stack!r}: no Pulumi.{stack}.yaml in {root}; use one of: "
+            f"{', '.join(known_stacks(root)) or '(none)'}"
         )
-    # (no policy config error for a stack that does not exist: the first error says which ones do)
-    chosen_config = (
-        _policy_config(stack, root, policy_config, policy_config_path, result) if not result.errors else None
-    )
-    state: StateFile | None = None
+        return result
+    try:
+        block = read_config_block(stack_file)
+    except StackFileError as e:
+        result.errors.append(f"--config-file: {e}" if config_file is not None else str(e))
+    else:
+        if project == NAMESPACE:
+            result.errors.extend(_stack_config_problems(block))
+    chosen = _policy_config(stack, root, policy_config_path, result)
     if state_path is not None:
+        result.errors.extend(_state_problems(state_path, stack, project))
+    if existing_path is not None:
+        from preflight.provider.invokes import ExistingFileError, read_existing
+
         try:
-            state = read_state_file(state_path)
-        except (OSError, StateFileError, ValueError) as e:
-            result.errors.append(f"--state: {e}")
-        else:
-            result.errors.extend(_state_owner_problems(state, state_path, stack, PROJECT))
-    if result.errors or chosen_config is None:
+            read_existing(existing_path)
+        except ExistingFileError as e:
+            result.errors.append(str(e))
+    if result.errors or chosen is None:
         return result
+    given, _effective = chosen
+
+    # 2. The CLI, the provider, the workspaces.
+    from preflight import langhost, pulumicli
+    from preflight.provider.process import ProviderError, ProviderProcess
+    from preflight.workspace import Workspace, WorkspaceError, write_pack_launcher
 
     try:
-        flat = flatten_config(config if config is not None else read_stack_config(stack, root))
-    except (OSError, ValueError):
-        flat = {}  # unreadable: run_program says why
-    own_pack = None
-    if pack is None:
-        # PULUMI_CONFIG for the pack: the flat stack config, as the CLI passes it.
-        own_pack = PolicyPack(PROJECT, stack, stack_config=flat)
-        say("starting the policy pack (policies/, its own virtualenv)")
-        own_pack.spawn()
-    provider = default_provider(stack, PROJECT, flat)
-    location = flat.get(LOCATION_KEY)
-    plans = [
-        (Deployment(FIRST_DEPLOY, provider_location=location), "none (a new stack)"),
-        (
-            Deployment(
-                UPDATE,
-                provider_location=location,
-                state=state.resources if state is not None else None,
-                pending_deletes=state.pending_deletes if state is not None else (),
-            ),
-            str(state_path) if state_path is not None else "the stack deployed as declared (synthetic state)",
-        ),
-    ]
+        cli = pulumicli.find()
+    except pulumicli.CliMissing as e:
+        result.errors.append(str(e))
+        return result
+    result.engine = cli.as_json()
+    result.notes.extend(cli.notes)
+    scratch = tempfile.TemporaryDirectory(prefix=f"azml-gate-{stack}-") if work is None else None
+    folder = Path(scratch.name) if scratch is not None else Path(work)  # type: ignore[arg-type]
+    journal = folder / "invokes.jsonl"
+    say(f"Pulumi CLI {cli.version} ({cli.source}: {cli.path}); scratch workspace {folder}")
+    provider = ProviderProcess(existing=existing_path, journal=journal).spawn()
     try:
-        for deployment, state_label in plans:
-            say(f"evaluating __main__.py for stack {stack!r} under Pulumi mocks: {deployment.kind} preview")
-            program = _run(stack, root, config, deployment, result, existing)
-            if program is None:
-                return result
-            if deployment.duplicates:
-                block = config if config is not None else read_stack_config(stack, root)
-                result.errors = duplicates.problems(deployment.duplicates, block)
-                return result
-            # The provider's Check runs before Analyze; its failures fail the preview (exit 2).
-            checked = resource_check.check(program.resources, flat)
-            result.resource_check = checked.coverage_rows()
-            if own_pack is not None and pack is None:
-                own_pack.connect()
-                pack = own_pack
-            assert pack is not None
-            if checked.problems:
-                # The engine reports a Check failure as an error of the resource (step_generator.go
-                # continueStepsFromImport -> issueCheckErrors: "<type> resource '<name>': property <p> value
-                # <v> has a problem: <reason>"), still runs Analyze on it, then stops the deployment
-                # ("resource <urn> is invalid"): no AnalyzeStack, `pulumi preview` fails. The gate gives
-                # exit 2 (the input is invalid, not a policy verdict) and reports what Analyze said of them.
-                result.resource_problems = [p.as_json() for p in checked.problems]
-                say_kind = f"{deployment.kind} preview: the Azure REST spec rejects"
-                result.errors = [f"{say_kind} {p.message}" for p in checked.problems]
-                invalid = {p.urn for p in checked.problems}
-                try:
-                    result.policy_config = pack.configure(
-                        _with_date(chosen_config, pack, on), replacements.GATE_CHECKS
-                    )
-                except PolicyConfigError as e:
-                    result.errors += [f"policy config: {p}" for p in e.problems]
-                    return result
-                evaluation = Evaluation(deployment.kind, state_label, program)
-                evaluation.resources = [r for r in _resources(program, provider) if r.urn in invalid]
-                for r in evaluation.resources:
-                    evaluation.violations.extend(_as_engine_reports(pack.analyze(r)))
-                result.evaluations.append(evaluation)
-                return result
-            said: list[str] = []
-            try:
-                result.policy_config = pack.configure(
-                    _with_date(chosen_config, pack, on), replacements.GATE_CHECKS, said
-                )
-                result.notes.extend(n for n in said if n not in result.notes)
-                listed = _allow_list_problems(
-                    chosen_config, pack, replacements.GATE_CHECKS, program, state, stack
-                )
-                if listed:
-                    result.errors = [f"policy config: {p}" for p in listed]
-                    return result
-            except PolicyConfigError as e:
-                result.notes.extend(n for n in said if n not in result.notes)
-                result.errors = [f"policy config: {p}" for p in e.problems]
-                return result
-            evaluation = Evaluation(deployment.kind, state_label, program)
-            evaluation.resources = _resources(program, provider)
-            say(
-                f"{deployment.kind}: analyzing {len(evaluation.resources)} resources (Analyze each, then "
-                "AnalyzeStack)"
-            )
-            for r in evaluation.resources:
-                evaluation.violations.extend(_as_engine_reports(pack.analyze(r)))
-            evaluation.violations.extend(_as_engine_reports(pack.analyze_stack(evaluation.resources)))
-            if deployment.kind == UPDATE:
-                evaluation.replacements = replacements.replacement_rows(program.resources)
-                # Providers are the engine's (default providers are created and retired by it), not the
-                # program's: a state's provider entries are not deletes of the stack's resources. External
-                # (read) resources are dropped from the state, not deleted.
-                registered = {r.urn for r in program.resources}
-                live = list(state.resources.values()) if state is not None else []
-                pending = list(state.pending_deletes) if state is not None else []
-                evaluation.deletes = sorted(
-                    {
-                        s.urn
-                        for s in live + pending
-                        if (s.delete or s.urn not in registered)
-                        and not s.type.startswith("pulumi:providers:")
-                        and not s.external
-                    }
-                )
-                evaluation.violations.extend(
-                    replacements.findings(
-                        program.resources,
-                        result.policy_config.get(replacements.NAME, {}),
-                        replacements.deleted_clusters(live + pending, registered),
-                        live + [r for r in program.resources if r.custom],
-                    )
-                )
-                evaluation.violations.extend(isolation.findings(program.resources, live))
-                result.outputs = program.outputs
-                result.permissions = permissions.required(program.resources, program.invokes)
+        policy_file = folder / "policy-config.json"
+        policy_file.write_text(json.dumps(_with_date(given, on), indent=2))
+        pack = write_pack_launcher(folder, root / "policies")
+        policy_args = ["--policy-pack", str(pack), "--policy-pack-config", str(policy_file)]
+        stack_text = stack_file.read_text(encoding="utf-8")
+        workspaces = {
+            kind: Workspace.create(cli, folder / kind, stack, root / "Pulumi.yaml", stack_text, provider.port)
+            for kind in (FIRST_DEPLOY, UPDATE)
+        }
+        with langhost.serve(root) as client:
+            # First deploy.
+            say(f"{FIRST_DEPLOY}: pulumi preview of a new stack {stack!r} with the policy pack")
+            first = _preview(workspaces[FIRST_DEPLOY], client, policy_args, folder / "first-deploy.jsonl")
+            evaluation = Evaluation(FIRST_DEPLOY, "none (a new stack)", first[0], seconds=first[1])
+            evaluation.violations = list(first[0].violations)
             result.evaluations.append(evaluation)
-        result.engine_log = [m for _, m, _ in pack.engine.messages]
-
-        known = result.evaluations[-1].resources
-        clusters = sorted(_clusters(known), key=lambda c: (c.name, c.urn))
-        result.clusters = _cluster_rows(clusters)
+            errors = _engine_errors(FIRST_DEPLOY, first[0], block, result)
+            if errors:
+                result.errors = errors
+                return result
+            listed = _allow_list_problems(given, evaluation.resources, [], stack)
+            # Update: the state first.
+            ws = workspaces[UPDATE]
+            if state_path is not None:
+                say(f"{UPDATE}: pulumi stack import --file {state_path}")
+                ws.cli_checked("stack", "import", "--file", str(state_path.resolve()), "--stack", stack)
+                label = str(state_path)
+            else:
+                say(f"{UPDATE}: pulumi up of the stack as declared, into the offline provider")
+                started = time.monotonic()
+                up = ws.run("up", "--yes", "--skip-preview", client=client, event_log=folder / "up.jsonl")
+                ran = events.parse(up.returncode, events.read(folder / "up.jsonl"), up.stderr)
+                if up.returncode != 0:
+                    result.errors = _engine_errors("update (pulumi up)", ran, block, result)
+                    return result
+                label = f"the stack deployed as declared (pulumi up, {time.monotonic() - started:.1f} s)"
+            if export_state:
+                out = ws.cli_checked("stack", "export", "--show-secrets", "--stack", stack)
+                result.exported_state = json.loads(out)
+            say(f"{UPDATE}: pulumi preview against {label}")
+            second = _preview(ws, client, policy_args, folder / "update.jsonl")
+        update = Evaluation(UPDATE, label, second[0], seconds=second[1])
+        result.evaluations.append(update)
+        errors = _engine_errors(UPDATE, second[0], block, result)
+        if errors:
+            result.errors = errors
+            return result
+        state = [s for s in update.run.steps if s.old is not None]
+        listed += [p for p in _allow_list_problems(given, update.resources, state, stack) if p not in listed]
+        if listed:
+            result.errors = [f"policy config: {p}" for p in listed]
+            return result
+        _findings(update, result)
+        result.outputs = update.run.stack_outputs
+        result.clusters = _cluster_rows(update.resources)
         quotas = result.policy_config.get("quota-reservation", {}).get("quotas", {})
-        result.quota = _quota_rows(clusters, quotas)
+        result.quota = _quota_rows(update.resources, quotas)
+        checked = resource_check.check(update.resources, block)
+        result.resource_check = checked.coverage_rows()
+        result.permissions = permissions.required(update.resources, _invokes(journal))
         return result
-    except PackError as e:
-        result.errors = [str(e)]
+    except (WorkspaceError, ProviderError) as e:
+        result.errors.append(str(e))
         return result
     finally:
-        if own_pack is not None:
-            own_pack.close()
+        provider.close()
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def _preview(ws: Any, client: str, policy_args: list[str], log: Path) -> tuple[Run, float]:
+    started = time.monotonic()
+    r = ws.run("preview", "--diff", *policy_args, client=client, event_log=log)
+    return events.parse(r.returncode, events.read(log), r.stderr), time.monotonic() - started
+
+
+def _findings(update: Evaluation, result: GateResult) -> None:
+    """The gate's own checks of the update: replacements and deletes (cluster-replacement), a loosened
+    managed network."""
+    steps = update.run.steps
+    update.replacements = replacements.replacement_rows(steps)
+    update.deletes = sorted(
+        s.urn
+        for s in steps
+        if s.op in events.DELETE_OPS and s.custom and not s.type.startswith("pulumi:providers:")
+    )
+    update.violations = list(update.run.violations)
+    update.violations += replacements.findings(steps, result.policy_config.get(replacements.NAME, {}))
+    update.violations += isolation.findings(steps)
+
+
+def _invokes(journal: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The provider functions the program called (the provider's journal), each once."""
+    if not journal.exists():
+        return []
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for line in journal.read_text().splitlines():
+        entry = json.loads(line)
+        seen.setdefault(json.dumps(entry, sort_keys=True), (entry["token"], entry["args"]))
+    return list(seen.values())

@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from components.network import refused_isolation_change
-from preflight.analyzer import Violation
-from preflight.resource import Resource
+from preflight.events import Step, Violation
 from preflight.wire import is_unknown
 
 NAME = "managed-network-isolation"
@@ -26,16 +25,14 @@ def _mode(inputs: Mapping[str, Any]) -> Any:
     return network.get("isolationMode") if isinstance(network, Mapping) else None
 
 
-def findings(resources: Iterable[Resource], live: Iterable[Any]) -> list[Violation]:
-    """One mandatory violation per workspace of the program whose deployed isolation mode (`live`: the state's
-    resources) its new inputs loosen. An unknown new mode decides nothing."""
-    deployed = {s.urn: s for s in live if s.type == WORKSPACE}
+def findings(steps: Iterable[Step]) -> list[Violation]:
+    """One mandatory violation per workspace whose deployed isolation mode (its step's old inputs) the new
+    inputs loosen. An unknown new mode decides nothing."""
     found = []
-    for r in sorted((r for r in resources if r.type == WORKSPACE), key=lambda r: r.urn):
-        old = deployed.get(r.urn)
-        new = _mode(r.inputs)
-        if old is None or is_unknown(new):
+    for s in sorted((s for s in steps if s.type == WORKSPACE and s.old and s.new), key=lambda s: s.urn):
+        new = _mode(s.inputs)
+        if is_unknown(new):
             continue
-        if why := refused_isolation_change(_mode(old.inputs), new):
-            found.append(Violation(NAME, "mandatory", r.urn, f"workspace '{r.name}': {why}.", DESCRIPTION))
+        if why := refused_isolation_change(_mode(s.old_inputs), new):
+            found.append(Violation(NAME, "mandatory", s.urn, f"workspace '{s.name}': {why}.", DESCRIPTION))
     return found

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from preflight.resource import Resource
+from preflight.events import Step
 
 LOCK_ARM_TYPE = "Microsoft.Authorization/locks"
 CONTRIBUTOR = "Contributor"
@@ -45,14 +45,14 @@ _TYPE_OF_TOKEN = {
 _ACTION_TYPE = {"Microsoft.Resources/resourceGroups": "Microsoft.Resources/subscriptions/resourceGroups"}
 
 
-def _arm_type(resource: Resource) -> str | None:
-    """The ARM type of a custom resource: the `type` output of a deployed resource (synthetic or exported
+def _arm_type(resource: Step) -> str | None:
+    """The ARM type of a custom resource: the `type` output of a deployed resource (the update evaluation's
     state), which azure-native takes from the Azure response."""
-    value = resource.outputs.get("type") or resource.state.get("type") or _TYPE_OF_TOKEN.get(resource.type)
+    value = resource.state_outputs.get("type") or _TYPE_OF_TOKEN.get(resource.type)
     return value if isinstance(value, str) and "/" in value else None
 
 
-def _joined(resource: Resource) -> list[tuple[str, str, str]]:
+def _joined(resource: Step) -> list[tuple[str, str, str]]:
     """(action, on what, granted by) for the resources outside the stack that `resource` joins."""
     inputs = resource.inputs
     if resource.type == "azure-native:network:PrivateEndpoint":
@@ -86,7 +86,7 @@ def _joined(resource: Resource) -> list[tuple[str, str, str]]:
 
 
 def required(
-    resources: Iterable[Resource], invokes: Iterable[tuple[str, dict[str, Any]]] = ()
+    resources: Iterable[Step], invokes: Iterable[tuple[str, dict[str, Any]]] = ()
 ) -> list[dict[str, str]]:
     """[{action, why, granted_by}], sorted by action, for the stack's resources and the provider functions
     the program calls."""

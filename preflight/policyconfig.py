@@ -1,4 +1,7 @@
-"""Policy-config handling: read a `--policy-pack-config` file and reconcile it with the pack's policies.
+"""The gate's check of a `--policy-pack-config` file, before the CLI runs: every problem at once, worded as
+stack-config problems are, where the CLI would stop at its first with its own wording. The CLI still reads the
+file itself and decides the verdict with it; this check refuses only what the CLI refuses, plus the pack's own
+stricter checks (below), and notes what the CLI accepts but no policy reads.
 
 Read as the CLI reads it (pulumi/pulumi v3.274.1 pkg/resource/analyzer/config.go: `parsePolicyPackConfig`,
 `parsePolicyConfigs`, `extractEnforcementLevel`, `ReconcilePolicyPackConfig`, `applyConfig`,
@@ -29,19 +32,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from functools import cache
+
 import jsonschema
-from google.protobuf import json_format
-from pulumi.runtime.proto import analyzer_pb2
 
 from policies import registry
 
-LEVELS = {
-    "advisory": analyzer_pb2.ADVISORY,
-    "mandatory": analyzer_pb2.MANDATORY,
-    "remediate": analyzer_pb2.REMEDIATE,
-    "disabled": analyzer_pb2.DISABLED,
-}
-LEVEL_NAMES = {v: k for k, v in LEVELS.items()}
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 
 
 class PolicyConfigError(Exception):
@@ -120,9 +117,19 @@ def _schema_problem(name: str, err: jsonschema.ValidationError) -> str:
     return f"{path}: {err.message}; fix the value"
 
 
+@cache
+def pack_policies() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each policy of the pack (`policies.registry`): its own enforcement level and its config schema, as the
+    pack reports them to the engine (GetAnalyzerInfo)."""
+    return {
+        m.NAME: (str(m.ENFORCEMENT.value), {"properties": dict(m.CONFIG)} if m.CONFIG else {})
+        for m in registry.MODULES
+    }
+
+
 def resolve_config(
     config: Mapping[str, Any],
-    policies: Mapping[str, analyzer_pb2.PolicyInfo],
+    policies: Mapping[str, tuple[str, dict[str, Any]]],
     gate_checks: Mapping[str, Mapping[str, Any]] | None = None,
     notes: list[str] | None = None,
 ) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -135,13 +142,7 @@ def resolve_config(
     if not isinstance(config, Mapping):
         raise PolicyConfigError(["the policy config must be a JSON object keyed by policy name"])
     checks = dict(gate_checks or {})
-    infos: dict[str, tuple[str, dict[str, Any]]] = {
-        name: (
-            LEVEL_NAMES[info.enforcementLevel],
-            json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {},
-        )
-        for name, info in policies.items()
-    }
+    infos: dict[str, tuple[str, dict[str, Any]]] = dict(policies)
     infos |= {name: (spec["enforcementLevel"], spec.get("configSchema", {})) for name, spec in checks.items()}
     # parsePolicyConfigs: each entry's level and properties ("" = none given); empty entries dropped.
     given: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -282,7 +283,7 @@ def load_policy_config(path: Path) -> dict[str, Any]:
             raise PolicyConfigError([f"{path}: version: must be 2 (or leave version out)"])
         if data.get("exceptions") is not None:
             raise PolicyConfigError(
-                [f"{path}: exceptions: policy exceptions are not replayed by the offline gate; remove them"]
+                [f"{path}: exceptions: policy exceptions are not supported by the offline gate; remove them"]
             )
         policies = data.get("policies") or {}
         if not isinstance(policies, dict):
@@ -296,7 +297,7 @@ def load_policy_config(path: Path) -> dict[str, Any]:
             raise PolicyConfigError([f'{path}: environments: "environments" must be an array of strings'])
         raise PolicyConfigError(
             [
-                f"{path}: environments: Pulumi ESC environments are not resolved by the offline gate; "
+                f"{path}: environments: Pulumi ESC environments need Pulumi Cloud, which the offline gate does not reach; "
                 "put the values in the file instead"
             ]
         )

@@ -1,11 +1,12 @@
-"""cluster-replacement: the gate's own check of what an update would replace.
+"""cluster-replacement: the gate's own check of what an update replaces or deletes.
 
 The engine never tells a policy pack which resources a change replaces: Analyze runs after the provider's
 Check and before its Diff (pulumi/pulumi pkg/resource/deploy/step_generator.go continueStepsFromImport), and
 for a replacement AnalyzeStack gets the create-preview outputs (step.go CreateStep.Apply), the same as for a
-new resource. The gate has the state (`--state`), replays the diff (preflight.engine, preflight.azure_native)
-and reports each cluster the change would delete and recreate: with the prod policy config, that is a
-mandatory violation unless `cluster-replacement.acknowledged` lists the cluster.
+new resource. The engine's steps say it (`preflight.events`: a `replace` step with its replace keys and
+detailed diff, a `delete` step), and the gate reports each cluster the change would delete and recreate or
+delete: with the prod policy config, that is a mandatory violation unless `cluster-replacement.acknowledged`
+lists the cluster.
 
 Configured in the policy config file like a policy, and the Pulumi CLI accepts the entry as long as it
 carries an enforcementLevel (an unknown policy name with a level is passed through to Configure and ignored
@@ -16,11 +17,9 @@ level ""`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from preflight.analyzer import Violation
-from preflight.resource import Resource
+from preflight.events import DELETE_OPS, Step, Violation
 from preflight.wire import is_unknown
 
 NAME = "cluster-replacement"
@@ -50,40 +49,76 @@ def field_name(path: str) -> str:
     return path
 
 
-def summary(resource: Resource) -> str:
-    """'h100-x4 will be deleted and recreated (vmSize)', for a resource the update replaces."""
-    replacement = resource.replacement
-    assert replacement is not None
-    fields = ", ".join(sorted({field_name(f) for f in replacement.fields}))
+def _value_at(inputs: Mapping[str, Any], path: str) -> Any:
+    node: Any = inputs
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if is_unknown(value):
+        return "(known after the update)"
+    return str(value) if isinstance(value, str | int | float | bool) else "(a structure)"
+
+
+def replace_fields(step: Step) -> list[str]:
+    """The inputs that force the replacement: the detailed diff's `*-replace` keys, else the replace keys."""
+    kinds = {k: str(v.get("kind", "")) for k, v in step.detailed_diff.items() if isinstance(v, Mapping)}
+    forced = sorted(k for k, kind in kinds.items() if kind.endswith("-replace") or kind.endswith("_REPLACE"))
+    return forced or sorted(step.keys)
+
+
+def delete_before_replace(step: Step) -> bool:
+    """Whether the engine deletes the old resource before creating the new one: its `delete-replaced` step comes
+    before its `create-replacement` (pkg/resource/deploy/step_generator.go: delete-before-replace)."""
+    ops = step.ops
+    if "delete-replaced" in ops and "create-replacement" in ops:
+        return ops.index("delete-replaced") < ops.index("create-replacement")
+    return False
+
+
+def _cluster_name(step: Step) -> str:
+    return str(step.inputs.get("computeName") or step.name)
+
+
+def summary(step: Step) -> str:
+    """'h100-x4 will be deleted and recreated (vmSize: Standard_ND96isr_H100_v5 -> Standard_ND96is_H100_v5)'."""
+    changes = []
+    for path in replace_fields(step):
+        old, new = _value_at(step.old_inputs, path), _value_at(step.inputs, path)
+        changes.append(f"{field_name(path)}: {_shown(old)} -> {_shown(new)}")
     how = (
         "deleted and recreated"
-        if replacement.delete_before_replace
+        if delete_before_replace(step)
         else "recreated (new one first, then the old deleted)"
     )
-    # outputs None: "the inputs, for a resource built by hand" (preflight/resource.py). A replacement's
-    # preview outputs hold the unknown sentinel where the new resource's values are not known yet.
-    seen = resource.outputs if resource.outputs is not None else resource.inputs
-    name = seen.get("name")
-    name = name if isinstance(name, str) and not is_unknown(name) else None
-    return f"{resource.program_inputs.get('computeName') or name or resource.name} will be {how} ({fields})"
+    name = _cluster_name(step) if step.type == COMPUTE else step.name
+    return f"{name} will be {how} ({'; '.join(changes) or 'no input named'})"
 
 
-def replacement_rows(resources: Iterable[Resource]) -> list[dict[str, Any]]:
-    """Every resource the update replaces, with the diff keys that trigger it."""
+def replacement_rows(steps: Iterable[Step]) -> list[dict[str, Any]]:
+    """Every resource the update replaces, with the inputs that force it (old -> new)."""
     rows = []
-    for r in sorted(resources, key=lambda r: (r.name, r.urn)):
-        if r.op != "replace" or r.replacement is None:
+    for s in sorted(steps, key=lambda s: (s.name, s.urn)):
+        if s.op != "replace":
             continue
         rows.append(
             {
-                "urn": r.urn,
-                "type": r.type,
-                "name": r.name,
-                "fields": list(r.replacement.fields),
-                "trigger": r.replacement.how,
-                "because": r.replacement.because,
-                "delete_before_replace": r.replacement.delete_before_replace,
-                "summary": summary(r),
+                "urn": s.urn,
+                "type": s.type,
+                "name": s.name,
+                "fields": replace_fields(s),
+                "changes": [
+                    {"field": f, "old": _value_at(s.old_inputs, f), "new": _value_at(s.inputs, f)}
+                    for f in replace_fields(s)
+                ],
+                "delete_before_replace": delete_before_replace(s),
+                "summary": summary(s),
             }
         )
     return rows
@@ -97,48 +132,25 @@ LOCK_TYPES = (
 )
 
 
-@dataclass(frozen=True)
-class Deleted:
-    """A cluster in the state that the update deletes: gone from the program, or a pending delete."""
-
-    urn: str
-    name: str
-    arm_id: str
-    pending: bool = False
-
-
-def deleted_clusters(state: Iterable[Any], registered: set[str]) -> list[Deleted]:
-    """The AmlCompute clusters of the state (engine.StateResource) the update deletes (not registered, or a
-    pending delete). Deleting a cluster kills its running jobs as a replacement does."""
-    out = []
-    for s in state:
-        if s.type != COMPUTE or s.external or (s.urn in registered and not s.delete):
-            continue
-        name = s.inputs.get("computeName") or s.outputs.get("name") or s.urn.split("::")[-1]
-        out.append(Deleted(s.urn, str(name), str(s.id or ""), bool(s.delete)))
-    return sorted(out, key=lambda d: (d.name, d.urn, d.pending))
-
-
-def _lock_scopes(locks: Iterable[Any]) -> list[tuple[str, str, str]]:
-    """(scope, lock name, level) of each lock whose scope is known: a ManagementLockByScope's `scope`, or the
-    scope in its ARM id (`<scope>/providers/Microsoft.Authorization/locks/<name>`)."""
+def _lock_scopes(steps: Iterable[Step]) -> list[tuple[str, str, str]]:
+    """(scope, lock name, level) of each lock of the state whose scope is known: a ManagementLockByScope's
+    `scope`, or the scope in its ARM id (`<scope>/providers/Microsoft.Authorization/locks/<name>`)."""
     found = []
-    for lock in locks:
-        if lock.type not in LOCK_TYPES:
+    marker = "/providers/Microsoft.Authorization/locks/"
+    for lock in steps:
+        if lock.type not in LOCK_TYPES or lock.old is None:
             continue
-        inputs = dict(getattr(lock, "inputs", {}) or {})
+        inputs = lock.old_inputs
         scope = inputs.get("scope")
-        lock_id = str(getattr(lock, "id", "") or "")
-        marker = "/providers/Microsoft.Authorization/locks/"
-        if not (isinstance(scope, str) and scope.startswith("/")) and marker in lock_id:
-            scope = lock_id.split(marker)[0]
+        if not (isinstance(scope, str) and scope.startswith("/")) and marker in lock.old_id:
+            scope = lock.old_id.split(marker)[0]
         if isinstance(scope, str) and scope.startswith("/"):
-            name = str(inputs.get("lockName") or lock.urn.split("::")[-1])
+            name = str(inputs.get("lockName") or lock.name)
             found.append((scope, name, str(inputs.get("level", "CanNotDelete"))))
     return sorted(set(found))
 
 
-def blocking_locks(arm_id: str, locks: Iterable[Any]) -> list[tuple[str, str, str]]:
+def blocking_locks(arm_id: str, locks: Iterable[Step]) -> list[tuple[str, str, str]]:
     """The locks that block deleting the resource `arm_id`: every lock at its scope or a parent scope ("When
     you apply a lock at a parent scope, all resources within that scope inherit the same lock",
     learn.microsoft.com/azure/azure-resource-manager/management/lock-resources); CanNotDelete and ReadOnly
@@ -151,33 +163,24 @@ def blocking_locks(arm_id: str, locks: Iterable[Any]) -> list[tuple[str, str, st
     ]
 
 
-def _cluster_name(r: Resource) -> str:
-    return str(r.program_inputs.get("computeName") or r.name)
-
-
-def findings(
-    resources: Iterable[Resource],
-    config: Mapping[str, Any],
-    deleted: Iterable[Deleted] = (),
-    locks: Iterable[Any] = (),
-) -> list[Violation]:
+def findings(steps: Iterable[Step], config: Mapping[str, Any]) -> list[Violation]:
     """One violation per replaced or deleted cluster not in `acknowledged`, at the configured level; and, for
-    an acknowledged one, a mandatory violation per lock that blocks its delete (`pulumi up` would fail).
-    `locks`: the lock resources of the old state and of the program (what `blocking_locks` reads)."""
+    an acknowledged one, a mandatory violation per lock of the state that blocks its delete (`pulumi up` would
+    fail)."""
     level = str(config.get("enforcementLevel", GATE_CHECKS[NAME]["enforcementLevel"]))
     if level == "disabled":
         return []
+    steps = list(steps)
     acknowledged = set(config.get("acknowledged", []))
-    lock_list = list(locks)
     found = []
     targets: list[tuple[str, str, str, str]] = []  # (cluster, urn, arm id, what happens)
-    for r in resources:
-        if r.type != COMPUTE or r.op != "replace" or r.replacement is None:
+    for s in steps:
+        if s.type != COMPUTE:
             continue
-        targets.append((_cluster_name(r), r.urn, str(r.old_id or ""), summary(r)))
-    for d in deleted:
-        why = "a pending delete in the state" if d.pending else "no longer in the stack config"
-        targets.append((d.name, d.urn, d.arm_id, f"{d.name} will be deleted ({why})"))
+        if s.op == "replace":
+            targets.append((_cluster_name(s), s.urn, s.old_id, summary(s)))
+        elif s.op in DELETE_OPS:
+            targets.append((_cluster_name(s), s.urn, s.old_id, f"{_cluster_name(s)} will be deleted"))
     for cluster, urn, arm_id, what in sorted(targets):
         if cluster not in acknowledged:
             found.append(
@@ -194,7 +197,7 @@ def findings(
                 )
             )
             continue
-        for scope, lock, lock_level in blocking_locks(arm_id, lock_list) if arm_id else []:
+        for scope, lock, lock_level in blocking_locks(arm_id, steps) if arm_id else []:
             found.append(
                 Violation(
                     NAME,

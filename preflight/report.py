@@ -209,13 +209,11 @@ def _subject(urn: str) -> str:
     return f"{parts[-1]} ({parts[-2].split('$')[-1].split(':')[-1]})" if len(parts) >= 2 else urn
 
 
-def _relative(path: str | None) -> str:
+def _relative(path: str | None, root: Path) -> str:
     if path is None:
         return "none"
-    from preflight.program import REPO_ROOT
-
     try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT))
+        return str(Path(path).resolve().relative_to(root))
     except ValueError:
         return path
 
@@ -228,7 +226,7 @@ def markdown(result: GateResult) -> str:
         f"## Policy gate: {verdict} for stack `{result.stack}`",
         "",
         f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s); policy config "
-        f"`{_relative(result.policy_config_file)}`; retirement evaluated on {result.evaluation_date}.",
+        f"`{_relative(result.policy_config_file, result.root)}`; retirement evaluated on {result.evaluation_date}.",
         "",
     ]
     for evaluation in result.evaluations:

@@ -13,6 +13,7 @@ JSON's `resource_check`), never passed silently.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,10 +80,11 @@ class Problem:
             if self.config_key
             else "not set by a config key (the program sets it)"
         )
-        return (
-            f"{self.name} ({self.type}, API {self.api_version}): {self.failure.reason} [constraint "
-            f"{self.failure.constraint} from {self.failure.source}]; {where}: use a value Azure accepts"
+        api = f", API {self.api_version}" if self.api_version else ""
+        constraint = (
+            f" [constraint {self.failure.constraint} from {self.failure.source}]" if self.failure.constraint else ""
         )
+        return f"{self.name} ({self.type}{api}): {self.failure.reason}{constraint}; {where}: use a value Azure accepts"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -108,31 +110,34 @@ class Outcome:
         return [self.coverage[k] for k in sorted(self.coverage)]
 
 
-def _cluster_index(name: str, flat_config: Mapping[str, str]) -> int | None:
-    try:
-        clusters = json.loads(flat_config.get(f"{CONFIG}:clusters", "[]"))
-    except (TypeError, ValueError):
-        return None
+def _cluster_index(name: str, config: Mapping[str, Any]) -> int | None:
+    clusters = config.get(f"{CONFIG}:clusters", [])
+    if isinstance(clusters, str):  # the flat form the CLI hands a program: JSON text
+        try:
+            clusters = json.loads(clusters)
+        except ValueError:
+            return None
     for i, cluster in enumerate(clusters if isinstance(clusters, list) else []):
         if isinstance(cluster, Mapping) and cluster.get("name") == name:
             return i
     return None
 
 
-def config_key(typ: str, path: str, inputs: Mapping[str, Any], flat_config: Mapping[str, str]) -> str | None:
+def config_key(typ: str, path: str, inputs: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
     """The stack config key whose value produced input `path` of a resource, when one does."""
     key = _CONFIG_KEYS.get(typ, {}).get(path) or _COMMON_KEYS.get(path.split(".", 1)[0])
     if key is None:
         return None
     if "{i}" in key:
-        index = _cluster_index(str(inputs.get("computeName", "")), flat_config)
+        index = _cluster_index(str(inputs.get("computeName", "")), config)
         key = key.format(i=index) if index is not None else key.replace("[{i}]", "[?]")
     return f"{CONFIG}:{key}"
 
 
-def check(resources: Iterable[Any], flat_config: Mapping[str, str]) -> Outcome:
-    """Check the custom azure-native resources of one evaluation (objects with type, name, urn, custom,
-    inputs: the checked inputs Analyze receives)."""
+def check(resources: Iterable[Any], config: Mapping[str, Any]) -> Outcome:
+    """Check the custom azure-native resources of one evaluation (the engine's steps: type, name, urn, custom,
+    inputs, the checked inputs Analyze received) for the report's coverage table; `config`: the stack file's
+    `config:` block."""
     outcome = Outcome()
     for r in resources:
         if not (r.custom and r.type.startswith("azure-native:")):
@@ -155,6 +160,29 @@ def check(resources: Iterable[Any], flat_config: Mapping[str, str]) -> Outcome:
         row["resources"] += 1
         row["not_checked"] = sorted(set(row["not_checked"]) | set(result.unchecked))
         for failure in result.failures:
-            key = config_key(r.type, failure.path, r.inputs, flat_config)
+            key = config_key(r.type, failure.path, r.inputs, config)
             outcome.problems.append(Problem(r.urn, r.name, r.type, api, failure, key))
     return outcome
+
+
+# The engine's error for a Check failure (pulumi/pulumi pkg/resource/deploy/step_generator.go
+# `issueCheckErrors` -> sdk/go/common/diag/errors.go): "<type> resource '<name>': property <path> value
+# <value> has a problem: <reason>"; the offline provider puts the constraint and where it is written at the
+# end of its reason (preflight/provider/server.py `Check`).
+_CHECK_ERROR = re.compile(
+    r"^(?P<type>\S+) resource '(?P<name>[^']*)': property (?P<path>\S+) value (?P<value>.*?) has a problem: "
+    r"(?P<reason>.*?)(?: \[constraint (?P<constraint>.*) from (?P<source>.*)\])?$",
+    re.S,
+)
+
+
+def from_diagnostic(urn: str, message: str, config: Mapping[str, Any]) -> Problem | None:
+    """The Check failure an engine error reports, with the config key that set the value; None for another
+    error."""
+    found = _CHECK_ERROR.match(message.strip())
+    if found is None:
+        return None
+    typ, name, path = found["type"], found["name"], found["path"]
+    inputs = {"computeName": name} if typ.endswith(":Compute") else {}
+    failure = schema.Failure(path, found["constraint"] or "", found["reason"].strip(), found["source"] or "")
+    return Problem(urn, name, typ, "", failure, config_key(typ, path, inputs, config))

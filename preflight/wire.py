@@ -18,3 +18,15 @@ SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 
 def is_unknown(value: Any) -> bool:
     return isinstance(value, str) and value == UNKNOWN
+
+
+def plain_numbers(value: Any) -> Any:
+    """Integral floats -> int, deeply. Protobuf Structs carry every number as a double; JSON (the CLI's stack
+    outputs, an ARM request body) writes 4, not 4.0, where the schema says integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: plain_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_numbers(v) for v in value]
+    return value

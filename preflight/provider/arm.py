@@ -28,7 +28,7 @@ from azure.core import PipelineClient
 from azure.core.pipeline.policies import BearerTokenCredentialPolicy, RetryPolicy
 from azure.core.rest import HttpRequest
 
-from preflight.program import plain_numbers
+from preflight.wire import plain_numbers
 from preflight.provider.model import shape
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
