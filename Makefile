@@ -1,4 +1,5 @@
-# azml-gpu: everything a fresh machine needs, from nothing. `make test`, `make preview [STACK=prod]`.
+# azml-gpu: everything a fresh machine needs, from nothing. `make preview [STACK=prod]` runs the gate on a stack,
+# `make test` runs every test; `make check` is the fast loop (Python only, docs/testing.md).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -6,7 +7,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test preview smoke lint setup constraints fuse-check hostname-check pack-catalog engine engine-preview engine-up
+.PHONY: test check preview smoke lint setup constraints fuse-check hostname-check pack-catalog engine
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in doubles/localml/package-lock.json.
 AZURITE := doubles/localml/node_modules/.installed
@@ -89,17 +90,10 @@ fuse-check:
 	@test -r $(FUSE_DEV) -a -w $(FUSE_DEV) || { echo "make: $(FUSE_DEV) is missing or not usable by this user: the blob-mount tests need FUSE (a container needs --device /dev/fuse --cap-add SYS_ADMIN)" >&2; exit 2; }
 
 # The Pulumi CLI built from Pulumi's Go modules (doubles/pulumicli/go), cached outside the checkout by version
-# (~/.cache/azml-gpu/engine): about 10 minutes the first time on 2 cores, seconds after (docs/engine.md).
+# (~/.cache/azml-gpu/engine): about 3 to 10 minutes the first time on 2 cores, seconds after (docs/engine.md).
+# `make test` uses exactly this build; the gate itself prefers a supported CLI on PATH (preflight/pulumicli.py).
 engine: $(VENV)/.installed
-	$(PY) -m engine build
-
-# The real `pulumi preview --diff --policy-pack policies --policy-pack-config policies/config/$(STACK).json`.
-engine-preview: $(VENV)/.installed $(PACK_VENV)/.installed engine
-	$(PY) -m engine preview $(STACK)
-
-# The real `pulumi up` against the local Azure ML control plane, check-deploy, the smoke job, `pulumi destroy`.
-engine-up: setup fuse-check engine
-	$(PY) -m engine up $(STACK)
+	$(PY) -m doubles.pulumicli build
 
 # torchrun's rendezvous and Gloo resolve this machine's own name: where it does not resolve (a chroot or a
 # container whose /etc/hosts lacks it) Gloo warns and falls back to loopback, and `torchrun --standalone`
@@ -109,14 +103,23 @@ HOST_NAME ?= $(shell hostname 2>/dev/null)
 hostname-check:
 	@getent hosts "$(HOST_NAME)" >/dev/null 2>&1 || { echo "make: this machine's name '$(HOST_NAME)' does not resolve; torchrun and Gloo (the job-script tests) need it: add \`127.0.1.1 $(HOST_NAME)\` to /etc/hosts (as Debian's installer does), then make again" >&2; exit 2; }
 
+# Every test: the fast loop's and tests/integration/ (the real CLI, Azurite, FUSE, multi-process torch).
 test: setup fuse-check hostname-check engine
 	$(PY) -m pytest
 
+# The fast loop: lint, then every test outside tests/integration/, with only Python (no Go, no Pulumi CLI, no
+# Node.js, no FUSE, no torch in several processes: tests/conftest.py refuses them), in under 5 minutes.
+check: lint
+	AZML_GPU_CHECK=1 $(PY) -m pytest --ignore=tests/integration -q
+
+# The gate on one stack, offline: the Pulumi CLI on PATH when it is a supported one, else the one `make engine`
+# builds (built here on first use).
 preview: $(VENV)/.installed $(PACK_VENV)/.installed
+	@$(PY) -m doubles.pulumicli ensure >/dev/null
 	$(PY) -m preflight $(STACK)
 
-# The smoke job writes no rw_mount output, so it needs no FUSE (only `make test`'s blob-mount tests do).
-smoke: setup
+# `pulumi up` of the dev stack into the local Azure ML control plane, check-deploy, the smoke job, destroy.
+smoke: setup engine
 	$(PY) -m doubles.localml smoke
 
 lint: $(VENV)/.installed

@@ -52,7 +52,12 @@ class Violation:
         return self.enforcement in BLOCKING
 
     def as_json(self) -> dict[str, str]:
-        return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message": self.message}
+        return {
+            "policy": self.policy,
+            "enforcement": self.enforcement,
+            "urn": self.urn,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -206,7 +211,9 @@ def parse(exit_code: int, events: list[dict[str, Any]], stderr: str = "") -> Run
         elif diag := ev.get("diagnosticEvent"):
             severity = str(diag.get("severity", ""))
             if severity in ("error", "warning"):
-                run.diagnostics.append(Diagnostic(severity, _plain(str(diag.get("message", ""))), diag.get("urn", "")))
+                run.diagnostics.append(
+                    Diagnostic(severity, _plain(str(diag.get("message", ""))), diag.get("urn", ""))
+                )
         elif summary := ev.get("summaryEvent"):
             run.summary = summary
     return run

@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -209,6 +210,26 @@ class GateResult:
 # -- reading the input ----------------------------------------------------------------------------------------
 
 
+def program_root(cwd: Path | None = None) -> Path:
+    """The program the gate runs: the current folder when it holds a Pulumi.yaml (an installed gate, run in
+    the team's stack folder), else this repository's own program (a checkout)."""
+    here = Path.cwd() if cwd is None else cwd
+    return here.resolve() if (here / "Pulumi.yaml").is_file() else REPO_ROOT
+
+
+def pack_dir(root: Path) -> Path:
+    """The policy pack: `<root>/policies` when it is one (a checkout, or a folder with its own copy), else the
+    pack installed with the gate."""
+    local = root / "policies"
+    if (local / "PulumiPolicy.yaml").is_file():
+        return local
+    import importlib.util
+
+    spec = importlib.util.find_spec("policies")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else local
+
+
 def known_stacks(root: Path) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
 
@@ -261,7 +282,9 @@ def _policy_config(
         result.errors.extend(f"{prefix}{p}" for p in e.problems)
         return None
     result.policy_config_file = str(chosen)
-    result.policy_config = {name: {"enforcementLevel": lvl, **props} for name, (lvl, props) in effective.items()}
+    result.policy_config = {
+        name: {"enforcementLevel": lvl, **props} for name, (lvl, props) in effective.items()
+    }
     return loaded, effective
 
 
@@ -308,7 +331,9 @@ def state_names(path: Path) -> set[tuple[str, str]]:
 def _state_problems(path: Path, stack: str, project: str) -> list[str]:
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "does not exist"
-        return [f"--state: {path} {what}; give the file that `pulumi stack export --show-secrets --file FILE` wrote"]
+        return [
+            f"--state: {path} {what}; give the file that `pulumi stack export --show-secrets --file FILE` wrote"
+        ]
     try:
         names = state_names(path)
     except (OSError, ValueError) as e:
@@ -334,7 +359,9 @@ def _allow_list_problems(
     enforced, or an acknowledgement that acknowledges nothing. `cluster-replacement.acknowledged` may also
     name a cluster of the deployed state that the change deletes."""
     schemas = {name: schema.get("properties", {}) for name, (_lvl, schema) in pack_policies().items()}
-    schemas |= {n: s.get("configSchema", {}).get("properties", {}) for n, s in replacements.GATE_CHECKS.items()}
+    schemas |= {
+        n: s.get("configSchema", {}).get("properties", {}) for n, s in replacements.GATE_CHECKS.items()
+    }
 
     def names(steps: list[Step], typ: str, key: str) -> list[str]:
         return sorted({str(s.inputs.get(key) or s.name) for s in steps if s.type == typ})
@@ -434,7 +461,11 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
     """The engine's errors, each once, with the gate's reading where it has one: a duplicate URN traced to
     the config entries behind it, a Check failure with the stack config key that set the value."""
     out: list[str] = []
+    blocked = any(v.blocking for v in run.violations)
+    generic = [d for d in run.errors if not d.urn and d.message in ("preview failed", "update failed")]
     for d in run.errors:
+        if d in generic and (blocked or len(generic) < len(run.errors)):
+            continue  # the engine's closing word for a run that failed for the reasons it reported before
         if d.message.startswith("Duplicate resource URN"):
             urn = d.message.split("'")[1] if "'" in d.message else ""
             line = duplicates.problems([urn], flat_block)[0] if urn else d.message
@@ -442,10 +473,20 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
             result.resource_problems.append(problem.as_json())
             line = f"{kind} preview: the Azure REST spec rejects {problem.message}"
         else:
-            line = f"{kind} preview: {d.message}"
+            message = d.message.removeprefix("an unhandled error occurred: ")
+            if message != d.message and any(message[:200] in seen for seen in out):
+                continue  # the engine's echo of the program error just reported
+            line = f"{kind} preview: {message}"
         if line not in out:
             out.append(line)
-    if not out and run.exit_code != 0:
+        if "keyvault:getVault" in d.message and "ResourceNotFound" in d.message:
+            hint = (
+                "offline, the gate knows a vault outside the stack only from --existing F: `az keyvault show "
+                "--ids <vault id> > F`, then add `--existing F` (a file without that vault answers as Azure's 404)"
+            )
+            if hint not in out:
+                out.append(hint)
+    if not out and run.exit_code != 0 and not blocked:
         tail = " / ".join(run.stderr.strip().splitlines()[-6:]) or "no output"
         out.append(f"{kind} preview: the Pulumi CLI exited {run.exit_code} with no error event: {tail}")
     return out
@@ -457,7 +498,7 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
 def evaluate(
     stack: str,
     *,
-    root: Path = REPO_ROOT,
+    root: Path | None = None,
     config_file: Path | None = None,
     policy_config_path: Path | None = None,
     state_path: Path | None = None,
@@ -467,16 +508,55 @@ def evaluate(
     progress: Progress | None = None,
     work: Path | None = None,
 ) -> GateResult:
-    """Run the gate for `stack` of the program in `root` (module docstring). `config_file`: the stack file
+    """Run the gate for `stack` of the program in `root` (default `program_root()`; module docstring). `config_file`: the stack file
     to use instead of `<root>/Pulumi.<stack>.yaml`; `policy_config_path`: the --policy-pack-config file
     (default `<root>/policies/config/<stack>.json`); `state_path`: a `pulumi stack export` file for the update
     evaluation (default: the stack deployed as declared); `existing_path`: resources outside the stack the
     program reads (`--existing`); `export_state`: keep the update's deployed state (`result.exported_state`);
     `on`: evaluate retirement on this day; `work`: the scratch folder (default: a temporary one, removed)."""
+    say = progress or (lambda _msg: None)
+    root = program_root() if root is None else Path(root).resolve()
+    scratch = tempfile.TemporaryDirectory(prefix=f"azml-gate-{stack}-") if work is None else None
+    folder = Path(scratch.name) if scratch is not None else Path(work)  # type: ignore[arg-type]
+    # The provider first: it imports the SDK and reads the specs while the input is checked.
+    from preflight.provider.process import ProviderProcess
+
+    provider = ProviderProcess(existing=existing_path, journal=folder / "invokes.jsonl").spawn()
+    try:
+        return _evaluate(
+            stack,
+            root,
+            config_file,
+            policy_config_path,
+            state_path,
+            existing_path,
+            export_state,
+            on,
+            say,
+            folder,
+            provider,
+        )
+    finally:
+        provider.close()
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def _evaluate(
+    stack: str,
+    root: Path,
+    config_file: Path | None,
+    policy_config_path: Path | None,
+    state_path: Path | None,
+    existing_path: Path | None,
+    export_state: bool,
+    on: date | None,
+    say: Progress,
+    folder: Path,
+    provider: Any,
+) -> GateResult:
     from stackconfig.loader import StackFileError, read_config_block
 
-    say = progress or (lambda _msg: None)
-    root = Path(root).resolve()
     result = GateResult(stack=stack, root=root, evaluation_date=(on or date.today()).isoformat())
     project = project_name(root)
 
@@ -512,7 +592,7 @@ def evaluate(
 
     # 2. The CLI, the provider, the workspaces.
     from preflight import langhost, pulumicli
-    from preflight.provider.process import ProviderError, ProviderProcess
+    from preflight.provider.process import ProviderError
     from preflight.workspace import Workspace, WorkspaceError, write_pack_launcher
 
     try:
@@ -522,59 +602,65 @@ def evaluate(
         return result
     result.engine = cli.as_json()
     result.notes.extend(cli.notes)
-    scratch = tempfile.TemporaryDirectory(prefix=f"azml-gate-{stack}-") if work is None else None
-    folder = Path(scratch.name) if scratch is not None else Path(work)  # type: ignore[arg-type]
     journal = folder / "invokes.jsonl"
     say(f"Pulumi CLI {cli.version} ({cli.source}: {cli.path}); scratch workspace {folder}")
-    provider = ProviderProcess(existing=existing_path, journal=journal).spawn()
     try:
         policy_file = folder / "policy-config.json"
         policy_file.write_text(json.dumps(_with_date(given, on), indent=2))
-        pack = write_pack_launcher(folder, root / "policies")
+        pack = write_pack_launcher(folder, pack_dir(root))
         policy_args = ["--policy-pack", str(pack), "--policy-pack-config", str(policy_file)]
         stack_text = stack_file.read_text(encoding="utf-8")
-        workspaces = {
-            kind: Workspace.create(cli, folder / kind, stack, root / "Pulumi.yaml", stack_text, provider.port)
-            for kind in (FIRST_DEPLOY, UPDATE)
-        }
-        with langhost.serve(root) as client:
-            # First deploy.
+        port = provider.port
+
+        def workspace(kind: str) -> Workspace:
+            return Workspace.create(cli, folder / kind, stack, root / "Pulumi.yaml", stack_text, port)
+
+        def first_deploy() -> tuple[Run, float]:
+            ws = workspace(FIRST_DEPLOY)
             say(f"{FIRST_DEPLOY}: pulumi preview of a new stack {stack!r} with the policy pack")
-            first = _preview(workspaces[FIRST_DEPLOY], client, policy_args, folder / "first-deploy.jsonl")
-            evaluation = Evaluation(FIRST_DEPLOY, "none (a new stack)", first[0], seconds=first[1])
-            evaluation.violations = list(first[0].violations)
-            result.evaluations.append(evaluation)
-            errors = _engine_errors(FIRST_DEPLOY, first[0], block, result)
-            if errors:
-                result.errors = errors
-                return result
-            listed = _allow_list_problems(given, evaluation.resources, [], stack)
-            # Update: the state first.
-            ws = workspaces[UPDATE]
+            return _preview(ws, host.address, policy_args, folder / "first-deploy.jsonl")
+
+        def deployed() -> tuple[Workspace, str, Run | None]:
+            """The update's workspace with its state: imported, or deployed by `pulumi up`."""
+            ws = workspace(UPDATE)
             if state_path is not None:
                 say(f"{UPDATE}: pulumi stack import --file {state_path}")
                 ws.cli_checked("stack", "import", "--file", str(state_path.resolve()), "--stack", stack)
-                label = str(state_path)
-            else:
-                say(f"{UPDATE}: pulumi up of the stack as declared, into the offline provider")
-                started = time.monotonic()
-                up = ws.run("up", "--yes", "--skip-preview", client=client, event_log=folder / "up.jsonl")
-                ran = events.parse(up.returncode, events.read(folder / "up.jsonl"), up.stderr)
-                if up.returncode != 0:
-                    result.errors = _engine_errors("update (pulumi up)", ran, block, result)
-                    return result
-                label = f"the stack deployed as declared (pulumi up, {time.monotonic() - started:.1f} s)"
+                return ws, str(state_path), None
+            say(f"{UPDATE}: pulumi up of the stack as declared, into the offline provider")
+            started = time.monotonic()
+            up = ws.run("up", "--yes", "--skip-preview", client=host.address, event_log=folder / "up.jsonl")
+            ran = events.parse(up.returncode, events.read(folder / "up.jsonl"), up.stderr)
+            label = f"the stack deployed as declared (pulumi up, {time.monotonic() - started:.1f} s)"
+            return ws, label, (ran if up.returncode != 0 else None)
+
+        with langhost.serve(root) as host, ThreadPoolExecutor(2) as pool:
+            # The first deploy's preview and the update's state are independent: both at once (each CLI
+            # run waits on its plugins and the program a good part of the time).
+            first_future, deployed_future = pool.submit(first_deploy), pool.submit(deployed)
+            first, first_seconds = first_future.result()
+            evaluation = Evaluation(FIRST_DEPLOY, "none (a new stack)", first, seconds=first_seconds)
+            evaluation.violations = list(first.violations)
+            result.evaluations.append(evaluation)
+            ws, label, failed_up = deployed_future.result()
+            errors = _engine_errors(FIRST_DEPLOY, first, block, result)
+            if not errors and failed_up is not None:
+                errors = _engine_errors("update (pulumi up)", failed_up, block, result)
+            if errors:
+                result.errors = errors
+                return result
             if export_state:
                 out = ws.cli_checked("stack", "export", "--show-secrets", "--stack", stack)
                 result.exported_state = json.loads(out)
             say(f"{UPDATE}: pulumi preview against {label}")
-            second = _preview(ws, client, policy_args, folder / "update.jsonl")
-        update = Evaluation(UPDATE, label, second[0], seconds=second[1])
+            second, second_seconds = _preview(ws, host.address, policy_args, folder / "update.jsonl")
+        update = Evaluation(UPDATE, label, second, seconds=second_seconds)
         result.evaluations.append(update)
-        errors = _engine_errors(UPDATE, second[0], block, result)
+        errors = _engine_errors(UPDATE, second, block, result)
         if errors:
             result.errors = errors
             return result
+        listed = _allow_list_problems(given, evaluation.resources, [], stack)
         state = [s for s in update.run.steps if s.old is not None]
         listed += [p for p in _allow_list_problems(given, update.resources, state, stack) if p not in listed]
         if listed:
@@ -592,10 +678,6 @@ def evaluate(
     except (WorkspaceError, ProviderError) as e:
         result.errors.append(str(e))
         return result
-    finally:
-        provider.close()
-        if scratch is not None:
-            scratch.cleanup()
 
 
 def _preview(ws: Any, client: str, policy_args: list[str], log: Path) -> tuple[Run, float]:

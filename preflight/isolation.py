@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from components.network import refused_isolation_change
 from preflight.events import Step, Violation
 from preflight.wire import is_unknown
 
@@ -28,6 +27,8 @@ def _mode(inputs: Mapping[str, Any]) -> Any:
 def findings(steps: Iterable[Step]) -> list[Violation]:
     """One mandatory violation per workspace whose deployed isolation mode (its step's old inputs) the new
     inputs loosen. An unknown new mode decides nothing."""
+    from components.network import refused_isolation_change  # imports the SDK's network module: when needed
+
     found = []
     for s in sorted((s for s in steps if s.type == WORKSPACE and s.old and s.new), key=lambda s: s.urn):
         new = _mode(s.inputs)

@@ -22,23 +22,42 @@ import threading
 from collections.abc import Iterator
 from concurrent import futures
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 from pulumi.automation._server import LanguageServer
 from pulumi.runtime.proto import language_pb2_grpc
 
-# One program run at a time in this process: the Python SDK keeps its settings process-wide.
-_RUN = threading.Lock()
+
+@dataclass
+class Host:
+    """`address`: for `--client`. Runs may overlap (the SDK keeps its settings in context variables, and each
+    `Run` is its own context), except while the program's modules are first imported: pulumi_azure_native
+    loads its submodules lazily (pulumi/_utils.py `_LazyModule.__getattribute__` turns the module into a plain
+    one, then executes it), so a second thread that reaches the module meanwhile finds it empty
+    (`module 'pulumi_azure_native.authorization' has no attribute 'get_client_config'`, seen here). So the first
+    run goes alone until the program has returned (`imported`), and a later run waits for that."""
+
+    address: str
+    imported: threading.Event = field(default_factory=threading.Event)
+    _first: threading.Lock = field(default_factory=threading.Lock)
 
 
 @contextmanager
-def serve(program_dir: Path) -> Iterator[str]:
-    """Serve `<program_dir>/__main__.py`; yields the address for `--client`."""
+def serve(program_dir: Path) -> Iterator[Host]:
+    """Serve `<program_dir>/__main__.py` (module docstring)."""
     program_dir = program_dir.resolve()
+    host = Host("")
 
     def program() -> None:
-        runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__")
+        first = host._first.acquire(blocking=False)  # never released: only one run is the first
+        if not first:
+            host.imported.wait()
+        try:
+            runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__")
+        finally:
+            host.imported.set()
 
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=4),
@@ -47,11 +66,12 @@ def serve(program_dir: Path) -> Iterator[str]:
     language_pb2_grpc.add_LanguageRuntimeServicer_to_server(LanguageServer(program), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
+    host.address = f"127.0.0.1:{port}"
     cwd, path = os.getcwd(), list(sys.path)
     os.chdir(program_dir)
     sys.path.insert(0, str(program_dir))
     try:
-        yield f"127.0.0.1:{port}"
+        yield host
     finally:
         os.chdir(cwd)
         sys.path[:] = path

@@ -29,14 +29,11 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from functools import cache
-
 import jsonschema
-
-from policies import registry
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 
@@ -121,6 +118,8 @@ def _schema_problem(name: str, err: jsonschema.ValidationError) -> str:
 def pack_policies() -> dict[str, tuple[str, dict[str, Any]]]:
     """Each policy of the pack (`policies.registry`): its own enforcement level and its config schema, as the
     pack reports them to the engine (GetAnalyzerInfo)."""
+    from policies import registry  # the pack's modules (and pulumi_policy): only when a config is checked
+
     return {
         m.NAME: (str(m.ENFORCEMENT.value), {"properties": dict(m.CONFIG)} if m.CONFIG else {})
         for m in registry.MODULES
@@ -243,6 +242,8 @@ def resolve_config(
         if not errors and name in given:
             # Stricter than the CLI: the policy's own config check (quota-reservation: a misspelt region or
             # quota family matches no pool).
+            from policies import registry
+
             problems.extend(f"{name}.{p}" for p in registry.config_problems(name, given[name][1]))
     if problems:
         raise PolicyConfigError(problems)

@@ -67,9 +67,10 @@ def _shown(value: Any) -> str:
 
 
 def replace_fields(step: Step) -> list[str]:
-    """The inputs that force the replacement: the detailed diff's `*-replace` keys, else the replace keys."""
-    kinds = {k: str(v.get("kind", "")) for k, v in step.detailed_diff.items() if isinstance(v, Mapping)}
-    forced = sorted(k for k, kind in kinds.items() if kind.endswith("-replace") or kind.endswith("_REPLACE"))
+    """The inputs that force the replacement: the detailed diff's `*-replace` keys (apitype.PropertyDiff
+    `diffKind`: add-replace, delete-replace, update-replace), else the replace keys."""
+    kinds = {k: str(v.get("diffKind", "")) for k, v in step.detailed_diff.items() if isinstance(v, Mapping)}
+    forced = sorted(k for k, kind in kinds.items() if kind.endswith("-replace"))
     return forced or sorted(step.keys)
 
 

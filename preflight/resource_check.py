@@ -82,7 +82,9 @@ class Problem:
         )
         api = f", API {self.api_version}" if self.api_version else ""
         constraint = (
-            f" [constraint {self.failure.constraint} from {self.failure.source}]" if self.failure.constraint else ""
+            f" [constraint {self.failure.constraint} from {self.failure.source}]"
+            if self.failure.constraint
+            else ""
         )
         return f"{self.name} ({self.type}{api}): {self.failure.reason}{constraint}; {where}: use a value Azure accepts"
 

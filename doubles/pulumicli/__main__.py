@@ -1,17 +1,11 @@
-"""`python -m engine COMMAND` (docs/engine.md):
+"""`python -m doubles.pulumicli COMMAND` (docs/engine.md): the Pulumi CLI for machines that have none.
 
-    build [--force] [--json]                 the Pulumi CLI from the Go module proxy, cached (make engine)
-    preview STACK [--config-file F] [--policy-config F] [--json] [--keep]
-                                             the real `pulumi preview --diff --policy-pack policies
-                                             --policy-pack-config policies/config/STACK.json` of
-                                             Pulumi.STACK.yaml; exits as the CLI does (make engine-preview)
-    up STACK [--json] [--keep]               `pulumi up` against the local Azure ML control plane, then
-                                             `jobs check-deploy` and the smoke job, then `pulumi destroy`
-                                             (make engine-up)
+    build [--force] [--json]   the CLI at the tested version, built from Pulumi's Go modules and cached
+                               (`make engine`; about 3 to 10 minutes the first time on 2 cores, then instant)
+    ensure [--json]            a CLI the gate accepts: the one `preflight.pulumicli.find` picks (PATH first),
+                               else build one (`make preview` runs this before the gate)
 
-Exit codes: preview and up give the CLI's own (0 ok, 255 when the update fails, a mandatory policy
-violation included); up gives the first failing step's; 2 for a bad invocation or a workspace that could
-not be set up.
+Exit 0 with the CLI's path on stdout (`--json`: one object); 1 when the build fails; 2 for a bad invocation.
 """
 
 from __future__ import annotations
@@ -19,87 +13,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from doubles.pulumicli import build
-from preflight import events, run
-from preflight.workspace import Workspace, WorkspaceError, say
 
 
 def _parser() -> argparse.ArgumentParser:
-    from stackconfig.cli import JsonErrorParser  # one --json error document on usage errors (jobs' shape)
+    from stackconfig.cli import JsonErrorParser  # one --json error document on usage errors
 
-    p = JsonErrorParser(prog="python -m engine", description=__doc__.split("\n\n")[0])
+    p = JsonErrorParser(prog="python -m doubles.pulumicli", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build (or find cached) the Pulumi CLI")
-    b.add_argument("--force", action="store_true")
+    b = sub.add_parser("build", help="build (or find cached) the Pulumi CLI at the tested version")
+    b.add_argument("--force", action="store_true", help="build again even when a cached build exists")
     b.add_argument("--json", action="store_true")
-    for name in ("preview", "up"):
-        s = sub.add_parser(name)
-        s.add_argument("stack")
-        s.add_argument("--json", action="store_true", help="print one JSON verdict on stdout")
-        s.add_argument("--keep", action="store_true", help="keep the scratch workspace (its path is printed)")
-        s.add_argument("--work", type=Path, help="scratch folder (default: a new temporary one)")
-        if name == "preview":
-            s.add_argument(
-                "--config-file", type=Path, help="use this stack file instead of Pulumi.STACK.yaml"
-            )
-            s.add_argument(
-                "--policy-config", type=Path, help="policy config (default policies/config/STACK.json)"
-            )
+    e = sub.add_parser("ensure", help="a CLI the gate accepts: the one on PATH, else build one")
+    e.add_argument("--json", action="store_true")
     return p
 
 
-def _emit(as_json: bool, payload: dict) -> None:
-    if as_json:
-        print(json.dumps(payload, indent=2, default=list))
+def ensure(as_json: bool) -> int:
+    from preflight import pulumicli
 
-
-def preview(args: argparse.Namespace) -> int:
-    ws = Workspace.create(args.stack, args.work)
-    say(f"scratch workspace {ws.work}")
     try:
-        if args.config_file:
-            _merge_stack_file(ws, args.config_file)
-        log = ws.work / "preview-events.jsonl"
-        r = run.preview(ws, args.policy_config, events=log, capture=args.json)
-        if args.json:
-            sys.stderr.write(r.stdout + r.stderr)
-        v = events.verdict(r.returncode, events.read(log))
-        _emit(args.json, {"command": "preview", "stack": args.stack, **v.to_json(), "work": str(ws.work)})
-        return r.returncode
-    finally:
-        if not args.keep:
-            ws.cleanup()
-
-
-def _merge_stack_file(ws: Workspace, stack_file: Path) -> None:
-    """Replace the stack file's config with `stack_file`'s, keeping the `encryptionsalt` stack init wrote."""
-    target = ws.project / f"Pulumi.{ws.stack}.yaml"
-    salt = [line for line in target.read_text().splitlines() if line.startswith("encryptionsalt:")]
-    body = stack_file.read_text()
-    target.write_text("\n".join(salt) + ("\n" if salt else "") + body)
-
-
-def up(args: argparse.Namespace) -> int:
-    from doubles.localml.stackup import up_smoke_destroy
-
-    return up_smoke_destroy(args.stack, args.work, args.keep, args.json)
+        cli = pulumicli.find()
+    except pulumicli.CliMissing as e:
+        print(f"pulumicli: {e}", file=sys.stderr)
+        print("pulumicli: building one from Pulumi's Go modules (make engine)", file=sys.stderr)
+        return build.main(["--json"] if as_json else [])
+    for note in cli.notes:
+        print(f"pulumicli: note: {note}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"ok": True, **cli.as_json()}))
+    else:
+        print(f"pulumi v{cli.version}: {cli.path} ({cli.source})")
+    return 0
 
 
 def main(argv: list[str]) -> int:
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as e:
-        return 2 if e.code else 0
-    try:
-        if args.command == "build":
-            return build.main((["--json"] if args.json else []) + (["--force"] if args.force else []))
-        return preview(args) if args.command == "preview" else up(args)
-    except (WorkspaceError, build.BuildError) as e:
-        _emit(getattr(args, "json", False), {"command": args.command, "ok": False, "error": str(e)})
-        print(f"engine {args.command}: {e}", file=sys.stderr)
-        return 2
+    args = _parser().parse_args(argv)
+    if args.command == "ensure":
+        return ensure(args.json)
+    return build.main((["--json"] if args.json else []) + (["--force"] if args.force else []))
 
 
 if __name__ == "__main__":

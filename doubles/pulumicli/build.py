@@ -1,10 +1,11 @@
-"""`python -m engine build [--json]` (`make engine`): the Pulumi CLI at `versions.PULUMI_VERSION`, built from
-the Go module proxy with the ordinary go command, cached outside the checkout and reused by every clone.
+"""`python -m doubles.pulumicli build [--json]` (`make engine`): the Pulumi CLI at `versions.PULUMI_VERSION`,
+built from the Go module proxy with the ordinary go command, cached outside the checkout and reused by every
+clone.
 
-The cache key is the CLI version and a hash of doubles/pulumicli/go/go.mod + go.sum, so a changed pin builds anew. The
-folder holds `bin/pulumi` and `build.json` (what was built, how long it took, its size).
-`AZML_ENGINE_CACHE` moves the cache (default `$XDG_CACHE_HOME/azml-gpu/engine`, else
-`~/.cache/azml-gpu/engine`).
+The cache key is the CLI version and a hash of doubles/pulumicli/go/go.mod + go.sum, so a changed pin builds
+anew. The folder holds `bin/pulumi` and `build.json` (what was built, how long it took, its size). Where it
+lives is the gate's to know (`preflight.pulumicli.cache_root`, which finds the CLI there): `AZML_ENGINE_CACHE`,
+else `$XDG_CACHE_HOME/azml-gpu/engine`, else `~/.cache/azml-gpu/engine`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from doubles.pulumicli import gotool
+from preflight.pulumicli import cache_root
 from preflight.versions import PULUMI_VERSION
 
 HERE = Path(__file__).resolve().parent
@@ -32,13 +34,6 @@ CLI_PACKAGE = "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
 
 class BuildError(RuntimeError):
     """The go command failed: the message quotes the command and the end of its output."""
-
-
-def cache_root() -> Path:
-    if os.environ.get("AZML_ENGINE_CACHE"):
-        return Path(os.environ["AZML_ENGINE_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "azml-gpu" / "engine"
 
 
 def cache_key() -> str:
@@ -147,7 +142,7 @@ def main(argv: list[str]) -> int:
         if as_json:
             print(json.dumps({"ok": False, "error": str(e)}))
         else:
-            print(f"engine build: {e}", file=sys.stderr)
+            print(f"pulumicli build: {e}", file=sys.stderr)
         return 1
     if as_json:
         print(json.dumps({"ok": True, **asdict(built)}))

@@ -28,8 +28,8 @@ from azure.core import PipelineClient
 from azure.core.pipeline.policies import BearerTokenCredentialPolicy, RetryPolicy
 from azure.core.rest import HttpRequest
 
-from preflight.wire import plain_numbers
 from preflight.provider.model import shape
+from preflight.wire import plain_numbers
 
 COMPUTE = "azure-native:machinelearningservices:Compute"
 WORKSPACE = "azure-native:machinelearningservices:Workspace"
