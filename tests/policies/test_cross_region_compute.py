@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import cross_region_compute as policy
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     DELETE,
     REGION,
@@ -17,10 +21,7 @@ from policies_helpers import (
     stack_verdict,
     urn,
 )
-from policies_helpers import workspace as workspace_props
-
-from policies import cross_region_compute as policy
-from preflight.provider.model import UNKNOWN
+from .policies_helpers import workspace as workspace_props
 
 WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace_props())
 WS_WEST = stack_resource(WORKSPACE, "ws-west", workspace_props(workspaceName="ws-west", location="westus3"))

@@ -7,9 +7,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 from policies import idle_timer_bounds as policy
+
+from .policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 BOUNDS = {"min_seconds": 120, "max_seconds": 900}
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 from policies import idle_timer_parseable as policy
+
+from .policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 SHOULD_PASS: dict[str, Any] = {
     "happy path: PT5M": "PT5M",

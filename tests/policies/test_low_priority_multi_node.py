@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MAX, PRIORITY, cluster, facts, verdict
 
 from policies import low_priority_multi_node as policy
+
+from .policies_helpers import DELETE, MAX, PRIORITY, cluster, facts, verdict
 
 SHOULD_PASS: dict[str, dict[str, Any]] = {
     "happy path: dedicated, 4 nodes": {},

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MIN, cluster, facts, verdict
 
 from policies import min_nodes_zero as policy
+
+from .policies_helpers import DELETE, MIN, cluster, facts, verdict
 
 SHOULD_PASS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "happy path: min 0 (boundary)": ({}, {}),

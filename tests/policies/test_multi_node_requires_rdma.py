@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MAX, SIZE, cluster, facts, verdict
 
 from policies import multi_node_requires_rdma as policy
+
+from .policies_helpers import DELETE, MAX, SIZE, cluster, facts, verdict
 
 NO_RDMA = "Standard_NC96ads_A100_v4"
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import no_locks_on_cluster_network as policy
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     LOCK_AT_RESOURCE,
     LOCK_BY_SCOPE,
@@ -22,9 +26,6 @@ from policies_helpers import (
     stack_verdict,
     urn,
 )
-
-from policies import no_locks_on_cluster_network as policy
-from preflight.provider.model import UNKNOWN
 
 VNET = SUBNET.split("/subnets/")[0]
 NET = f"{SUB}/resourceGroups/rg-net/providers/Microsoft.Network"

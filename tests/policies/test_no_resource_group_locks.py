@@ -8,7 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import no_resource_group_locks as policy
+from policies import no_resource_group_locks_by_dependency as by_dependency
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     LOCK_AT_RESOURCE,
     LOCK_AT_RG,
     LOCK_AT_SUB,
@@ -24,10 +29,6 @@ from policies_helpers import (
     verdict,
     workspace,
 )
-
-from policies import no_resource_group_locks as policy
-from policies import no_resource_group_locks_by_dependency as by_dependency
-from preflight.provider.model import UNKNOWN
 
 ST_ID = f"{SUB}/resourceGroups/rg-train/providers/Microsoft.Storage/storageAccounts/st"
 HAPPY = {"level": "CanNotDelete", "scope": ST_ID}

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 from policies import no_retired_vm_series as policy
+
+from .policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 NCV3 = {SIZE: "Standard_NC6s_v3", MAX: 1}
 NVV3 = {SIZE: "Standard_NV12s_v3", MAX: 1}

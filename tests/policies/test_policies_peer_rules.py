@@ -13,7 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import (
+    compute_in_virtual_network,
+    no_locks_on_granted_resources,
+    private_network,
+    private_network_inputs,
+    registry,
+    workspace_user_assigned_identity,
+)
+
+from .policies_helpers import (
     COMPUTE,
     LOCK_BY_SCOPE,
     STORAGE,
@@ -26,15 +36,6 @@ from policies_helpers import (
     stack_resource,
     verdict,
     workspace,
-)
-
-from policies import (
-    compute_in_virtual_network,
-    no_locks_on_granted_resources,
-    private_network,
-    private_network_inputs,
-    registry,
-    workspace_user_assigned_identity,
 )
 
 ASSIGNMENT = "azure-native:authorization:RoleAssignment"

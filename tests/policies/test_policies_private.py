@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+import azroles
+from policies import no_privileged_role_assignments as roles
+from policies import no_privileged_role_assignments_by_dependency as roles_by_dependency
+from policies import private_network, private_network_inputs
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     STORAGE,
     SUB,
@@ -18,12 +25,6 @@ from policies_helpers import (
     stack_resource,
     workspace,
 )
-
-import azroles
-from policies import no_privileged_role_assignments as roles
-from policies import no_privileged_role_assignments_by_dependency as roles_by_dependency
-from policies import private_network, private_network_inputs
-from preflight.provider.model import UNKNOWN
 
 ASSIGNMENT = roles.ROLE_ASSIGNMENT
 RG_ID = f"{SUB}/resourceGroups/rg-train"

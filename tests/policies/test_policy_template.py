@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from policies_helpers import (
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
+
+from policies import _policy, locks, registry
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     COMPUTE_TYPE,
     CREDENTIALS,
@@ -36,10 +41,6 @@ from policies_helpers import (
     verdict,
     workspace,
 )
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
-
-from policies import _policy, locks, registry
-from preflight.provider.model import UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESOURCE_MODULES = [m for m in registry.MODULES if m.KIND == _policy.RESOURCE]

@@ -10,12 +10,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from policies_helpers import COMPUTE, MAX, PRIORITY, REGION, SIZE, cluster, facts, stack_resource
 
 from policies import quota_reservation as policy
 from policies import quota_reservation_unknown as companion
 from policies import registry
-from preflight.provider.model import UNKNOWN
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import COMPUTE, MAX, PRIORITY, REGION, SIZE, cluster, facts, stack_resource
 
 
 def compute(name: str, **overrides: Any) -> Any:

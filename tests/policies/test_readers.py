@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import locks
+from policies._common import UNKNOWN as NOT_KNOWN  # what the readers return for the engine's sentinel
+from policies._common import evaluation_date, norm_region
+from policies.clusters import aml_cluster, cluster_of, clusters_of, parse_seconds
+from preflight.wire import UNKNOWN
+from vmsizes.regions import normalize_region
+
+from .policies_helpers import (
     COMPUTE,
     DELETE,
     LOCK_AT_RESOURCE,
@@ -23,13 +31,6 @@ from policies_helpers import (
     resource_args,
     stack_resource,
 )
-
-from policies import locks
-from policies._common import UNKNOWN as NOT_KNOWN  # what the readers return for the engine's sentinel
-from policies._common import evaluation_date, norm_region
-from policies.clusters import aml_cluster, cluster_of, clusters_of, parse_seconds
-from preflight.provider.model import UNKNOWN
-from vmsizes.regions import normalize_region
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import secure_defaults as policy
+
+from .policies_helpers import (
     DELETE,
     LOCAL_AUTH,
     NO_SSH,
@@ -26,8 +29,6 @@ from policies_helpers import (
     verdict,
     workspace,
 )
-
-from policies import secure_defaults as policy
 
 ACK = {"ssh_clusters": ["h100-x4"]}
 IN_SUBNET = {SUBNET_ID: {"id": SUBNET}, PUBLIC_IP: False}

@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import ssh_decided_at_creation as policy
+
+from .policies_helpers import (
     CREDENTIALS,
     DELETE,
     KEY_1024,
@@ -21,8 +24,6 @@ from policies_helpers import (
     facts,
     verdict,
 )
-
-from policies import ssh_decided_at_creation as policy
 
 SHOULD_PASS: dict[str, dict[str, Any]] = {
     "happy path: Enabled with an RSA key": {},

@@ -8,9 +8,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 from policies import vm_series_retiring_soon as policy
+
+from .policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 NVV3 = {SIZE: "Standard_NV12s_v3", MAX: 1}
 
