@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from policies import no_retired_vm_series
-from policies._common import evaluation_date, norm_region
+from policies._common import UNKNOWN, evaluation_date, norm_region, undecided
 from vmsizes.regions import normalize_region
 
 from .policies_helpers import MAX, SIZE, cluster, facts, verdict
@@ -54,3 +54,20 @@ def test_a_bad_date_names_its_source(
         monkeypatch.setenv("AZML_GPU_POLICY_DATE", env)
     with pytest.raises(ValueError, match=rf"^{source}: '.+' is not a date; use YYYY-MM-DD$"):
         verdict(policy, cluster(**NCV3), config)
+
+
+def test_the_undecided_message_in_full() -> None:
+    """What every policy says when a value its verdict needs is unknown in a preview: one value ("is", "it")
+    or several ("are", "them"); None when every value is known."""
+    assert undecided(**{"properties.properties.vmSize": UNKNOWN, "location": "eastus"}) == (
+        "cannot decide during preview: properties.properties.vmSize is not known until deployment (computed "
+        "from another resource's output), so this check would first run during `pulumi up`, after resources "
+        "were already created. Fix: give it a literal value in the program (the stack config)."
+    )
+    assert undecided(minimumTlsVersion=UNKNOWN, allowBlobPublicAccess=UNKNOWN) == (
+        "cannot decide during preview: minimumTlsVersion, allowBlobPublicAccess are not known until "
+        "deployment (computed from another resource's output), so this check would first run during `pulumi "
+        "up`, after resources were already created. Fix: give them a literal value in the program (the "
+        "stack config)."
+    )
+    assert undecided(minimumTlsVersion="TLS1_2", allowBlobPublicAccess=None) is None

@@ -171,8 +171,6 @@ def test_a_compute_instance_is_not_a_cluster(module: Any) -> None:
 # not created yet (pulumi/pulumi analyzer_plugin.go marshals with KeepUnknowns). Reading one would turn a
 # policy into pulumi-policy's advisory "can't run policy ... during preview".
 FIRST_PREVIEW = {"workspaceName": UNKNOWN, "resourceGroupName": UNKNOWN, "azureApiVersion": "2025-12-01"}
-
-
 VARIANTS = [
     {},
     {SIZE: "Standard_NC24r", MIN: 2},

@@ -77,3 +77,18 @@ def test_a_cluster_without_a_workspace_dependency_belongs_to_the_only_workspace(
     (v,) = compute_in_virtual_network.validate([managed, public, orphan], {})  # two workspaces: no guess
     assert v.message.startswith("cluster h100-x4 is in no virtual network")
     assert compute_in_virtual_network.validate([managed, public, node(managed)], {}) == []
+
+
+def test_the_message_in_full() -> None:
+    home = analyzed_workspace(publicNetworkAccess="Enabled")
+    cluster_ = node(home)
+    assert [(v.message, v.urn) for v in compute_in_virtual_network.validate([home, cluster_], {})] == [
+        (
+            "cluster h100-x4 is in no virtual network (no subnet, and its workspace has no managed "
+            "network): its nodes take public IPs and their traffic crosses the internet (PSRule "
+            "Azure.ML.ComputeVnet). Fix: add network.managed or a subnet_id, or add 'h100-x4' to "
+            "compute-in-virtual-network.acknowledged if the cluster is public on purpose (a cross-region "
+            "cluster can't be in either).",
+            cluster_.urn,
+        )
+    ]

@@ -99,3 +99,15 @@ def test_should_fail(resources: list[Any], config: dict[str, Any], expected: tup
     found = stack_verdict(policy, resources, config)
     facts([m for m, _ in found], [expected])
     assert [at for _, at in found] == [urn(COMPUTE, "h100-x4")]
+
+
+def test_the_message_in_full() -> None:
+    assert stack_verdict(policy, [WS, compute(**{REGION: "westus3"})]) == [
+        (
+            "cluster h100-x4 runs in westus3 but its workspace is in eastus: every read of data in the "
+            "workspace's storage crosses regions, adding latency and egress charges per job. Fix: copy the "
+            "data to westus3 first and add 'h100-x4' to cross-region-compute.acknowledged, or create the "
+            "cluster in eastus.",
+            urn(COMPUTE, "h100-x4"),
+        )
+    ]

@@ -15,12 +15,14 @@ from preflight.wire import UNKNOWN
 from .policies_helpers import SUB, resource_args
 
 ASSIGNMENT = roles.ROLE_ASSIGNMENT
-
-
 RG_ID = f"{SUB}/resourceGroups/rg-train"
-
-
 ST_ID = f"{RG_ID}/providers/Microsoft.Storage/storageAccounts/stllm"
+
+
+@pytest.fixture(autouse=True)
+def fresh_pack_process():
+    """Each test is one preview in a new pack process: no assignment left undecided by an earlier Analyze."""
+    roles._UNDECIDED.clear()
 
 
 def assignment(role: str, scope: Any) -> dict[str, Any]:
@@ -61,3 +63,18 @@ def test_no_privileged_role_assignments_on_inputs(props: dict, expected: list[st
 def test_an_unknown_role_definition_is_reported_not_skipped() -> None:
     (message,) = roles.validate(resource_args(ASSIGNMENT, assignment("", ST_ID), name="ra"), {})
     assert message.startswith("cannot decide during preview whether role assignment 'ra' grants Owner")
+
+
+def test_the_message_in_full() -> None:
+    """Pinned as written, not through roles.message (which builds it)."""
+    assert roles.validate(resource_args(ASSIGNMENT, assignment("Owner", RG_ID), name="ra"), {}) == [
+        f"role assignment 'ra' grants Owner on {RG_ID}: its principal can change or delete every resource "
+        "there (the workspace, its storage and key vault, other teams' resources), far beyond what an Azure "
+        "ML identity needs. Fix: grant a data or Azure ML role (Storage Blob Data Contributor, AzureML Data "
+        "Scientist, ...) on the single resource instead (docs/components.md, RoleAssignments)."
+    ]
+    assert roles.validate(resource_args(ASSIGNMENT, assignment("", ST_ID), name="ra"), {}) == [
+        "cannot decide during preview whether role assignment 'ra' grants Owner or Contributor: "
+        "roleDefinitionId is not known until deployment. Fix: give the role definition id as a literal "
+        "(azroles.definition_id)."
+    ]

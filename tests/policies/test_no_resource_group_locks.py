@@ -82,3 +82,13 @@ def test_should_pass(type_: str, props: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("type_", "props", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
 def test_should_fail(type_: str, props: dict[str, Any], expected: tuple[str, ...]) -> None:
     facts(verdict(policy, props, type_=type_, name="l"), [expected])
+
+
+def test_the_message_in_full() -> None:
+    assert verdict(
+        policy, {"level": "CanNotDelete", "resourceGroupName": "rg-train"}, type_=LOCK_AT_RG, name="l"
+    ) == [
+        "CanNotDelete lock 'l' on resource group rg-train applies to the Azure ML workspace's clusters: "
+        "Azure ML cannot resize them, so clusters stick at 'resizing 0 -> 0' and jobs queue forever. Fix: "
+        "lock individual resources (storage, key vault, registry) with the locks config instead."
+    ]

@@ -25,11 +25,7 @@ from .policies_helpers import (
 ST_ID = f"{SUB}/resourceGroups/rg-train/providers/Microsoft.Storage/storageAccounts/st"
 HAPPY = {"level": "CanNotDelete", "scope": ST_ID}
 RG_COST = "Azure ML cannot resize them"
-
-
 WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace())
-
-
 RG = stack_resource(
     "azure-native:resources:ResourceGroup",
     "ws-llm-rg",
@@ -38,8 +34,6 @@ RG = stack_resource(
 
 
 ST = stack_resource(STORAGE, "ws-llm-st", {"accountName": "st", "location": "eastus"})
-
-
 LOCK_URN = urn(LOCK_BY_SCOPE, "l")
 
 
@@ -73,3 +67,24 @@ def test_by_dependency_without_a_record_judges_by_dependencies() -> None:
     lock = stack_resource(LOCK_BY_SCOPE, "l", {**HAPPY, "scope": UNKNOWN}, {"scope": [RG]})
     ((message, _),) = stack_verdict(by_dependency, [WS, RG, lock])
     assert "created in this stack" in message
+
+
+def test_the_messages_in_full() -> None:
+    assert preview(UNKNOWN, {"scope": [RG]}) == [
+        (
+            "CanNotDelete lock 'l' on the resource group ws-llm-rg created in this stack applies to the "
+            "Azure ML workspace's clusters: Azure ML cannot resize them, so clusters stick at 'resizing 0 "
+            "-> 0' and jobs queue forever. Fix: lock individual resources (storage, key vault, registry) "
+            "with the locks config instead.",
+            LOCK_URN,
+        )
+    ]
+    assert preview(UNKNOWN, {}) == [
+        (
+            "cannot decide during preview whether lock 'l' covers a resource group: its scope is not known "
+            "until deployment and comes from no resource of this stack (AnalyzeStack carries a lock's "
+            "outputs, which have no scope). Fix: give the scope as a literal ARM id, or compute it from the "
+            "resource it locks.",
+            LOCK_URN,
+        )
+    ]

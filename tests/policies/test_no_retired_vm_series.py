@@ -62,3 +62,11 @@ def test_should_pass(overrides: dict[str, Any], on: str) -> None:
 @pytest.mark.parametrize(("overrides", "on", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
 def test_should_fail(overrides: dict[str, Any], on: str, expected: tuple[str, ...]) -> None:
     facts(verdict(policy, cluster(**overrides), {"evaluation_date": on}), [expected])
+
+
+def test_the_message_in_full() -> None:
+    assert verdict(policy, cluster(**NCV3), {"evaluation_date": "2026-11-30"}) == [
+        "Standard_NC6s_v3 (NCv3) was retired on 2025-09-30 in eastus (evaluated on 2026-11-30): Azure cannot "
+        "provision it and deallocates remaining VMs, so the cluster never gets a node. Fix: recreate the "
+        "cluster on a current size (e.g. Standard_NC40ads_H100_v5 or Standard_ND96isr_H100_v5)."
+    ]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from policies import private_network, private_network_inputs, registry
+from policies import private_network, private_network_cost, private_network_inputs, registry
 from preflight.wire import UNKNOWN
 
 from .policies_helpers import (
@@ -301,3 +301,53 @@ def test_a_cross_region_cluster_without_a_workspace_dependency_uses_the_only_wor
     away = public_node(home, properties__computeLocation="westus3")
     (v,) = private_network.validate([home, other, away], config)
     assert v.urn == away.urn
+
+
+def test_the_mandatory_messages_in_full() -> None:
+    assert verdicts([ws()]) == (
+        [
+            "workspace 'ws-llm-mlw' has publicNetworkAccess Disabled but no private endpoint reaches it: "
+            "nobody can reach the workspace API or its data plane, and jobs can't be submitted. Fix: add "
+            "network.private_endpoints (targets including workspace), name the workspace in "
+            "private-network.external_endpoints with the reason if its endpoint is created outside the "
+            "stack, or set public_network_access: Enabled."
+        ],
+        [],
+    )
+    public = ws(publicNetworkAccess="Enabled")
+    assert verdicts([public, node(public)]) == (
+        [
+            "cluster h100-x4: node public IP is off but the cluster has no subnet and its workspace has no "
+            "managed network: the nodes have no route to the workspace and jobs never start. Fix: set "
+            "subnet_id, add network.managed, or set node_public_ip: true."
+        ],
+        [],
+    )
+    assert verdicts([public, node(public, **{P + "subnet": {"id": SUBNET}})]) == (
+        [
+            "cluster h100-x4: node public IP is off in your virtual network, but no private endpoint "
+            "reaches its workspace: no-public-IP nodes reach Azure ML through the workspace's private "
+            "endpoint (how-to-secure-training-vnet.md), so they never join. Fix: add "
+            "network.private_endpoints (or name the workspace in private-network.external_endpoints), or "
+            "set node_public_ip: true."
+        ],
+        [],
+    )
+
+
+def test_private_network_cost_reports_the_advisories_on_the_workspace() -> None:
+    """private-network-cost is the advisory side of the same findings; private-network keeps the mandatory
+    ones (none here)."""
+    rules = {"pypi": {"type": "FQDN", "category": "UserDefined", "destination": "pypi.org"}}
+    home = ws(managedNetwork={"isolationMode": "AllowOnlyApprovedOutbound", "outboundRules": rules})
+    assert private_network_inputs.validate(resource_args(WORKSPACE, home.inputs, name=home.name), {}) == []
+    stack = [home, endpoint(home)]
+    assert [(v.message, v.urn) for v in private_network_cost.validate(stack, {})] == [
+        (
+            "workspace 'ws-llm-mlw': FQDN outbound rules (pypi) make Azure deploy an Azure Firewall in the "
+            "managed network, billed per hour and per GB (Standard unless firewall_sku: Basic). Fix: prefer "
+            "private-endpoint or service-tag rules, or accept the cost.",
+            home.urn,
+        )
+    ]
+    assert private_network.validate(stack, {}) == []

@@ -297,3 +297,20 @@ def test_quota_schema_accepts_zero_and_refuses_negative() -> None:
     jsonschema.validate({"quotas": {"eastus": {"total": 0}}}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"quotas": {"eastus": {"total": -1}}}, schema)
+
+
+def test_the_messages_in_full() -> None:
+    mandatory, _ = run([H100_X4], quotas(eastus__total=383))
+    assert mandatory == [
+        "eastus total regional dedicated vCPUs: h100-x4 (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves "
+        "384 vCPUs, quota is 383: clusters hold quota even at zero nodes, so jobs queue for hours once the "
+        "pool is exhausted. Fix: lower max_instances, delete unused clusters, or request 1 more vCPUs of "
+        "quota."
+    ]
+    _, advisory = run([A100_SPOT], {})
+    assert advisory == [
+        "eastus low-priority vCPUs (all families): a100-spot (1 x 24 vCPUs of Standard_NC24ads_A100_v4) "
+        "reserves 24 vCPUs, but the policy config gives no quota for this pool, so nothing checks that jobs "
+        "can get nodes. Fix: add quotas.eastus.lowPriority to the quota-reservation config: `python -m jobs "
+        "quota --stack STACK --write policies/config/STACK.json` writes the Azure ML quotas."
+    ]

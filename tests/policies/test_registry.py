@@ -43,3 +43,18 @@ def test_policies_are_registered_with_their_levels() -> None:
     assert levels["private-network-inputs"] == "advisory"  # the recorder: reports nothing
     names = [p.name for p in POLICIES]
     assert names.index("private-network-inputs") < names.index("private-network")
+
+
+def _documented() -> dict[str, tuple[str, str]]:
+    """docs/policies.md "Policies": policy -> (default level, kind), as users read them."""
+    doc = (ROOT / "docs" / "policies.md").read_text()
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([a-z]+)[^|]* \| (resource|stack) \|", doc, re.MULTILINE)
+    return {name: (level, kind) for name, level, kind in rows}
+
+
+def test_every_policy_has_the_level_and_kind_the_documentation_gives() -> None:
+    registered = {
+        p.name: (p.enforcement_level.value, registry.BY_NAME[p.name].KIND) for p in registry.POLICIES
+    }
+    assert len(registered) == 23
+    assert registered == _documented()

@@ -52,3 +52,14 @@ def test_anything_else_is_an_advisory_naming_the_option(identity: Any, primary: 
 
 def test_other_resources_are_not_judged() -> None:
     assert verdict(workspace_user_assigned_identity, cluster()) == []
+
+
+def test_the_message_in_full() -> None:
+    props = workspace(identity={"type": "SystemAssigned"})
+    assert verdict(workspace_user_assigned_identity, props, type_=WORKSPACE, name="ws") == [
+        "the workspace identity is SystemAssigned, with no primaryUserAssignedIdentity: its lifecycle is "
+        "tied to the workspace and Azure manages its grants (PSRule Azure.ML.UserManagedIdentity). Fix: set "
+        "identity.workspace_identity_id to a user-assigned identity (the stack then grants it the roles "
+        "Azure documents), or keep the system-assigned one on purpose, as the shipped stacks do "
+        "(docs/policies.md)."
+    ]
