@@ -14,7 +14,7 @@ With `--extended` also the bugs a developer writes in loops and conditions (the 
 - arithmetic `+`<->`-`, `*`<->`/`, `//` -> `/`; `min(...)`<->`max(...)`;
 - `break`<->`continue`, a loop body's `continue` -> `pass` (a skipped element), a `return X` inside an
   `if` -> `return None`.
-For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_vmsizes_quota*.py for
+For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_quota.py for
 vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
@@ -51,11 +51,7 @@ TARGETS = [
     "vmsizes/quota.py",
 ]
 TESTS = {
-    "vmsizes/quota.py": [
-        "tests/policies",
-        "tests/vmsizes/test_vmsizes_quota.py",
-        "tests/vmsizes/test_vmsizes_quota_find.py",
-    ],
+    "vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_quota.py"],
     # verify's checks and scaling's efficiency (jobs/commands/verify.py, scaling.py): run with --only.
     "jobs/logchecks.py": ["tests/jobs/test_jobs_verify.py"],
     "jobs/efficiency.py": ["tests/jobs/test_jobs_plan_scaling.py"],
@@ -212,7 +208,7 @@ TESTS = {
     "stackconfig/regions.py": [
         "tests/stackconfig/test_stackconfig_invalid.py",
         "tests/stackconfig/test_stackconfig_valid.py",
-        "tests/vmsizes/test_vmsizes_regions.py",
+        "tests/vmsizes/test_regions.py",
     ],
     "stackconfig/outputs.py": [
         "tests/stackconfig/test_documented_defaults.py",

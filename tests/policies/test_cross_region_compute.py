@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import cross_region_compute as policy
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     DELETE,
     REGION,
@@ -17,10 +21,7 @@ from policies_helpers import (
     stack_verdict,
     urn,
 )
-from policies_helpers import workspace as workspace_props
-
-from policies import cross_region_compute as policy
-from preflight.provider.model import UNKNOWN
+from .policies_helpers import workspace as workspace_props
 
 WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace_props())
 WS_WEST = stack_resource(WORKSPACE, "ws-west", workspace_props(workspaceName="ws-west", location="westus3"))
@@ -98,3 +99,15 @@ def test_should_fail(resources: list[Any], config: dict[str, Any], expected: tup
     found = stack_verdict(policy, resources, config)
     facts([m for m, _ in found], [expected])
     assert [at for _, at in found] == [urn(COMPUTE, "h100-x4")]
+
+
+def test_the_message_in_full() -> None:
+    assert stack_verdict(policy, [WS, compute(**{REGION: "westus3"})]) == [
+        (
+            "cluster h100-x4 runs in westus3 but its workspace is in eastus: every read of data in the "
+            "workspace's storage crosses regions, adding latency and egress charges per job. Fix: copy the "
+            "data to westus3 first and add 'h100-x4' to cross-region-compute.acknowledged, or create the "
+            "cluster in eastus.",
+            urn(COMPUTE, "h100-x4"),
+        )
+    ]

@@ -7,9 +7,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 from policies import idle_timer_bounds as policy
+
+from .policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 BOUNDS = {"min_seconds": 120, "max_seconds": 900}
 
@@ -60,3 +61,18 @@ def test_bounds_schema_accepts_zero_and_refuses_negative() -> None:
     for bad in ({"min_seconds": -1}, {"max_seconds": -1}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+def test_the_messages_in_full() -> None:
+    assert verdict(policy, cluster(**{IDLE: "PT119S"}), BOUNDS) == [
+        "idle timer 119 s is below 120 s: nodes are released between back-to-back jobs, so each job waits "
+        "minutes for allocation and image pull again. Fix: set idle_time_before_scale_down to at least 120."
+    ]
+    assert verdict(policy, cluster(**{IDLE: "PT901S"}), BOUNDS) == [
+        "idle timer 901 s is above 900 s: every job leaves every node billed for 15 idle minutes. Fix: set "
+        "idle_time_before_scale_down to at most 900."
+    ]
+    assert verdict(policy, cluster(**{IDLE: DELETE}), BOUNDS) == [
+        "nodeIdleTimeBeforeScaleDown is not set: Azure applies its own default, so idle GPU nodes are billed "
+        "for a time nobody chose. Fix: set idle_time_before_scale_down in the stack config."
+    ]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 from policies import idle_timer_parseable as policy
+
+from .policies_helpers import DELETE, IDLE, cluster, facts, verdict
 
 SHOULD_PASS: dict[str, Any] = {
     "happy path: PT5M": "PT5M",
@@ -31,3 +32,11 @@ def test_should_pass(timer: Any) -> None:
 @pytest.mark.parametrize(("timer", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
 def test_should_fail(timer: Any, expected: tuple[str, ...]) -> None:
     facts(verdict(policy, cluster(**{IDLE: timer})), [expected])
+
+
+def test_the_message_in_full() -> None:
+    assert verdict(policy, cluster(**{IDLE: "P1M"})) == [
+        "nodeIdleTimeBeforeScaleDown 'P1M' is not an ISO-8601 duration of fixed length, which ARM expects (a "
+        ".NET TimeSpan): the deployment fails or the timer is not the one intended. Fix: set "
+        "idle_time_before_scale_down in seconds in the stack config (the program sends e.g. 'PT5M')."
+    ]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MAX, PRIORITY, cluster, facts, verdict
 
 from policies import low_priority_multi_node as policy
+
+from .policies_helpers import DELETE, MAX, PRIORITY, cluster, facts, verdict
 
 SHOULD_PASS: dict[str, dict[str, Any]] = {
     "happy path: dedicated, 4 nodes": {},
@@ -33,3 +34,12 @@ def test_should_pass(overrides: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("overrides", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
 def test_should_fail(overrides: dict[str, Any], expected: tuple[str, ...]) -> None:
     facts(verdict(policy, cluster(**overrides)), [expected])
+
+
+def test_the_message_in_full() -> None:
+    assert verdict(policy, cluster(**{PRIORITY: "LowPriority", MAX: 2})) == [
+        "low-priority cluster with max_instances=2: a preemption of any one node stops the whole multi-node "
+        "job, which must be restarted from its last checkpoint, and the risk grows with the node count. Fix: "
+        "use tier 'dedicated' for multi-node training, or keep low-priority clusters to one node and "
+        "checkpoint often."
+    ]

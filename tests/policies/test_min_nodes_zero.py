@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MIN, cluster, facts, verdict
 
 from policies import min_nodes_zero as policy
+
+from .policies_helpers import DELETE, MIN, cluster, facts, verdict
 
 SHOULD_PASS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "happy path: min 0 (boundary)": ({}, {}),
@@ -33,3 +34,11 @@ def test_should_pass(overrides: dict[str, Any], config: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("overrides", "config", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
 def test_should_fail(overrides: dict[str, Any], config: dict[str, Any], expected: tuple[str, ...]) -> None:
     facts(verdict(policy, cluster(**overrides), config), [expected])
+
+
+def test_the_message_in_full() -> None:
+    assert verdict(policy, cluster(**{MIN: 1})) == [
+        "min_instances=1 keeps 1 node(s) of Standard_ND96isr_H100_v5 running and billed around the clock, "
+        "even with no job. Fix: set min_instances to 0, or add 'h100-x4' to the min-nodes-zero allow list "
+        "in the policy config if warm nodes are intended."
+    ]

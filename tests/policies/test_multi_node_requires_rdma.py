@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MAX, SIZE, cluster, facts, verdict
 
 from policies import multi_node_requires_rdma as policy
+
+from .policies_helpers import DELETE, MAX, SIZE, cluster, facts, verdict
 
 NO_RDMA = "Standard_NC96ads_A100_v4"
 
@@ -55,3 +56,18 @@ def test_should_fail(overrides: dict[str, Any], expected: tuple[str, ...]) -> No
 def test_a_catalog_size_is_named_in_its_canonical_casing() -> None:
     facts(verdict(policy, cluster(**{SIZE: NO_RDMA.lower()})), [(NO_RDMA + " has no RDMA",)])
     assert "inferred" not in verdict(policy, cluster(**{SIZE: NO_RDMA}))[0]
+
+
+def test_the_message_in_full() -> None:
+    """What the user reads: the size, the cause, the cost, the fix."""
+    assert verdict(policy, cluster(**{SIZE: NO_RDMA, MAX: 2})) == [
+        "Standard_NC96ads_A100_v4 has no RDMA/InfiniBand network; with max_instances=2, NCCL falls back to "
+        "TCP sockets, so gradient all-reduce crawls and extra nodes are paid for without speeding training "
+        "up. Fix: use an RDMA size (an 'r' in the name, e.g. Standard_ND96isr_H100_v5), or set "
+        "max_instances to 1."
+    ]
+    assert verdict(policy, cluster(**{SIZE: "gpu-large"})) == [
+        "gpu-large is not in the size catalog and its name does not follow Azure's naming convention, so "
+        "RDMA cannot be confirmed for max_instances=4. Fix: use a catalog size with 'r' (e.g. "
+        "Standard_ND96isr_H100_v5), or set max_instances to 1."
+    ]

@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import no_locks_on_cluster_network as policy
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     LOCK_AT_RESOURCE,
     LOCK_BY_SCOPE,
@@ -22,9 +26,6 @@ from policies_helpers import (
     stack_verdict,
     urn,
 )
-
-from policies import no_locks_on_cluster_network as policy
-from preflight.provider.model import UNKNOWN
 
 VNET = SUBNET.split("/subnets/")[0]
 NET = f"{SUB}/resourceGroups/rg-net/providers/Microsoft.Network"
@@ -149,3 +150,14 @@ def test_no_record_and_a_literal_scope_is_undecidable() -> None:
     lock = stack_resource(LOCK_BY_SCOPE, "l", {"level": "CanNotDelete", "scope": SUBNET})
     ((message, _),) = stack_verdict(policy, [IN_VNET, lock])
     assert message.startswith("cannot decide during preview whether lock 'l'")
+
+
+def test_the_message_in_full() -> None:
+    assert preview(IN_VNET, {"scope": SUBNET}) == [
+        (
+            f"CanNotDelete lock 'l' on the subnet ({SUBNET}) used by cluster(s) h100-x4: Azure ML creates, "
+            "updates and deletes these network resources as it scales, so scaling fails and the cluster "
+            "sticks at 'resizing'. Fix: remove the lock; lock the storage, key vault and registry instead.",
+            urn(LOCK_BY_SCOPE, "l"),
+        )
+    ]

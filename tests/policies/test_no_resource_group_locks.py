@@ -8,26 +8,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import no_resource_group_locks as policy
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     LOCK_AT_RESOURCE,
     LOCK_AT_RG,
     LOCK_AT_SUB,
     LOCK_BY_SCOPE,
-    STORAGE,
     SUB,
     WORKSPACE,
     facts,
-    resource_args,
-    stack_resource,
-    stack_verdict,
-    urn,
     verdict,
     workspace,
 )
-
-from policies import no_resource_group_locks as policy
-from policies import no_resource_group_locks_by_dependency as by_dependency
-from preflight.provider.model import UNKNOWN
 
 ST_ID = f"{SUB}/resourceGroups/rg-train/providers/Microsoft.Storage/storageAccounts/st"
 HAPPY = {"level": "CanNotDelete", "scope": ST_ID}
@@ -89,43 +84,11 @@ def test_should_fail(type_: str, props: dict[str, Any], expected: tuple[str, ...
     facts(verdict(policy, props, type_=type_, name="l"), [expected])
 
 
-WS = stack_resource(WORKSPACE, "ws-llm-mlw", workspace())
-RG = stack_resource(
-    "azure-native:resources:ResourceGroup",
-    "ws-llm-rg",
-    {"resourceGroupName": "rg-train", "location": "eastus"},
-)
-ST = stack_resource(STORAGE, "ws-llm-st", {"accountName": "st", "location": "eastus"})
-LOCK_URN = urn(LOCK_BY_SCOPE, "l")
-
-
-def preview(scope: Any, deps: dict[str, Any], with_workspace: bool = True) -> list[tuple[str, str | None]]:
-    """One preview: the engine Analyzes the lock's inputs, then AnalyzeStack gets its outputs (no scope)."""
-    inputs = {**HAPPY, "scope": scope}
-    resources = [WS, RG, ST] if with_workspace else [RG, ST]
-    resources.append(stack_resource(LOCK_BY_SCOPE, "l", inputs, deps))
-    return stack_verdict(by_dependency, resources, analyzed=[resource_args(LOCK_BY_SCOPE, inputs, name="l")])
-
-
-def test_by_dependency_should_pass() -> None:
-    assert preview(UNKNOWN, {"scope": [ST]}) == []  # computed from a storage account
-    assert preview(f"{SUB}/resourceGroups/rg-train", {"scope": [RG]}) == []  # known at Analyze: decided there
-    assert preview(UNKNOWN, {"scope": [RG]}, with_workspace=False) == []  # no Azure ML workspace in the stack
-
-
-def test_by_dependency_should_fail() -> None:
-    ((message, at),) = preview(UNKNOWN, {"scope": [RG]})
-    facts(
-        [message], [("CanNotDelete lock 'l' on the resource group ws-llm-rg created in this stack", RG_COST)]
-    )
-    assert at == LOCK_URN
-    ((message, at),) = preview(UNKNOWN, {})
-    facts([message], [("cannot decide during preview whether lock 'l' covers a resource group",)])
-    assert at == LOCK_URN
-
-
-def test_by_dependency_without_a_record_judges_by_dependencies() -> None:
-    """No Analyze record (every resource policy disabled): the property dependencies alone decide."""
-    lock = stack_resource(LOCK_BY_SCOPE, "l", {**HAPPY, "scope": UNKNOWN}, {"scope": [RG]})
-    ((message, _),) = stack_verdict(by_dependency, [WS, RG, lock])
-    assert "created in this stack" in message
+def test_the_message_in_full() -> None:
+    assert verdict(
+        policy, {"level": "CanNotDelete", "resourceGroupName": "rg-train"}, type_=LOCK_AT_RG, name="l"
+    ) == [
+        "CanNotDelete lock 'l' on resource group rg-train applies to the Azure ML workspace's clusters: "
+        "Azure ML cannot resize them, so clusters stick at 'resizing 0 -> 0' and jobs queue forever. Fix: "
+        "lock individual resources (storage, key vault, registry) with the locks config instead."
+    ]

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 from policies import no_retired_vm_series as policy
+
+from .policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 NCV3 = {SIZE: "Standard_NC6s_v3", MAX: 1}
 NVV3 = {SIZE: "Standard_NV12s_v3", MAX: 1}
@@ -63,30 +64,9 @@ def test_should_fail(overrides: dict[str, Any], on: str, expected: tuple[str, ..
     facts(verdict(policy, cluster(**overrides), {"evaluation_date": on}), [expected])
 
 
-def test_evaluation_date_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under the real CLI the gate's --date has no config to ride on; $AZML_GPU_POLICY_DATE does it."""
-    nc = cluster(**{SIZE: "Standard_NC6", MAX: 1})
-    monkeypatch.setenv("AZML_GPU_POLICY_DATE", "2023-09-05")
-    assert verdict(policy, nc, {}) == []
-    monkeypatch.setenv("AZML_GPU_POLICY_DATE", "2023-09-06")
-    facts(verdict(policy, nc, {}), [("Standard_NC6 (NC (v1)) was retired on 2023-09-06",)])
-    # the config wins over the environment
-    assert verdict(policy, nc, {"evaluation_date": "2023-09-05"}) == []
-
-
-def test_no_date_anywhere_means_today(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AZML_GPU_POLICY_DATE", raising=False)
-    facts(verdict(policy, cluster(**NCV3), {}), [("was retired on 2025-09-30",)])
-
-
-@pytest.mark.parametrize(
-    ("config", "env", "source"),
-    [({"evaluation_date": "30/11/2026"}, None, "evaluation_date"), ({}, "tomorrow", "AZML_GPU_POLICY_DATE")],
-)
-def test_a_bad_date_names_its_source(
-    monkeypatch: pytest.MonkeyPatch, config: dict[str, Any], env: str | None, source: str
-) -> None:
-    if env is not None:
-        monkeypatch.setenv("AZML_GPU_POLICY_DATE", env)
-    with pytest.raises(ValueError, match=rf"^{source}: '.+' is not a date; use YYYY-MM-DD$"):
-        verdict(policy, cluster(**NCV3), config)
+def test_the_message_in_full() -> None:
+    assert verdict(policy, cluster(**NCV3), {"evaluation_date": "2026-11-30"}) == [
+        "Standard_NC6s_v3 (NCv3) was retired on 2025-09-30 in eastus (evaluated on 2026-11-30): Azure cannot "
+        "provision it and deallocates remaining VMs, so the cluster never gets a node. Fix: recreate the "
+        "cluster on a current size (e.g. Standard_NC40ads_H100_v5 or Standard_ND96isr_H100_v5)."
+    ]

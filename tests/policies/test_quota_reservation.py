@@ -10,12 +10,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from policies_helpers import COMPUTE, MAX, PRIORITY, REGION, SIZE, cluster, facts, stack_resource
 
 from policies import quota_reservation as policy
 from policies import quota_reservation_unknown as companion
 from policies import registry
-from preflight.provider.model import UNKNOWN
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import COMPUTE, MAX, PRIORITY, REGION, SIZE, cluster, facts, stack_resource
 
 
 def compute(name: str, **overrides: Any) -> Any:
@@ -224,7 +225,8 @@ def test_config_problems_is_the_gate_check_too() -> None:
 
 def test_configured_quota_ignores_booleans() -> None:
     mandatory, advisory = run([H100_X4], quotas(eastus__total=True))
-    assert mandatory == [] and len(advisory) == 1
+    assert mandatory == []  # True is no quota of 1 vCPU: the pool is left unchecked, and said so
+    facts(advisory, [("eastus total regional dedicated vCPUs", ADVISE, "quotas.eastus.total")])
 
 
 def test_each_pool_names_only_its_own_clusters() -> None:
@@ -296,3 +298,20 @@ def test_quota_schema_accepts_zero_and_refuses_negative() -> None:
     jsonschema.validate({"quotas": {"eastus": {"total": 0}}}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"quotas": {"eastus": {"total": -1}}}, schema)
+
+
+def test_the_messages_in_full() -> None:
+    mandatory, _ = run([H100_X4], quotas(eastus__total=383))
+    assert mandatory == [
+        "eastus total regional dedicated vCPUs: h100-x4 (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves "
+        "384 vCPUs, quota is 383: clusters hold quota even at zero nodes, so jobs queue for hours once the "
+        "pool is exhausted. Fix: lower max_instances, delete unused clusters, or request 1 more vCPUs of "
+        "quota."
+    ]
+    _, advisory = run([A100_SPOT], {})
+    assert advisory == [
+        "eastus low-priority vCPUs (all families): a100-spot (1 x 24 vCPUs of Standard_NC24ads_A100_v4) "
+        "reserves 24 vCPUs, but the policy config gives no quota for this pool, so nothing checks that jobs "
+        "can get nodes. Fix: add quotas.eastus.lowPriority to the quota-reservation config: `python -m jobs "
+        "quota --stack STACK --write policies/config/STACK.json` writes the Azure ML quotas."
+    ]

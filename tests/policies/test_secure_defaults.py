@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import secure_defaults as policy
+
+from .policies_helpers import (
+    COMPUTE,
     DELETE,
     LOCAL_AUTH,
     NO_SSH,
@@ -26,8 +30,6 @@ from policies_helpers import (
     verdict,
     workspace,
 )
-
-from policies import secure_defaults as policy
 
 ACK = {"ssh_clusters": ["h100-x4"]}
 IN_SUBNET = {SUBNET_ID: {"id": SUBNET}, PUBLIC_IP: False}
@@ -195,3 +197,60 @@ def test_allow_public_access_when_behind_vnet_false_or_acknowledged_passes() -> 
     )
     public = workspace(publicNetworkAccess="Enabled", allowPublicAccessWhenBehindVnet=True)
     assert verdict(policy, public, {"public_workspaces": ["ws-llm"]}, type_=WORKSPACE, name="x") == []
+
+
+MESSAGES: dict[str, tuple[str, dict[str, Any], str]] = {
+    "cluster: SSH": (
+        COMPUTE,
+        cluster(),
+        "SSH is enabled on the cluster, and with it local authentication (on Azure ML computes local auth "
+        "is SSH): anyone holding the key can log in to every node outside Microsoft Entra ID. Fix: set ssh: "
+        "disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters in the policy "
+        "config if you need SSH to debug it.",
+    ),
+    "cluster: local auth without SSH": (
+        COMPUTE,
+        cluster(**{**NO_SSH, LOCAL_AUTH: False}),
+        "local authentication is left on (disableLocalAuth is not true) although the cluster has no SSH: it "
+        "serves nothing and Azure Policy's 'disable local authentication' flags it. Fix: send "
+        "disableLocalAuth: true (the program derives it from ssh).",
+    ),
+    "cluster: public IP on a subnet": (
+        COMPUTE,
+        cluster(**{**NO_SSH, SUBNET_ID: {"id": SUBNET}}),
+        "nodes get public IP addresses although the cluster has a subnet: every node is reachable from the "
+        "internet and Azure adds a public IP and load balancer. Fix: set node_public_ip: false (fixed at "
+        "creation).",
+    ),
+    "workspace: public": (
+        WORKSPACE,
+        workspace(publicNetworkAccess="Enabled"),
+        "workspace publicNetworkAccess is Enabled: the workspace API is reachable from the internet. Fix: "
+        "set workspace.public_network_access: Disabled and reach it through a private endpoint, or list the "
+        "workspace in secure-defaults.public_workspaces if public access is intended.",
+    ),
+    "storage: public blobs": (
+        STORAGE,
+        change(STORAGE_OK, allowBlobPublicAccess=True),
+        "storage allowBlobPublicAccess is true: containers can be made readable by anyone, including "
+        "training data and checkpoints. Fix: set allowBlobPublicAccess to false.",
+    ),
+    "storage: TLS1_1": (
+        STORAGE,
+        change(STORAGE_OK, minimumTlsVersion="TLS1_1"),
+        "storage minimumTlsVersion is TLS1_1: clients may connect with deprecated TLS versions. Fix: set "
+        "minimumTlsVersion to TLS1_2.",
+    ),
+    "key vault: no purge protection": (
+        VAULT,
+        {"properties": {"enablePurgeProtection": False}},
+        "key vault purge protection is off: a deleted vault and the workspace's secrets can be purged at "
+        "once, and the workspace cannot switch to another vault. Fix: set "
+        "workspace.key_vault_purge_protection: true (irreversible, by design).",
+    ),
+}
+
+
+@pytest.mark.parametrize(("type_", "props", "message"), MESSAGES.values(), ids=MESSAGES)
+def test_the_messages_in_full(type_: str, props: dict[str, Any], message: str) -> None:
+    assert verdict(policy, props, {}, type_=type_) == [message]

@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import ssh_decided_at_creation as policy
+
+from .policies_helpers import (
     CREDENTIALS,
     DELETE,
     KEY_1024,
@@ -21,8 +24,6 @@ from policies_helpers import (
     facts,
     verdict,
 )
-
-from policies import ssh_decided_at_creation as policy
 
 SHOULD_PASS: dict[str, dict[str, Any]] = {
     "happy path: Enabled with an RSA key": {},
@@ -68,3 +69,47 @@ def test_should_pass(overrides: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("overrides", "expected"), SHOULD_FAIL.values(), ids=SHOULD_FAIL)
 def test_should_fail(overrides: dict[str, Any], expected: list[tuple[str, ...]]) -> None:
     facts(verdict(policy, cluster(**overrides)), expected)
+
+
+MESSAGES: dict[str, tuple[dict[str, Any], str]] = {
+    "port left out": (
+        {REMOTE: DELETE},
+        "remoteLoginPortPublicAccess is absent: Azure then opens or closes the SSH port depending on the "
+        "network and fixes it at creation, and it cannot be changed without recreating the cluster. Fix: set "
+        "ssh to 'disabled' or to {admin_user, public_key} in the stack config.",
+    ),
+    "Enabled without a key": (
+        {SSH_KEY: DELETE},
+        "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, and adding a key "
+        "later means recreating the cluster. Fix: give ssh.public_key (an OpenSSH public key).",
+    ),
+    "a 1024-bit RSA key": (
+        {SSH_KEY: KEY_1024},
+        "adminUserSshPublicKey: this RSA key has 1024 bits, Azure needs at least 2048. The key is fixed at "
+        "creation, so a key Azure refuses means recreating the cluster. Fix: generate a new one (`ssh-keygen "
+        "-t rsa -b 3072`).",
+    ),
+    "an ed25519 key": (
+        {SSH_KEY: KEY_ED25519},
+        "adminUserSshPublicKey: a ssh-ed25519 key is not accepted: Azure ML compute takes RSA keys only "
+        "(docs: machine-learning-enable-ssh.md, 'starting with ssh-rsa'). The key is fixed at creation, so "
+        "a key Azure refuses means recreating the cluster. Fix: generate one with `ssh-keygen -t rsa -b "
+        "3072`.",
+    ),
+    "SSH with local auth disabled": (
+        {LOCAL_AUTH: True},
+        "SSH is configured but disableLocalAuth is true: on Azure ML computes local authentication is SSH, "
+        "so nobody could log in, and the setting is fixed at creation. Fix: send disableLocalAuth = not ssh "
+        "(the program derives it from ssh), or set ssh: disabled.",
+    ),
+    "an admin password": (
+        {PASSWORD: "Secr3t!"},
+        "an admin password is set on the nodes: it ends up in the stack state and allows password logins on "
+        "every node. Fix: remove the password and use ssh.public_key.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("overrides", "message"), MESSAGES.values(), ids=MESSAGES)
+def test_the_messages_in_full(overrides: dict[str, Any], message: str) -> None:
+    assert verdict(policy, cluster(**overrides)) == [message]

@@ -8,9 +8,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 from policies import vm_series_retiring_soon as policy
+
+from .policies_helpers import DELETE, MAX, REGION, SIZE, cluster, facts, verdict
 
 NVV3 = {SIZE: "Standard_NV12s_v3", MAX: 1}
 
@@ -60,3 +61,11 @@ def test_warn_days_schema_accepts_zero_and_refuses_negative() -> None:
     for bad in ({"warn_days": -1}, {"evaluation_date": "31/01/2026"}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+def test_the_message_in_full() -> None:
+    assert verdict(policy, cluster(**NVV3), {"evaluation_date": "2026-06-01", "warn_days": 121}) == [
+        "Standard_NV12s_v3 (NVv3) retires on 2026-09-30 in eastus, 121 days after 2026-06-01: from then the "
+        "cluster cannot get nodes and must be recreated (size cannot be changed in place). Fix: plan the "
+        "move to a current size now."
+    ]

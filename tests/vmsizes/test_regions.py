@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
 
-from vmsizes import retirement_date
 from vmsizes.regions import normalize_region
 
 
@@ -25,12 +22,6 @@ from vmsizes.regions import normalize_region
 )
 def test_spaces_dropped_and_lower_case(given: str, name: str) -> None:
     assert normalize_region(given) == name
-
-
-def test_regional_retirement_extensions_are_read_in_any_spelling() -> None:
-    assert retirement_date("Standard_NC6s_v3", "US Gov Virginia") == date(2026, 12, 31)
-    assert retirement_date("Standard_NC6s_v3", "usgovvirginia") == date(2026, 12, 31)
-    assert retirement_date("Standard_NC6s_v3", "eastus") == retirement_date("Standard_NC6s_v3")
 
 
 def test_every_caller_uses_the_one_rule() -> None:

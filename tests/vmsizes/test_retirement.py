@@ -45,6 +45,12 @@ def test_region_names_in_any_spelling(region: str) -> None:
     assert not retired("Standard_NC6s_v3", date(2026, 1, 1), region)
 
 
+def test_regional_retirement_extensions_are_read_in_any_spelling() -> None:
+    assert retirement_date("Standard_NC6s_v3", "US Gov Virginia") == date(2026, 12, 31)
+    assert retirement_date("Standard_NC6s_v3", "usgovvirginia") == date(2026, 12, 31)
+    assert retirement_date("Standard_NC6s_v3", "eastus") == retirement_date("Standard_NC6s_v3")
+
+
 def test_extensions_are_recorded_per_region() -> None:
     assert lookup("Standard_NC6s_v3").retirement_extensions == {
         "usgovvirginia": date(2026, 12, 31),

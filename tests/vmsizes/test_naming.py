@@ -160,9 +160,3 @@ def test_every_catalog_name_survives_any_case(name: str) -> None:
     assert parse_name(name.lower()).canonical == name
     assert parse_name(name.upper()).canonical == name
     assert parse_name(name.lower()).rdma is parse_name(name).rdma
-
-
-def test_the_exceptions_list_covers_exactly_the_catalog_sizes_with_unusable_rdma() -> None:
-    unusable = {size.name.lower() for size in all_sizes() if size.rdma and not size.rdma_usable}
-    assert unusable == {"standard_nc24r", "standard_nc24r_promo"}
-    assert unusable <= NON_SRIOV_RDMA_SIZES

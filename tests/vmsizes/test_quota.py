@@ -227,3 +227,17 @@ def test_one_pool_per_family_whatever_the_spelling_of_the_size_names() -> None:
     )
     pool = report.find("EAST US", "family", "Standard NCASv3_T4 Family Cluster Dedicated vCPUs")
     assert pool is not None and (pool.vcpus, pool.clusters) == (2 * 4 + 8, ("t4-a", "t4-b"))
+
+
+# QuotaReport.find without a family: the pool of a size whose family the catalog does not know (family
+# None), as the quota-reservation policy and `jobs quota` see it.
+def test_find_without_a_family_is_the_unknown_family_pool() -> None:
+    report = reserve(
+        [
+            ClusterDemand("x", "Standard_ND200isr_X_v9", "eastus", "dedicated", 2),
+            ClusterDemand("h", "Standard_ND96isr_H100_v5", "eastus", "dedicated", 1),
+        ]
+    )
+    pool = report.find("eastus", "family")
+    assert pool is not None and pool.family is None and pool.clusters == ("x",) and pool.vcpus == 400
+    assert report.find("eastus", "family", "standardNDSH100v5Family").clusters == ("h",)

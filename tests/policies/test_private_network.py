@@ -1,13 +1,21 @@
-"""no-privileged-role-assignments (+ by-dependency) and private-network (+ cost): each case one change from a
-compliant stack, judged on what the engine sends (Analyze: inputs; AnalyzeStack: preview outputs and property
-dependencies), in a first preview (unknowns) and once deployed."""
+"""private-network (mandatory, stack), with its advisory side private-network-cost and its Analyze-time
+recorder private-network-inputs (both thin: the findings are private_network.findings). Each case one change
+from a compliant stack, judged on what the engine sends (Analyze: inputs; AnalyzeStack: preview outputs and
+property dependencies), in a first preview (unknowns) and once deployed.
+
+Sources: how-to-managed-network.md, how-to-secure-training-vnet.md, how-to-create-attach-compute-cluster.md
+(no cross-region cluster for a private-endpoint workspace)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import private_network, private_network_cost, private_network_inputs, registry
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     STORAGE,
     SUB,
@@ -19,85 +27,15 @@ from policies_helpers import (
     workspace,
 )
 
-import azroles
-from policies import no_privileged_role_assignments as roles
-from policies import no_privileged_role_assignments_by_dependency as roles_by_dependency
-from policies import private_network, private_network_inputs
-from preflight.provider.model import UNKNOWN
-
-ASSIGNMENT = roles.ROLE_ASSIGNMENT
 RG_ID = f"{SUB}/resourceGroups/rg-train"
-ST_ID = f"{RG_ID}/providers/Microsoft.Storage/storageAccounts/stllm"
 P = "properties__properties__"
 
 
-def assignment(role: str, scope: Any) -> dict[str, Any]:
-    return {
-        "roleAssignmentName": "8b1b5a4e-0000-4000-8000-000000000001",
-        "scope": scope,
-        "principalId": "00000000-0000-0000-0000-00000000a001",
-        "principalType": "Group",
-        "roleDefinitionId": azroles.definition_id(role, SUB.rsplit("/", 1)[-1]) if role else UNKNOWN,
-    }
-
-
-def broad(role: str, scope: str) -> str:
-    return roles.message("ra", role, scope)
-
-
-ROLE_CASES = [
-    ("pass: data role on a storage account", assignment("Storage Blob Data Contributor", ST_ID), []),
-    ("pass: Contributor on one resource", assignment("Contributor", ST_ID), []),
-    ("pass: Reader on the resource group", assignment("Reader", RG_ID), []),
-    ("fail: Owner on the resource group", assignment("Owner", RG_ID), [broad("Owner", RG_ID)]),
-    ("fail: Contributor on the subscription", assignment("Contributor", SUB), [broad("Contributor", SUB)]),
-    (
-        "fail: Owner by bare GUID, trailing slash",
-        dict(assignment("Owner", SUB + "/"), roleDefinitionId=azroles.BUILT_IN["Owner"]),
-        [broad("Owner", SUB + "/")],
-    ),
-    ("pass: scope unknown (the companion decides)", assignment("Owner", UNKNOWN), []),
-]
-
-
-@pytest.mark.parametrize(("props", "expected"), [c[1:] for c in ROLE_CASES], ids=[c[0] for c in ROLE_CASES])
-def test_no_privileged_role_assignments_on_inputs(props: dict, expected: list[str]) -> None:
-    assert roles.validate(resource_args(ASSIGNMENT, props, name="ra"), {}) == expected
-    roles._UNDECIDED.clear()
-
-
-def test_an_unknown_role_definition_is_reported_not_skipped() -> None:
-    (message,) = roles.validate(resource_args(ASSIGNMENT, assignment("", ST_ID), name="ra"), {})
-    assert message.startswith("cannot decide during preview whether role assignment 'ra' grants Owner")
-
-
-RG = stack_resource("azure-native:resources:ResourceGroup", "ws-llm-rg", {"resourceGroupName": "rg-train"})
-ST = stack_resource(STORAGE, "ws-llm-st", {"accountName": "stllm", "location": "eastus"})
-
-
-@pytest.mark.parametrize(
-    ("deps", "expected"),
-    [
-        ({"scope": [RG]}, [roles.message("ra", "Owner", "resource group 'ws-llm-rg' of this stack")]),
-        ({"scope": [ST]}, []),
-        ({}, ["cannot decide during preview whether role assignment 'ra' (Owner) is scoped"]),
-    ],
-    ids=["from a resource group of the stack", "from a storage account", "from nothing in the stack"],
-)
-def test_no_privileged_role_assignments_by_dependency(deps: dict, expected: list[str]) -> None:
-    """First preview of a new stack: the scope is unknown at Analyze, the companion judges its source."""
-    props = assignment("Owner", UNKNOWN)
-    assert roles.validate(resource_args(ASSIGNMENT, props, name="ra"), {}) == []
-    found = [
-        v.message for v in roles_by_dependency.validate([stack_resource(ASSIGNMENT, "ra", props, deps)], {})
-    ]
-    assert [m[: len(e)] for m in found for e in expected][: len(expected)] == expected
-
-
-def test_the_companion_ignores_assignments_decided_at_analyze() -> None:
-    props = assignment("Owner", RG_ID)
-    roles.validate(resource_args(ASSIGNMENT, props, name="ra"), {})
-    assert roles_by_dependency.validate([stack_resource(ASSIGNMENT, "ra", props, {"scope": [RG]})], {}) == []
+@pytest.fixture(autouse=True)
+def fresh_pack_process():
+    """Each test is one preview in a new pack process: nothing recorded by an earlier Analyze."""
+    private_network._MODES.clear()
+    private_network._AZURE_NAMES.clear()
 
 
 # private-network: a workspace, its endpoints and clusters, as AnalyzeStack receives them.
@@ -173,8 +111,10 @@ def test_private_workspace_without_endpoint_or_managed_network_fails() -> None:
 
 def test_an_endpoint_to_another_resource_does_not_count() -> None:
     other = stack_resource(STORAGE, "ws-llm-st", {"accountName": "stllm"})
-    mandatory, _ = verdicts([ws(), endpoint(other)])
-    assert len(mandatory) == 1
+    (message,), _ = verdicts([ws(), endpoint(other)])
+    assert message.startswith(
+        "workspace 'ws-llm-mlw' has publicNetworkAccess Disabled but no private endpoint"
+    )
 
 
 def test_public_workspace_needs_nothing() -> None:
@@ -281,14 +221,135 @@ def test_an_endpoint_with_a_literal_workspace_id_counts() -> None:
     assert verdicts([home, literal]) == ([], [])
 
 
-def test_policies_are_registered_with_their_levels() -> None:
-    from policies.registry import POLICIES
+# --- external endpoints, cross-region next to a private endpoint --------------------------------------
 
-    levels = {p.name: p.enforcement_level.value for p in POLICIES}
-    assert levels["no-privileged-role-assignments"] == "mandatory"
-    assert levels["no-privileged-role-assignments-by-dependency"] == "mandatory"
-    assert levels["private-network"] == "mandatory"
-    assert levels["private-network-cost"] == "advisory"
-    assert levels["private-network-inputs"] == "advisory"  # the recorder: reports nothing
-    names = [p.name for p in POLICIES]
-    assert names.index("private-network-inputs") < names.index("private-network")
+
+def analyzed_workspace(**overrides: Any):
+    """A workspace as AnalyzeStack sees it, after private-network-inputs recorded its inputs at Analyze."""
+    props = workspace(**overrides)
+    assert private_network_inputs.validate(resource_args(WORKSPACE, props, name="ws-llm-mlw"), {}) == []
+    return stack_resource(WORKSPACE, "ws-llm-mlw", props)
+
+
+def public_node(home, **overrides: Any):
+    """The happy-path cluster (node public IP on) of workspace `home`."""
+    return stack_resource(COMPUTE, "h100-x4", cluster(**overrides), {"workspaceName": [home]})
+
+
+def test_an_external_endpoint_needs_the_workspace_named_with_a_reason() -> None:
+    home = analyzed_workspace()
+    config = {"external_endpoints": [{"workspace": "ws-llm", "reason": "hub network team (landing zone)"}]}
+    assert private_network.validate([home], config) == []
+    (v,) = private_network.validate(
+        [home], {"external_endpoints": [{"workspace": "ws-other", "reason": "x"}]}
+    )
+    assert v.message.startswith(
+        "workspace 'ws-llm-mlw' has publicNetworkAccess Disabled but no private endpoint"
+    )
+    (blank,) = private_network.validate(
+        [home], {"external_endpoints": [{"workspace": "ws-llm", "reason": " "}]}
+    )
+    assert blank.urn == home.urn
+
+
+def test_external_endpoint_config_problems() -> None:
+    assert (
+        private_network.config_problems({"external_endpoints": [{"workspace": "ws-llm", "reason": "hub"}]})
+        == []
+    )
+    assert private_network.config_problems(
+        {
+            "external_endpoints": [
+                {"workspace": "ws-llm", "reason": " "},
+                {"workspace": "WS-LLM", "reason": "x"},
+            ]
+        }
+    ) == [
+        "private-network.external_endpoints[0].reason: blank; say who creates the workspace's private "
+        "endpoint (e.g. 'hub network team, landing-zone policy')",
+        "private-network.external_endpoints[1].workspace: 'WS-LLM' is listed twice; keep one entry per "
+        "workspace",
+    ]
+    assert registry.config_problems("private-network", {"external_endpoints": []}) == []
+    schema = private_network.CONFIG["external_endpoints"]["items"]
+    assert schema["required"] == ["workspace", "reason"] and schema["additionalProperties"] is False
+
+
+def test_a_cross_region_cluster_of_a_private_endpoint_workspace_is_mandatory() -> None:
+    home = analyzed_workspace(publicNetworkAccess="Enabled")
+    config = {"external_endpoints": [{"workspace": "ws-llm", "reason": "hub"}]}
+    away = public_node(home, properties__computeLocation="westus3")
+    (v,) = private_network.validate([home, away], config)
+    assert v.message.startswith(
+        "cluster h100-x4 runs in westus3 but its workspace 'ws-llm-mlw' is in eastus and has a private "
+        "endpoint"
+    )
+    assert private_network.validate([home, away], {}) == []  # no endpoint: cross-region-compute's advisory
+    assert private_network.validate([home, public_node(home)], config) == []
+
+
+def test_a_cross_region_cluster_without_a_workspace_dependency_uses_the_only_workspace() -> None:
+    """Like cross-region-compute: no property dependency, one workspace in the stack -> that workspace; with
+    two, only the dependency names the cluster's workspace."""
+    home = analyzed_workspace(publicNetworkAccess="Enabled")
+    config = {"external_endpoints": [{"workspace": "ws-llm", "reason": "hub"}]}
+    orphan = stack_resource(COMPUTE, "h100-x4", cluster(properties__computeLocation="westus3"))
+    (v,) = private_network.validate([home, orphan], config)
+    assert "runs in westus3 but its workspace 'ws-llm-mlw' is in eastus" in v.message
+    other = stack_resource(
+        WORKSPACE, "ws-other-mlw", workspace(workspaceName="ws-other", publicNetworkAccess="Enabled")
+    )
+    assert private_network.validate([home, other, orphan], config) == []  # two workspaces: no guess
+    away = public_node(home, properties__computeLocation="westus3")
+    (v,) = private_network.validate([home, other, away], config)
+    assert v.urn == away.urn
+
+
+def test_the_mandatory_messages_in_full() -> None:
+    assert verdicts([ws()]) == (
+        [
+            "workspace 'ws-llm-mlw' has publicNetworkAccess Disabled but no private endpoint reaches it: "
+            "nobody can reach the workspace API or its data plane, and jobs can't be submitted. Fix: add "
+            "network.private_endpoints (targets including workspace), name the workspace in "
+            "private-network.external_endpoints with the reason if its endpoint is created outside the "
+            "stack, or set public_network_access: Enabled."
+        ],
+        [],
+    )
+    public = ws(publicNetworkAccess="Enabled")
+    assert verdicts([public, node(public)]) == (
+        [
+            "cluster h100-x4: node public IP is off but the cluster has no subnet and its workspace has no "
+            "managed network: the nodes have no route to the workspace and jobs never start. Fix: set "
+            "subnet_id, add network.managed, or set node_public_ip: true."
+        ],
+        [],
+    )
+    assert verdicts([public, node(public, **{P + "subnet": {"id": SUBNET}})]) == (
+        [
+            "cluster h100-x4: node public IP is off in your virtual network, but no private endpoint "
+            "reaches its workspace: no-public-IP nodes reach Azure ML through the workspace's private "
+            "endpoint (how-to-secure-training-vnet.md), so they never join. Fix: add "
+            "network.private_endpoints (or name the workspace in private-network.external_endpoints), or "
+            "set node_public_ip: true."
+        ],
+        [],
+    )
+
+
+def test_private_network_cost_reports_the_advisories_on_the_workspace() -> None:
+    """private-network-cost is the advisory side of the same findings; private-network keeps the mandatory
+    ones (none here)."""
+    rules = {"pypi": {"type": "FQDN", "category": "UserDefined", "destination": "pypi.org"}}
+    home = ws(managedNetwork={"isolationMode": "AllowOnlyApprovedOutbound", "outboundRules": rules})
+    assert private_network_inputs.validate(resource_args(WORKSPACE, home.inputs, name=home.name), {}) == []
+    stack = [home, endpoint(home)]
+    assert [(v.message, v.urn) for v in private_network_cost.validate(stack, {})] == [
+        (
+            "workspace 'ws-llm-mlw': FQDN outbound rules (pypi) make Azure deploy an Azure Firewall in the "
+            "managed network, billed per hour and per GB (Standard unless firewall_sku: Basic). Fix: prefer "
+            "private-endpoint or service-tag rules, or accept the cost.",
+            home.urn,
+        )
+    ]
+    assert private_network.validate(stack, {}) == []

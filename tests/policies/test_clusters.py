@@ -1,24 +1,28 @@
-"""The one policy module shape (policies/_policy.py), the registry, its adapter to pulumi-policy, and the
-rules every cluster policy shares: ignore what is not an AmlCompute cluster, decide the same with the values a
-first preview does not know, report (not skip) a deciding value that is unknown, and treat a left-out
-optional field as Azure's default."""
+"""policies/clusters.py, the public reader of AmlCompute clusters (which the gate uses too): the fields and
+Azure's defaults for left-out ones, the idle-timer parser, unknowns in a preview; and the rules every cluster
+policy shares through it: ignore what is not an AmlCompute cluster, decide the same with the values a first
+preview does not know, report (not skip) a deciding value that is unknown, and treat a left-out optional
+field as Azure's default."""
 
 from __future__ import annotations
 
-import inspect
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from policies_helpers import (
+
+from policies import _policy, registry
+from policies._common import UNKNOWN as NOT_KNOWN  # what the readers return for the engine's sentinel
+from policies.clusters import aml_cluster, cluster_of, clusters_of, parse_seconds
+from preflight.wire import UNKNOWN
+
+from .policies_helpers import (
     COMPUTE,
     COMPUTE_TYPE,
     CREDENTIALS,
     DELETE,
     IDLE,
     LOCAL_AUTH,
-    LOCK_AT_RG,
+    LOCK_AT_SUB,
     MAX,
     MIN,
     PRIORITY,
@@ -26,22 +30,14 @@ from policies_helpers import (
     REGION,
     REMOTE,
     SIZE,
+    SUBNET,
     SUBNET_ID,
-    WORKSPACE,
-    Recorder,
     cluster,
     resource_args,
-    stack_args,
     stack_resource,
     verdict,
-    workspace,
 )
-from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
 
-from policies import _policy, locks, registry
-from preflight.provider.model import UNKNOWN
-
-ROOT = Path(__file__).resolve().parent.parent.parent
 RESOURCE_MODULES = [m for m in registry.MODULES if m.KIND == _policy.RESOURCE]
 NOT_CLUSTER = {
     "no-resource-group-locks",
@@ -50,96 +46,117 @@ NOT_CLUSTER = {
     "workspace-user-assigned-identity",
 }
 CLUSTER_MODULES = [m for m in RESOURCE_MODULES if m.NAME not in NOT_CLUSTER]
-ids = [m.NAME for m in registry.MODULES]
 
 
-@pytest.mark.parametrize("module", registry.MODULES, ids=ids)
-def test_every_policy_module_has_the_one_shape(module: Any) -> None:
-    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", module.NAME)
-    assert module.NAME.replace("-", "_") == module.__name__.rsplit(".", 1)[1]  # one module per policy
-    assert isinstance(module.DESCRIPTION, str) and module.DESCRIPTION.endswith(".")
-    assert isinstance(module.ENFORCEMENT, EnforcementLevel)
-    assert isinstance(module.CONFIG, dict)
-    assert module.KIND in (_policy.RESOURCE, _policy.STACK)
-    first = "resource" if module.KIND == _policy.RESOURCE else "resources"
-    assert list(inspect.signature(module.validate).parameters) == [first, "config"]
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("PT5M", 300),
+        ("PT30S", 30),
+        ("P1DT1H", 90000),
+        ("P1M", None),
+        ("P1Y", None),
+        ("half an hour", None),
+        ("", None),
+        (300, None),
+        (None, None),
+    ],
+)
+def test_parse_seconds_reads_fixed_length_iso_durations_only(value: Any, seconds: int | None) -> None:
+    assert parse_seconds(value) == seconds
 
 
-def test_every_policy_module_is_registered_once() -> None:
-    defined = sorted(
-        p.stem
-        for p in (ROOT / "policies").glob("*.py")
-        if re.search(r"^NAME = ", p.read_text(), re.MULTILINE)
+def test_the_happy_path_cluster_read_from_inputs() -> None:
+    c = cluster_of(resource_args(COMPUTE, cluster(), None))
+    assert c is not None
+    assert (c.name, c.size, c.min_nodes, c.max_nodes, c.idle, c.region) == (
+        "h100-x4",
+        "Standard_ND96isr_H100_v5",
+        0,
+        4,
+        "PT5M",
+        "eastus",
     )
-    assert sorted(m.__name__.rsplit(".", 1)[1] for m in registry.MODULES) == defined
-    assert len(registry.BY_NAME) == len(registry.MODULES)
-
-
-def test_the_only_order_the_registry_keeps_is_the_quota_pair() -> None:
-    names = [m.NAME for m in registry.MODULES]
-    assert names.index("quota-reservation") < names.index("quota-reservation-unknown")
-
-
-@pytest.mark.parametrize("module", registry.MODULES, ids=ids)
-def test_the_adapter_builds_the_pulumi_policy(module: Any) -> None:
-    policy = registry.POLICIES[registry.MODULES.index(module)]
-    kind = ResourceValidationPolicy if module.KIND == _policy.RESOURCE else StackValidationPolicy
-    assert isinstance(policy, kind)
-    assert (policy.name, policy.description, policy.enforcement_level) == (
-        module.NAME,
-        module.DESCRIPTION,
-        module.ENFORCEMENT,
+    assert (c.priority, c.tier, c.remote_login, c.ssh_enabled, c.node_public_ip) == (
+        "Dedicated",
+        "dedicated",
+        "Enabled",
+        True,
+        True,
     )
-    properties = policy.config_schema.properties if policy.config_schema else {}
-    assert properties == module.CONFIG
+    assert (c.subnet_id, c.admin_password, c.disable_local_auth) == (None, None, False)
 
 
-def test_the_resource_adapter_reports_each_message_and_records_locks() -> None:
-    locks._observed.clear()
-    policy = registry.POLICIES[
-        registry.MODULES.index(
-            registry.BY_NAME["multi-node-requires-rdma"].__class__
-            and registry.BY_NAME["multi-node-requires-rdma"]
-        )
+@pytest.mark.parametrize(
+    ("overrides", "field", "value"),
+    [
+        ({PRIORITY: DELETE}, "tier", "dedicated"),
+        ({PRIORITY: DELETE}, "priority", "Dedicated"),
+        ({PRIORITY: ""}, "priority", "Dedicated"),
+        (
+            {"properties__properties__userAccountCredentials__adminUserSshPublicKey": ""},
+            "ssh_public_key",
+            None,
+        ),
+        ({"properties__properties__userAccountCredentials": DELETE}, "ssh_public_key", None),
+        ({"properties__properties__userAccountCredentials__adminUserPassword": ""}, "admin_password", None),
+        ({SUBNET_ID: {"id": ""}}, "subnet_id", None),
+        ({SUBNET_ID: DELETE}, "subnet_id", None),
+        ({PRIORITY: "LowPriority"}, "tier", "low_priority"),
+        ({PUBLIC_IP: DELETE}, "node_public_ip", True),
+        ({PUBLIC_IP: False}, "node_public_ip", False),
+        ({REGION: DELETE, "location": "West US 3"}, "region", "westus3"),
+        ({SUBNET_ID: {"id": SUBNET}}, "subnet_id", SUBNET),
+        ({"computeName": DELETE}, "name", "h100-x4"),  # the resource name, when computeName is not given
+        ({"computeName": UNKNOWN}, "name", "h100-x4"),
+        ({PRIORITY: UNKNOWN}, "tier", NOT_KNOWN),
+    ],
+)
+def test_cluster_fields_and_their_defaults(overrides: dict[str, Any], field: str, value: Any) -> None:
+    c = aml_cluster(COMPUTE, resource_args(COMPUTE, cluster(**overrides), None).props, "h100-x4", "u")
+    assert getattr(c, field) is value if value in (NOT_KNOWN, None) else getattr(c, field) == value
+
+
+def test_ssh_enabled_is_unknown_when_a_credential_is() -> None:
+    c = cluster_of(
+        resource_args(COMPUTE, cluster(**{"properties__properties__userAccountCredentials": UNKNOWN}), None)
+    )
+    assert c is not None and c.ssh_enabled is NOT_KNOWN
+    with pytest.raises(TypeError, match="has no truth value"):
+        bool(c.ssh_enabled)
+
+
+def test_clusters_of_reads_only_aml_clusters_from_outputs() -> None:
+    resources = [
+        stack_resource(COMPUTE, "h100-x4", cluster()),
+        stack_resource(COMPUTE, "ci", cluster(**{"properties__computeType": "ComputeInstance"})),
+        stack_resource(LOCK_AT_SUB, "l", {"level": "ReadOnly"}),
     ]
-    rec = Recorder()
-    policy.validate(resource_args(COMPUTE, cluster(**{SIZE: "Standard_NC96ads_A100_v4"}), None), rec)
-    assert len(rec.calls) == 1 and rec.calls[0][1] is None
-    # any resource policy's Analyze records what it saw of a lock, for the stack policies
-    lock = resource_args(LOCK_AT_RG, {"resourceGroupName": "rg-train"}, None, name="l")
-    policy.validate(lock, Recorder())
-    assert locks.observed(lock.urn) == locks.LockTarget(
-        "resource-group", "/resourcegroups/rg-train", "resource group rg-train"
-    )
+    assert [c.name for c in clusters_of(resources)] == ["h100-x4"]
 
 
-def test_the_stack_adapter_reports_on_the_resource() -> None:
-    policy = registry.POLICIES[registry.MODULES.index(registry.BY_NAME["cross-region-compute"])]
-    ws = stack_resource(WORKSPACE, "ws", workspace())
-    west = stack_resource(COMPUTE, "h100-x4", cluster(**{REGION: "westus3"}), {"workspaceName": [ws]})
-    rec = Recorder()
-    policy.validate(stack_args([ws, west], None), rec)
-    assert [at for _, at in rec.calls] == [west.urn]
-
-
-def test_a_module_of_no_kind_is_refused() -> None:
-    class Odd:
-        __name__ = "policies.odd"
-        NAME, DESCRIPTION, ENFORCEMENT, CONFIG, KIND = "odd", "Odd.", EnforcementLevel.ADVISORY, {}, "both"
-
-    with pytest.raises(ValueError, match="KIND: 'both'; use 'resource' or 'stack'"):
-        _policy.to_pulumi(Odd)  # type: ignore[arg-type]
-
-
-def test_messages_are_not_split_into_fragments() -> None:
-    """A message is written in phrases that can be grepped: no string piece of a few characters on a line
-    of its own (the formatter's "the " + "internet..." splits)."""
-    fragment = re.compile(r'^\s+f?"[^"]{0,14}"\s*$', re.MULTILINE)
-    found = {p.name: fragment.findall(p.read_text()) for p in (ROOT / "policies").glob("*.py")}
-    assert {name: hits for name, hits in found.items() if hits} == {}
-
-
-# -- rules every cluster policy shares ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("overrides", "unknown"),
+    [
+        (
+            {"properties__properties": UNKNOWN},
+            ("size", "min_nodes", "max_nodes", "idle", "priority", "subnet_id"),
+        ),
+        ({"properties__properties__scaleSettings": UNKNOWN}, ("min_nodes", "max_nodes", "idle")),
+        ({SUBNET_ID: UNKNOWN}, ("subnet_id",)),
+        ({SUBNET_ID: {"id": UNKNOWN}}, ("subnet_id",)),
+    ],
+)
+def test_a_whole_unknown_block_makes_its_fields_unknown(
+    overrides: dict[str, Any], unknown: tuple[str, ...]
+) -> None:
+    c = cluster_of(resource_args(COMPUTE, cluster(**overrides), None))
+    assert c is not None
+    assert {
+        f
+        for f in ("size", "min_nodes", "max_nodes", "idle", "priority", "subnet_id")
+        if getattr(c, f) is NOT_KNOWN
+    } == set(unknown)
 
 
 @pytest.mark.parametrize("module", CLUSTER_MODULES, ids=[m.NAME for m in CLUSTER_MODULES])
@@ -190,6 +207,8 @@ UNKNOWABLE = {
     "node_public_ip": (PUBLIC_IP, "properties.properties.enableNodePublicIp"),
     "disable_local_auth": (LOCAL_AUTH, "properties.disableLocalAuth"),
 }
+
+
 # What each cluster policy's verdict reads (and so must report as undecided when unknown).
 READS = {
     "multi-node-requires-rdma": ("size", "max_nodes"),
@@ -209,6 +228,8 @@ READS = {
         "node_public_ip",
     ),
 }
+
+
 UNDECIDED_CASES = [(m, f) for m in CLUSTER_MODULES for f in UNKNOWABLE]
 
 
@@ -246,12 +267,16 @@ AZURE_DEFAULTS = {
     LOCAL_AUTH: False,
     REGION: "eastus",
 }
+
+
 VARIATIONS = [
     {},
     {SIZE: "Standard_NC6s_v3", MAX: 1},
     {CREDENTIALS: DELETE, REMOTE: "Disabled"},
     {SUBNET_ID: {"id": "/x"}},
 ]
+
+
 DEFAULT_CASES = [(m, k, v) for m in CLUSTER_MODULES for k in AZURE_DEFAULTS for v in range(len(VARIATIONS))]
 
 

@@ -1,4 +1,5 @@
-"""The policy pack imports vmsizes from a virtualenv holding only pulumi, pulumi-policy and PyYAML."""
+"""The package as a whole (vmsizes/__init__.py and every module it imports): the policy pack imports vmsizes
+from a virtualenv holding only pulumi, pulumi-policy and PyYAML."""
 
 from __future__ import annotations
 
