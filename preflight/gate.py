@@ -462,10 +462,13 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
     the config entries behind it, a Check failure with the stack config key that set the value."""
     out: list[str] = []
     blocked = any(v.blocking for v in run.violations)
-    generic = [d for d in run.errors if not d.urn and d.message in ("preview failed", "update failed")]
+    # The engine's closing words for a run that failed for reasons it reported before, and the SDK's when the
+    # engine stopped the program (pulumi/runtime/stack.py: the monitor went away).
+    closing = ("preview failed", "update failed", "Resource monitor has terminated, shutting down")
+    generic = [d for d in run.errors if not d.urn and d.message in closing]
     for d in run.errors:
         if d in generic and (blocked or len(generic) < len(run.errors)):
-            continue  # the engine's closing word for a run that failed for the reasons it reported before
+            continue
         if d.message.startswith("Duplicate resource URN"):
             urn = d.message.split("'")[1] if "'" in d.message else ""
             line = duplicates.problems([urn], flat_block)[0] if urn else d.message
@@ -518,6 +521,7 @@ def evaluate(
     root = program_root() if root is None else Path(root).resolve()
     scratch = tempfile.TemporaryDirectory(prefix=f"azml-gate-{stack}-") if work is None else None
     folder = Path(scratch.name) if scratch is not None else Path(work)  # type: ignore[arg-type]
+    folder.mkdir(parents=True, exist_ok=True)
     # The provider first: it imports the SDK and reads the specs while the input is checked.
     from preflight.provider.process import ProviderProcess
 

@@ -10,7 +10,11 @@ program's folder: the engine, the plan, the policy analyzers and the state are t
 imports (pulumi_azure_native's type modules) are paid once for every CLI run of a gate.
 
 The program runs with its own folder as working directory and first on `sys.path`, as the Python language
-host runs it.
+host runs it. One difference: the SDK's debug-level log lines (`pulumi.log.debug`, two or more per resource:
+"registering resource ...", "resource registration successful ...") are not sent. The SDK sends each as a
+blocking `Log` call to the engine, which shows debug lines only under `--debug`/`-v`, never in the gate's
+report; they were about a tenth of the gate process's CPU time (py-spy, docs/benchmarks.md). Info, warning
+and error lines are sent as the SDK sends them.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import pulumi.log
 from pulumi.automation._server import LanguageServer
 from pulumi.runtime.proto import language_pb2_grpc
 
@@ -44,11 +49,16 @@ class Host:
     _first: threading.Lock = field(default_factory=threading.Lock)
 
 
+def _no_debug(*_args: object, **_kwargs: object) -> None:
+    return None
+
+
 @contextmanager
 def serve(program_dir: Path) -> Iterator[Host]:
     """Serve `<program_dir>/__main__.py` (module docstring)."""
     program_dir = program_dir.resolve()
     host = Host("")
+    pulumi.log.debug = _no_debug  # type: ignore[assignment]  # (module docstring)
 
     def program() -> None:
         first = host._first.acquire(blocking=False)  # never released: only one run is the first

@@ -61,14 +61,16 @@ provisioning state, the AmlCompute node counts).
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import ast
+import importlib.util
 import json
+import os
 import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from preflight.provider import schema
@@ -127,27 +129,58 @@ class Shape:
         return "location" in self.inputs
 
 
-def _wire_names(cls: type) -> list[str]:
-    """The wire (camelCase) names of a generated class's `@pulumi.getter` properties."""
-    return [
-        getattr(v.fget, "_pulumi_name", None) or n for n, v in vars(cls).items() if isinstance(v, property)
-    ]
+def _snake(name: str) -> str:
+    """`PrivateDnsZoneGroup` -> `private_dns_zone_group`: the SDK's file for a resource class."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _getters(node: ast.ClassDef) -> list[str]:
+    """The wire names of a generated class's properties: `@pulumi.getter(name="wire")`, else the method name."""
+    names = []
+    for item in node.body:
+        if not isinstance(item, ast.FunctionDef):
+            continue
+        for deco in item.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if not (isinstance(target, ast.Attribute) and target.attr == "getter"):
+                continue
+            wire = item.name
+            if isinstance(deco, ast.Call):
+                for kw in deco.keywords:
+                    if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                        wire = str(kw.value.value)
+            names.append(wire)
+    return names
 
 
 @cache
 def shape(token: str) -> Shape | None:
-    """The SDK's shape of an `azure-native:<module>:<Type>` token; None for anything else."""
+    """The SDK's shape of an `azure-native:<module>:<Type>` token; None for anything else.
+
+    Read from the generated source file of the installed SDK (`pulumi_azure_native/<module>/<type>.py`: the
+    `<Type>Args` and `<Type>` classes' `@pulumi.getter` properties, and the class docstring's "Uses Azure REST
+    API version ..."), parsed rather than imported: importing the SDK's modules to read the same facts took
+    0.9 s of every provider start (docs/benchmarks.md); tests/preflight/provider/test_model.py checks the two
+    agree for every type with a vendored spec."""
     parts = token.split(":")
     if len(parts) != 3 or parts[0] != "azure-native":
         return None
-    try:
-        module = importlib.import_module(f"pulumi_azure_native.{parts[1].replace('/', '.')}")
-        cls, args = getattr(module, parts[2]), getattr(module, f"{parts[2]}Args")
-    except (ImportError, AttributeError):
+    found = importlib.util.find_spec("pulumi_azure_native")
+    if found is None or not found.submodule_search_locations:
         return None
-    found = _API_VERSION.search(inspect.getsource(cls))
+    folder = Path(list(found.submodule_search_locations)[0]) / parts[1].replace("/", os.sep)
+    source = folder / f"{_snake(parts[2])}.py"
+    if not source.is_file():
+        return None
+    text = source.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    cls, args = classes.get(parts[2]), classes.get(f"{parts[2]}Args")
+    if cls is None or args is None:
+        return None
+    version = _API_VERSION.search(ast.get_source_segment(text, cls) or "")
     return Shape(
-        token, found.group(1) if found else None, frozenset(_wire_names(args)), tuple(_wire_names(cls))
+        token, version.group(1) if version else None, frozenset(_getters(args)), tuple(_getters(cls))
     )
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from doubles.pulumicli import gotool
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 # The apt sources of a stock Debian 12 image, deb822 format (debian.sources), and the one-line format.
 DEB822 = """Types: deb
@@ -209,7 +209,7 @@ def test_an_old_go_is_named_in_the_message(tmp_path: Path, only_path) -> None:
 
 
 def test_make_engine_says_what_to_install_without_a_traceback(tmp_path: Path) -> None:
-    """`python -m engine build --json` with no go anywhere, not root: one JSON object, exit 1."""
+    """`python -m doubles.pulumicli build --json` with no go anywhere, not root: one JSON object, exit 1."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
@@ -217,7 +217,7 @@ def test_make_engine_says_what_to_install_without_a_traceback(tmp_path: Path) ->
         "PYTHONPATH": str(ROOT),
     }
     code = (
-        "import sys, engine.gotool as g; g.candidates = lambda: []; g._as_root = lambda: None;"
+        "import sys, doubles.pulumicli.gotool as g; g.candidates = lambda: []; g._as_root = lambda: None;"
         "from doubles.pulumicli import build; sys.exit(build.main(['--json']))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
