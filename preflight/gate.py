@@ -489,9 +489,11 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
             )
             if hint not in out:
                 out.append(hint)
+    tail = " / ".join(run.stderr.strip().splitlines()[-6:]) or "no output"
     if not out and run.exit_code != 0 and not blocked:
-        tail = " / ".join(run.stderr.strip().splitlines()[-6:]) or "no output"
         out.append(f"{kind} preview: the Pulumi CLI exited {run.exit_code} with no error event: {tail}")
+    elif out and len(generic) == len(run.errors):  # "preview failed" and nothing said why: the CLI's own words
+        out.append(f"{kind} preview: the Pulumi CLI's last lines: {tail}")
     return out
 
 

@@ -1,4 +1,4 @@
-"""Policy-config files read as the Pulumi CLI reads them (pulumi/pulumi v3.274.1 pkg/resource/analyzer/
+"""preflight/policyconfig.py: policy-config files read as the Pulumi CLI reads them (pulumi/pulumi v3.274.1 pkg/resource/analyzer/
 config.go parsePolicyPackConfig, parsePolicyConfigs, extractEnforcementLevel, applyConfig,
 validatePolicyPackConfig; pkg/resource/plugin/analyzer_plugin.go Configure): what it refuses is refused, what
 it accepts is accepted (with a note when no policy reads it), and problems are worded as stack-config ones;
@@ -11,12 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from google.protobuf import struct_pb2
-from pulumi.runtime.proto import analyzer_pb2
 
-from preflight.analyzer import Violation
-from preflight.gate import Evaluation, GateResult, _as_engine_reports
-from preflight.policyconfig import PolicyConfigError, load_policy_config, resolve_config
+from preflight.events import Run, Violation
+from preflight.gate import Evaluation, GateResult
+from preflight.policyconfig import PolicyConfigError, load_policy_config, pack_policies, resolve_config
 
 SCHEMA = {
     "max_seconds": {"type": "integer", "minimum": 60, "default": 1800},
@@ -26,16 +24,8 @@ SCHEMA = {
 GATE_CHECKS = {"cluster-replacement": {"enforcementLevel": "advisory", "configSchema": {"properties": {}}}}
 
 
-def _policies() -> dict[str, analyzer_pb2.PolicyInfo]:
-    props = struct_pb2.Struct()
-    props.update(SCHEMA)
-    info = analyzer_pb2.PolicyInfo(
-        name="idle-timer-bounds",
-        enforcementLevel=analyzer_pb2.ADVISORY,
-        configSchema=analyzer_pb2.PolicyConfigSchema(properties=props),
-    )
-    plain = analyzer_pb2.PolicyInfo(name="min-nodes-zero", enforcementLevel=analyzer_pb2.MANDATORY)
-    return {"idle-timer-bounds": info, "min-nodes-zero": plain}
+def _policies() -> dict[str, tuple[str, dict]]:
+    return {"idle-timer-bounds": ("advisory", {"properties": SCHEMA}), "min-nodes-zero": ("mandatory", {})}
 
 
 def resolve(config: dict, notes: list[str] | None = None) -> dict:
@@ -180,13 +170,16 @@ def test_files_the_cli_reads(tmp_path: Path, text: str, result: dict) -> None:
         ({"environments": "prod"}, 'environments: "environments" must be an array of strings'),
         (
             {"environments": ["team/prod"]},
-            "environments: Pulumi ESC environments are not resolved by the offline gate; put the values in "
-            "the "
-            "file instead",
+            "environments: Pulumi ESC environments need Pulumi Cloud, which the offline gate does not reach; "
+            "put the values in the file instead",
         ),
         ([], "the policy config must be a JSON object keyed by policy name"),
+        (
+            {"version": 2, "policies": {}, "exceptions": [{"policy": "min-nodes-zero"}]},
+            "exceptions: policy exceptions are not supported by the offline gate; remove them",
+        ),
     ],
-    ids=["version 3", "version 1", "environments type", "environments", "not an object"],
+    ids=["version 3", "version 1", "environments type", "environments", "not an object", "exceptions"],
 )
 def test_files_refused(tmp_path: Path, document: object, expected: str) -> None:
     path = tmp_path / "p.json"
@@ -198,11 +191,21 @@ def test_files_refused(tmp_path: Path, document: object, expected: str) -> None:
 
 def test_remediate_blocks_like_mandatory() -> None:
     """Issue 22: a remediate level was not counted as a failure; the engine treats it as mandatory."""
-    found = [Violation("idle-timer-bounds", "remediate", "urn:x", "m", "d")]
-    reported = _as_engine_reports(found)
-    assert [v.enforcement for v in reported] == ["mandatory"]
-    evaluation = Evaluation("update", "s", program=None)  # type: ignore[arg-type]
-    evaluation.violations = list(found)  # even unconverted, remediate blocks
+    evaluation = Evaluation("update", "s", Run(0))
+    evaluation.violations = [Violation("idle-timer-bounds", "remediate", "urn:x", "m", "d")]
     assert evaluation.exit_code == 1
     result = GateResult("s", evaluations=[evaluation])
     assert (result.exit_code, len(result.by_level("mandatory"))) == (1, 1)
+
+
+def test_the_packs_own_levels_and_schemas_are_the_registrys() -> None:
+    """What the gate checks a config against is what the pack reports to the engine (GetAnalyzerInfo): each
+    registered policy's level and config properties (policies/registry.py), and nothing else."""
+    from policies import registry
+
+    found = pack_policies()
+    assert list(found) == [m.NAME for m in registry.MODULES]
+    assert found["idle-timer-bounds"][0] == "advisory"
+    assert found["no-retired-vm-series"][0] == "mandatory"
+    assert set(found["idle-timer-bounds"][1]["properties"]) >= {"min_seconds", "max_seconds"}
+    assert found["multi-node-requires-rdma"][1] == {}

@@ -15,7 +15,7 @@ import yaml
 from jobs.cli import build_parser
 from preflight.stacks import smoke_cluster
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FLOWS = ROOT / ".github" / "workflows"
 SECRETS = {"AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_SUBSCRIPTION_ID", "PULUMI_ACCESS_TOKEN"}
 

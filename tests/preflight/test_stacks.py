@@ -1,4 +1,4 @@
-"""The CI workflows: valid against GitHub's workflow schema (check-jsonschema's vendored copy, as a
+"""preflight/stacks.py and the CI workflows it feeds: valid against GitHub's workflow schema (check-jsonschema's vendored copy, as a
 subprocess), and wired as promised: PRs run `make test` and the offline gate per stack without secrets; main
 runs `pulumi preview` per stack with the policy pack through pulumi/actions after an Azure OIDC login."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
@@ -90,6 +90,11 @@ def test_pull_requests_run_tests_and_the_offline_gate_without_credentials() -> N
     runs = [step.get("run") for step in test["steps"] if "run" in step]
     assert runs == ["make lint", "make test"]
     gate = workflow["jobs"]["gate"]
+    install = next(s for s in gate["steps"] if s.get("name") == "Install the Pulumi CLI")
+    # the gate runs the real CLI: the release the project tests with (preflight/versions.py)
+    from preflight.versions import PULUMI_VERSION
+
+    assert f"sh -s -- --version {PULUMI_VERSION}" in install["run"]
     step = next(s for s in gate["steps"] if "preflight" in s.get("run", ""))
     # --format markdown to the job summary; `shell: bash` runs with -o pipefail, so tee keeps the exit code
     assert step["shell"] == "bash"
