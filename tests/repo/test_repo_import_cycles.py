@@ -112,8 +112,46 @@ def test_no_import_cycle_through(package: str) -> None:
 
 
 def test_every_project_package_is_covered() -> None:
-    expected = {"azroles", "components", "jobs", "localml", "policies", "preflight", "stackconfig", "vmsizes"}
+    expected = {"azroles", "components", "doubles", "jobs", "policies", "preflight", "stackconfig", "vmsizes"}
     assert expected <= set(PACKAGES)
+
+
+#: The test doubles (doubles/: Azure's control plane, the CLI builder): they may use the product, never the
+#: other way round (issue 40: "product never imports a double").
+DOUBLES = "doubles"
+
+
+def double_imports(root: Path) -> list[str]:
+    known = modules(root, packages(root))
+    return sorted(
+        f"{name} imports {target}"
+        for name, path in known.items()
+        if not (name == DOUBLES or name.startswith(DOUBLES + "."))
+        for target in imports(name, path, known)
+        if target == DOUBLES or target.startswith(DOUBLES + ".")
+    )
+
+
+def test_no_product_module_imports_a_double() -> None:
+    assert double_imports(ROOT) == []
+    # the program and the stack files are product too
+    main = ast.parse((ROOT / "__main__.py").read_text())
+    assert not [
+        n for n in ast.walk(main) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(DOUBLES)
+    ]
+
+
+def test_a_product_module_importing_a_double_is_found(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "doubles/__init__.py": "",
+            "doubles/fake.py": "from prod import thing\n",  # a double may import the product
+            "prod/__init__.py": "",
+            "prod/thing.py": "def f():\n    from doubles import fake\n",  # deferred: still counted
+        },
+    )
+    assert double_imports(root) == ["prod.thing imports doubles.fake"]
 
 
 def _tree(tmp: Path, files: dict[str, str]) -> Path:

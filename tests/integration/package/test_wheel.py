@@ -1,6 +1,8 @@
 """The installable package (pyproject.toml): a wheel built from the checkout, installed into a fresh
 virtualenv under a temporary folder (never the shared one), runs its console scripts and `python -m jobs`
-from any folder, with the job scripts (jobs/src/) and the catalog's data inside the package.
+from any folder, with the job scripts (jobs/src/) and the catalog's data inside the package; it holds the gate
+with its offline azure-native provider and the policy pack, and no test double; the installed gate passes a
+copy of the dev stack with a Pulumi CLI on PATH.
 
 The fresh virtualenv gets the already-installed dependencies through a `.pth` line naming this interpreter's
 site-packages (read only), so the test needs no package index beyond the build backend pyproject.toml pins."""
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -17,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-pytestmark = pytest.mark.slow
-SCRIPTS = ("azml-gpu-jobs", "azml-gpu-localml", "azml-gpu-preflight", "azml-gpu-stackconfig")
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPTS = ("azml-gpu-jobs", "azml-gpu-preflight", "azml-gpu-stackconfig")
 
 
 @pytest.fixture(scope="module")
@@ -86,16 +88,25 @@ def test_the_wheel_holds_the_packages_and_their_data(wheel: Path) -> None:
         "vmsizes/data/sizes.yaml",
         "vmsizes/data/health.yaml",
         "preflight/provider/azure_specs/index.json",
+        "preflight/provider/azure_specs/machinelearningservices/resource-manager/Microsoft.MachineLearningServices"
+        "/stable/2025-12-01/machineLearningServices.json",
+        "preflight/provider/server.py",
+        "policies/PulumiPolicy.yaml",
+        "policies/__main__.py",
+        "policies/registry.py",
         "stackconfig/cli.py",
-        "doubles/localml/package-lock.json",
         "azroles/__init__.py",
         "components/gpu_cluster.py",
     ):
         assert path in names, path
-    assert not any(n.startswith(("tests/", "bench/")) for n in names)
+    # the product only: no test double, no tests, no benchmarks, no virtualenv or vendored wheel of the pack
+    assert not [n for n in names if n.startswith(("tests/", "bench/", "doubles/", "localml/", "engine/"))]
+    assert not [n for n in names if "/.venv/" in n or n.startswith("policies/vendor/")]
+    tops = {n.split("/")[0] for n in names if not n.startswith("azml_gpu-")}
+    assert tops == {"azroles", "components", "jobs", "policies", "preflight", "stackconfig", "vmsizes"}
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert all(f"{s} = " in text for s in SCRIPTS)
+    assert sorted(line.split(" = ")[0] for line in text.splitlines() if " = " in line) == sorted(SCRIPTS)
 
 
 def test_console_scripts_run_from_another_folder(venv: Path, tmp_path: Path) -> None:
@@ -116,8 +127,7 @@ def test_console_scripts_run_from_another_folder(venv: Path, tmp_path: Path) -> 
     assert r.returncode == 0 and json.loads(r.stdout)["hours"] == pytest.approx(4.98, abs=0.01)
     r = _run(venv, [venv / "bin" / "azml-gpu-stackconfig", str(ROOT / "Pulumi.dev.yaml"), "--json"], tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["ok"] is True
-    r = _run(venv, [venv / "bin" / "azml-gpu-localml", "serve", "--bogus", "--json"], tmp_path)
-    assert r.returncode == 2 and json.loads(r.stdout)["exit_code"] == 2
+    assert not (venv / "bin" / "azml-gpu-localml").exists()
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -151,3 +161,51 @@ def test_the_installed_package_runs_a_job_script_from_its_own_jobs_src(venv: Pat
     assert json.loads(r.stdout)["exit_code"] == 0
     imported = _run(venv, [venv / "bin" / "python", "-c", "import jobs; print(jobs.__file__)"], tmp_path)
     assert Path(imported.stdout.strip()).is_relative_to(venv)
+
+
+def test_the_installed_gate_passes_a_copied_dev_stack_with_a_cli_on_path(venv: Path, tmp_path: Path) -> None:
+    """A team's folder: the program, its stack file and policy config, nothing else of this repository; the
+    gate, its provider and the pack come from the installed wheel, the Pulumi CLI from PATH."""
+    from preflight import pulumicli
+
+    folder = tmp_path / "team"
+    (folder / "policies" / "config").mkdir(parents=True)
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "__main__.py", "policies/config/dev.json"):
+        shutil.copy(ROOT / name, folder / name)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").symlink_to(pulumicli.find().path)  # what `pulumi` on a user's PATH is
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", pulumicli.ENV_CLI)}
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    env["AZML_ENGINE_CACHE"] = str(tmp_path / "no-cache")  # not the builder's: only the CLI on PATH
+    r = subprocess.run(
+        [venv / "bin" / "azml-gpu-preflight", "dev", "--json"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    document = json.loads(r.stdout)
+    assert document["engine"]["source"] == "PATH" and document["engine"]["path"] == str(bin_dir / "pulumi")
+    assert document["summary"]["evaluations"] == {"first-deploy": 0, "update": 0}
+    assert document["policy_config"]["file"] == str(folder / "policies" / "config" / "dev.json")
+    urns = [r["urn"] for r in document["resources"]]
+    assert urns and all(u.startswith("urn:pulumi:dev::azml-gpu::") for u in urns)
+    # it ran the installed modules, not this checkout's
+    assert "Traceback" not in r.stderr and str(ROOT) not in r.stderr
+
+
+def test_the_installed_gate_without_a_cli_says_how_to_install_one(venv: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "team"
+    folder.mkdir()
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, folder / name)
+    (folder / "policies" / "config").mkdir(parents=True)
+    shutil.copy(ROOT / "policies/config/dev.json", folder / "policies/config/dev.json")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "AZML_ENGINE_CACHE": str(tmp_path / "none")}
+    r = subprocess.run(
+        [venv / "bin" / "azml-gpu-preflight", "dev", "--json"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stdout + r.stderr
+    [error] = json.loads(r.stdout)["errors"]
+    assert error.startswith("no Pulumi CLI to run (no `pulumi` on PATH): install the Pulumi CLI 3.274.1")
+    assert "Traceback" not in r.stderr
