@@ -13,16 +13,17 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PLAN = ["--tokens", "2e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--size", "Standard_ND96isr_H100_v5"]
 # (module, arguments that print a report on stdout)
 REPORTS = {
     "jobs": ["plan", *PLAN, "--json"],
     "jobs-usage-error": ["plan", "--json"],
     "stackconfig": ["dev", "--json"],
-    "localml-usage-error": ["serve", "--bogus", "--json"],
+    "doubles.localml-usage-error": ["serve", "--bogus", "--json"],
     "preflight-usage-error": ["--bogus", "--json"],
-    "engine-usage-error": ["preview", "--json"],
+    "preflight-missing-stack": ["no-such-stack", "--json"],
+    "doubles.pulumicli-usage-error": ["preview", "--json"],
 }
 
 
@@ -72,6 +73,9 @@ def test_the_same_command_with_a_reader_prints_one_json_object(case: str) -> Non
             assert document["summary"] == {"exit_code": 2} and document["errors"][0].endswith("--help")
         else:
             assert document["ok"] is False and document["exit_code"] == 2
+    elif case == "preflight-missing-stack":  # an input error, not a usage error: the gate's report schema
+        assert proc.returncode == 2 and document["summary"] == {"exit_code": 2}
+        assert document["errors"][0].startswith("STACK 'no-such-stack': no Pulumi.no-such-stack.yaml")
     else:
         assert proc.returncode == 0, proc.stderr
 
