@@ -300,6 +300,31 @@ def test_a_check_failure_of_a_top_level_name_is_read_back() -> None:
     assert problem.message.endswith("; set by config key azml-gpu:workspace.name: use a value Azure accepts")
 
 
+# Failures whose constraint or source hold brackets, parentheses, colons and backslashes (the patterns and
+# the naming rules' sources): each is read back whole.
+ROUND_TRIPS = [
+    ("azure-native:keyvault:Vault", {"vaultName": "kv--ws"}),
+    (COMPUTE, {"computeName": "t4-dev-a-name-far-too-long"}),
+    (COMPUTE, {"computeName": "gpu-cluster-1"}),
+    ("azure-native:applicationinsights:Component", {"resourceName": "appi?x"}),
+    (GROUP, {"resourceGroupName": "rg/train"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("typ", "change"), ROUND_TRIPS, ids=[f"{t.rsplit(':', 1)[-1]}-{c}" for t, c in ROUND_TRIPS]
+)
+def test_every_failure_the_provider_reports_is_read_back_whole(typ: str, change: dict[str, str]) -> None:
+    inputs = recorded.inputs(typ) | change
+    expected = schema.check_resource(typ, inputs).failures
+    assert expected
+    read = [
+        resource_check.from_diagnostic(urn, m, recorded.prod_config())
+        for urn, m in _engine_messages(_urn(typ), typ, inputs)
+    ]
+    assert [p.failure if p else None for p in read] == expected
+
+
 def test_a_reason_without_a_constraint_is_read_as_given() -> None:
     """Another provider's Check failure (no "[constraint ... from ...]"): the reason whole, no constraint."""
     message = (
