@@ -132,29 +132,13 @@ TESTS = {
         "tests/components/test_components_options.py",
     ],
     # issue 25, run of 2026-12-02 (stackconfig, schema)
-    # The spec check: the small-spec tests first (no program run), then the name limits and the resource
-    # check without its two gate tests (they start the policy pack, whose virtualenv the scratch copy lacks).
+    # The spec check: the small-spec and name-limit tests first, then the provider model and the resource
+    # check (all on recorded checked inputs: no program run, no policy pack).
     "preflight/provider/schema.py": [
-        "tests/preflight/test_spec_refs_inheritance_and_secrets.py",
-        "tests/preflight/test_schema_patterns.py",
-        "tests/preflight/test_preflight_provider_model.py",
+        "tests/preflight/provider/test_schema.py",
+        "tests/preflight/provider/test_model.py",
         "tests/components/test_components_identity_spec.py",
-        *(
-            f"tests/preflight/test_preflight_resource_check.py::test_{t}"
-            for t in (
-                "prod_passes_and_every_azure_native_type_is_checked_with_its_body",
-                "a_type_without_a_vendored_spec_is_listed_as_not_checked",
-                "each_vendored_constraint_rejects",
-                "unknown_values_are_skipped_like_the_provider",
-                "an_api_version_without_a_vendored_spec_is_not_checked",
-                "configs_at_the_limits_pass_the_resource_check",
-                "a_command_job_body_as_azure_ai_ml_sends_it_passes",
-                "job_bodies_the_spec_rejects",
-                "request_at_an_api_version_with_no_extract_is_not_checked",
-                "the_400_is_the_arm_error_envelope",
-                "a_compute_put_needs_its_resource_group_path_parameter",
-            )
-        ),
+        "tests/preflight/test_resource_check.py",
     ],
     "stackconfig/rules.py": [
         "tests/stackconfig/test_duplicate_names_after_a_bad_name.py",

@@ -1,18 +1,25 @@
-"""The spec check (preflight/provider/schema.py) where a spec's structure decides what is checked: `$ref` chains,
-`allOf` inheritance (with a parent that is not vendored), discriminated subtypes, read-only properties, and
-values the engine sends as secrets.
+"""The REST-spec check (preflight/provider/schema.py): what it rejects, with azure-native Check's wording, and
+what it lists as not checked, never passing it silently.
 
-Two kinds of spec: the vendored ones (preflight/provider/azure_specs, azure-rest-api-specs extracts), and small specs
-written here in the same OpenAPI 2.0 / autorest form (swagger.io/specification/v2: `$ref`, `allOf`,
-`discriminator`, `readOnly`; autorest docs/extensions: `x-ms-discriminator-value`, defaulting to the
-definition's name) for shapes the vendored extracts do not hold, each checked as a REST request body.
+Two kinds of spec:
+- small specs written here in the vendored specs' OpenAPI 2.0 / autorest form (swagger.io/specification/v2:
+  `$ref`, `allOf`, `discriminator`, `readOnly`; autorest docs/extensions: `x-ms-discriminator-value`,
+  defaulting to the definition's name; `x-ms-enum.modelAsString`, default false) for the shapes the vendored
+  extracts do not hold: `$ref` chains, `allOf` with a parent that is not vendored, discriminated subtypes,
+  read-only properties, limits at their edges, the two shapes (REST body and azure-native inputs), naming
+  rules, and the Diff metadata (`schema.metadata`);
+- the vendored specs (preflight/provider/azure_specs, azure-rest-api-specs extracts), each constraint broken
+  one at a time in the checked inputs the engine gave prod's resources (tests/fixtures/provider/), the name
+  limits of Microsoft Learn, and the REST bodies localml checks.
+
+The reasons are the provider's (pulumi-azure-native provider/pkg/provider/provider.go `validateProperty`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,7 @@ import pytest
 
 from preflight.provider import schema
 from preflight.wire import SECRET_SIG, SIG_KEY, UNKNOWN
+from tests.preflight.provider import recorded
 
 FILE = "example/resource-manager/Example.Things/stable/2020-01-01/things.json"
 OPERATION = "Things_Create"
@@ -656,3 +664,490 @@ def test_a_command_jobs_limits_are_checked_as_command_job_limits() -> None:
     wrong["properties"]["limits"]["jobLimitsType"] = "Batch"
     failures = schema.check_request("Jobs_CreateOrUpdate", "2025-01-01-preview", {"id": "j"}, wrong).failures
     assert [f.path for f in failures] == ["properties.limits.jobLimitsType"]
+
+
+# --- name limits (Microsoft Learn resource-name-rules) ----------------------------------------------------
+# learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules (and, for the compute name,
+# how-to-create-attach-compute-cluster: "between 3 and 24 characters ... letters, digits and the - character
+# ... start with a letter ... '-' must be followed by at least one letter"):
+# - Microsoft.Storage/storageAccounts: 3-24, lowercase letters and numbers.
+# - Microsoft.KeyVault/vaults: 3-24, alphanumerics and hyphens; start with a letter; end with a letter or
+#   digit; no consecutive hyphens.
+# - Microsoft.MachineLearningServices/workspaces: 3-33, alphanumerics, hyphens and underscores; start with an
+#   alphanumeric.
+# - Microsoft.ContainerRegistry/registries: 5-50, alphanumerics.
+# - Microsoft.Authorization/locks: 1-90, can't use <>*%&:\?/+.
+
+VAULT = "azure-native:keyvault:Vault"
+COMPUTE = "azure-native:machinelearningservices:Compute"
+WORKSPACE = "azure-native:machinelearningservices:Workspace"
+REGISTRY = "azure-native:containerregistry:Registry"
+LOCK = "azure-native:authorization:ManagementLockByScope"
+NAME_OF = {
+    STORAGE: "accountName",
+    VAULT: "vaultName",
+    COMPUTE: "computeName",
+    WORKSPACE: "workspaceName",
+    REGISTRY: "registryName",
+    LOCK: "lockName",
+}
+
+
+def _name_failures(typ: str, name: str) -> list[schema.Failure]:
+    inputs = recorded.inputs(typ)
+    inputs[NAME_OF[typ]] = name
+    return [f for f in schema.check_resource(typ, inputs).failures if f.path == NAME_OF[typ]]
+
+
+NAME_CASES = [
+    # (type, name, passes)
+    (STORAGE, "abc", True),
+    (STORAGE, "ab", False),
+    (STORAGE, "a" * 24, True),
+    (STORAGE, "a" * 25, False),
+    (STORAGE, "st0train9", True),
+    (STORAGE, "stTrain", False),  # uppercase
+    (STORAGE, "st-train", False),  # hyphen
+    (VAULT, "kva", True),
+    (VAULT, "kv", False),
+    (VAULT, "k" * 24, True),
+    (VAULT, "k" * 25, False),
+    (VAULT, "kv-train-01", True),
+    (VAULT, "1kv", False),  # starts with a digit
+    (VAULT, "kv-", False),  # ends with a hyphen
+    (VAULT, "kv--train", False),  # consecutive hyphens
+    (VAULT, "kv_train", False),
+    (COMPUTE, "abc", True),
+    (COMPUTE, "ab", False),
+    (COMPUTE, "a" * 24, True),
+    (COMPUTE, "a" * 25, False),
+    (COMPUTE, "h100-x4", True),  # a letter after the last '-'
+    (COMPUTE, "gpu-cluster-1", False),  # only digits after the last '-'
+    (COMPUTE, "1gpu", False),  # starts with a digit
+    (COMPUTE, "gpu_x", False),
+    (WORKSPACE, "abc", True),
+    (WORKSPACE, "ab", False),
+    (WORKSPACE, "w" * 33, True),
+    (WORKSPACE, "w" * 34, False),
+    (WORKSPACE, "ws_llm-01", True),
+    (WORKSPACE, "1ws", True),  # an alphanumeric start, digits included
+    (WORKSPACE, "-ws", False),
+    (WORKSPACE, "_ws", False),
+    (WORKSPACE, "ws.llm", False),
+    (REGISTRY, "acr01", True),
+    (REGISTRY, "acr0", False),
+    (REGISTRY, "r" * 50, True),
+    (REGISTRY, "r" * 51, False),
+    (REGISTRY, "acr-train", False),
+    (LOCK, "x", True),
+    (LOCK, "", False),
+    (LOCK, "l" * 90, True),
+    (LOCK, "l" * 91, False),
+    (LOCK, "do not delete (prod)", True),
+    *[(LOCK, f"lock{c}x", False) for c in "<>*%&:\\?/+"],
+]
+
+
+@pytest.mark.parametrize(
+    ("typ", "name", "passes"),
+    NAME_CASES,
+    ids=[f"{t.rsplit(':', 1)[-1]}-{n[:12]!r}" for t, n, _ in NAME_CASES],
+)
+def test_name_limits(typ: str, name: str, passes: bool) -> None:
+    got = _name_failures(typ, name)
+    if passes:
+        assert got == []
+    else:
+        assert got, f"{typ} {name!r} should be refused"
+        prop = NAME_OF[typ]
+        assert all(f.source for f in got)
+        assert any(
+            f.reason.startswith((f"'{prop}' does not match expression", f"'{prop}' is too")) for f in got
+        ), got
+
+
+def test_the_reason_says_how_long_the_name_is_and_the_limit() -> None:
+    # azure-native Check's wording (provider.go validateProperty): too long (N): at most M characters
+    (f,) = _name_failures(STORAGE, "a" * 25)
+    assert f.reason == "'accountName' is too long (25): at most 24 characters allowed"
+    (g,) = _name_failures(STORAGE, "ab")
+    assert g.reason == "'accountName' is too short (2): at least 3 characters required"
+
+
+# --- each vendored constraint, broken in prod's checked inputs --------------------------------------------
+
+ROLE = "azure-native:authorization:RoleAssignment"
+ENDPOINT = "azure-native:network:PrivateEndpoint"
+DNS_GROUP = "azure-native:network:PrivateDnsZoneGroup"
+DIAGNOSTICS = "azure-native:monitor:DiagnosticSetting"
+GROUP = "azure-native:resources:ResourceGroup"
+LOG = "azure-native:operationalinsights:Workspace"
+INSIGHTS = "azure-native:applicationinsights:Component"
+
+# (resource type, change to the prod inputs, failing path, constraint, provider-style reason fragment)
+CASES: list[tuple[str, Callable[[dict[str, Any]], None], str, str, str]] = [
+    (
+        STORAGE,
+        lambda i: i.update(accountName="st" + "a" * 23),
+        "accountName",
+        "maxLength 24",
+        "'accountName' is too long (25): at most 24 characters allowed",
+    ),
+    (
+        STORAGE,
+        lambda i: i.update(accountName="stWsLlm"),
+        "accountName",
+        "pattern ^[a-z0-9]+$",
+        "'accountName' does not match expression '^[a-z0-9]+$'",
+    ),
+    (
+        VAULT,
+        lambda i: i.update(vaultName="kv_ws"),
+        "vaultName",
+        "pattern ^[a-zA-Z0-9-]{3,24}$",
+        "does not match expression",
+    ),
+    (
+        VAULT,
+        lambda i: i.update(vaultName="kv--ws"),
+        "vaultName",
+        "pattern ^[a-zA-Z](?!.*--)[a-zA-Z0-9-]*[a-zA-Z0-9]$",
+        "does not match expression",
+    ),
+    (
+        REGISTRY,
+        lambda i: i.update(registryName="cr1"),
+        "registryName",
+        "minLength 5",
+        "'registryName' is too short (3): at least 5 characters required",
+    ),
+    (
+        LOG,
+        lambda i: i.update(workspaceName="log-ws-"),
+        "workspaceName",
+        "pattern ^[A-Za-z0-9][A-Za-z0-9-]+[A-Za-z0-9]$",
+        "does not match expression",
+    ),
+    (LOG, lambda i: i.update(sku={}), "sku.name", "required", "missing required property 'sku.name'"),
+    (
+        LOG,
+        lambda i: i.update(retentionInDays=30.5),
+        "retentionInDays",
+        "integer",
+        "'retentionInDays' must be an integer",
+    ),
+    (INSIGHTS, lambda i: i.pop("kind"), "kind", "required", "missing required property 'kind'"),
+    (
+        INSIGHTS,
+        lambda i: i.update(resourceName="appi?x"),
+        "resourceName",
+        "pattern",
+        "does not match expression",
+    ),
+    (LOCK, lambda i: i.pop("level"), "level", "required", "missing required property 'level'"),
+    (LOCK, lambda i: i.update(lockName="lock/st"), "lockName", "pattern", "does not match expression"),
+    (
+        WORKSPACE,
+        lambda i: i.update(workspaceName="-ws"),
+        "workspaceName",
+        "pattern ^[a-zA-Z0-9][a-zA-Z0-9_-]{2,32}$",
+        "does not match expression",
+    ),
+    (
+        COMPUTE,
+        lambda i: i.update(computeName="cpu-cluster-1"),
+        "computeName",
+        "pattern",
+        "does not match expression",
+    ),
+    (
+        COMPUTE,
+        lambda i: i["properties"]["properties"]["scaleSettings"].pop("maxNodeCount"),
+        "properties.properties.scaleSettings.maxNodeCount",
+        "required",
+        "missing required property",
+    ),
+    (
+        COMPUTE,
+        lambda i: i["properties"]["properties"]["scaleSettings"].update(maxNodeCount=2.5),
+        "properties.properties.scaleSettings.maxNodeCount",
+        "integer",
+        "must be an integer but got 2.500000",
+    ),
+    (
+        COMPUTE,
+        lambda i: i["properties"]["properties"].update(vmSize=8),
+        "properties.properties.vmSize",
+        "type string",
+        "'properties.properties.vmSize' should be of type 'string' but got a number",
+    ),
+    (
+        COMPUTE,
+        lambda i: i["properties"]["properties"].update(userAccountCredentials={"adminUserSshPublicKey": "k"}),
+        "properties.properties.userAccountCredentials.adminUserName",
+        "required",
+        "missing required property",
+    ),
+    (
+        COMPUTE,
+        lambda i: i["properties"].update(computeType="AmlComputeV2"),
+        "properties.computeType",
+        "one of",
+        "not one of the values the spec defines",
+    ),
+    (
+        COMPUTE,
+        lambda i: i["identity"].pop("type"),
+        "identity.type",
+        "required",
+        "missing required property 'identity.type'",
+    ),
+    (
+        ROLE,
+        lambda i: i.pop("principalId"),
+        "principalId",
+        "required",
+        "missing required property 'principalId'",
+    ),
+    (
+        ROLE,
+        lambda i: i.update(principalType=["Group"]),
+        "principalType",
+        "type string",
+        "'principalType' should be of type 'string' but got an array",
+    ),
+    (
+        ENDPOINT,
+        lambda i: i["privateLinkServiceConnections"][0].update(groupIds="file"),
+        "privateLinkServiceConnections[0].groupIds",
+        "type array",
+        "'privateLinkServiceConnections[0].groupIds' should be of type 'array' but got a string",
+    ),
+    (
+        DNS_GROUP,
+        lambda i: i["privateDnsZoneConfigs"][0].update(privateDnsZoneId=7),
+        "privateDnsZoneConfigs[0].privateDnsZoneId",
+        "type string",
+        "should be of type 'string' but got a number",
+    ),
+    (
+        DIAGNOSTICS,
+        lambda i: i["logs"][0].pop("enabled"),
+        "logs[0].enabled",
+        "required",
+        "missing required property 'logs[0].enabled'",
+    ),
+    (
+        DIAGNOSTICS,
+        lambda i: i["logs"][0].update(retentionPolicy={"enabled": True, "days": -1}),
+        "logs[0].retentionPolicy.days",
+        "minimum 0",
+        "'logs[0].retentionPolicy.days' is too low",
+    ),
+    (GROUP, lambda i: i.pop("location"), "location", "required", "missing required property 'location'"),
+    (
+        GROUP,
+        lambda i: i.update(resourceGroupName="rg/train"),
+        "resourceGroupName",
+        "pattern ^[-\\w\\._\\(\\)]+$",
+        "does not match expression",
+    ),
+    (STORAGE, lambda i: i.pop("kind"), "kind", "required", "missing required property 'kind'"),
+    (
+        STORAGE,
+        lambda i: i.update(accessTier="Archive"),
+        "accessTier",
+        "one of Hot, Cool, Premium, Cold",
+        "'accessTier' is 'Archive', not one of Hot, Cool, Premium, Cold",
+    ),
+    (
+        VAULT,
+        lambda i: i["properties"]["sku"].update(name="gold"),
+        "properties.sku.name",
+        "one of standard, premium",
+        "'properties.sku.name' is 'gold', not one of standard, premium",
+    ),
+    (
+        VAULT,
+        lambda i: i["properties"].pop("tenantId"),
+        "properties.tenantId",
+        "required",
+        "missing required property 'properties.tenantId'",
+    ),
+    (REGISTRY, lambda i: i.pop("sku"), "sku", "required", "missing required property 'sku'"),
+    (
+        REGISTRY,
+        lambda i: i.update(networkRuleSet={"ipRules": []}),
+        "networkRuleSet.defaultAction",
+        "required",
+        "missing required property 'networkRuleSet.defaultAction'",
+    ),
+    (
+        WORKSPACE,
+        lambda i: i["sku"].update(tier="Gold"),
+        "sku.tier",
+        "one of Free, Basic, Standard, Premium",
+        "'sku.tier' is 'Gold', not one of Free, Basic, Standard, Premium",
+    ),
+    (
+        WORKSPACE,
+        lambda i: i["managedNetwork"].update(outboundRules={"pypi": {"category": "UserDefined"}}),
+        "managedNetwork.outboundRules.pypi.type",
+        "required",
+        "missing required property 'managedNetwork.outboundRules.pypi.type'",
+    ),
+    (LOG, lambda i: i.pop("location"), "location", "required", "missing required property 'location'"),
+    (
+        INSIGHTS,
+        lambda i: i.update(resourceGroupName="r" * 91),
+        "resourceGroupName",
+        "maxLength 90",
+        "'resourceGroupName' is too long (91): at most 90 characters allowed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("typ", "change", "path", "constraint", "reason"), CASES)
+def test_each_vendored_constraint_rejects(
+    typ: str, change: Callable[[dict[str, Any]], None], path: str, constraint: str, reason: str
+) -> None:
+    inputs = recorded.inputs(typ)
+    assert schema.check_resource(typ, inputs).failures == []  # SHOULD PASS: prod as declared
+    change(inputs)
+    failures = schema.check_resource(typ, inputs).failures
+    assert {f.path for f in failures} == {path}
+    matching = [f for f in failures if f.constraint.startswith(constraint)]
+    assert matching, failures
+    assert reason in matching[0].reason
+    assert matching[0].source  # where the constraint is written
+
+
+def test_unknown_values_are_skipped_like_the_provider() -> None:
+    """First preview: a Compute's workspaceName is the engine's unknown sentinel; Check skips it, while a
+    known value there is checked."""
+    inputs = recorded.inputs(COMPUTE)
+    assert [f.path for f in schema.check_resource(COMPUTE, inputs | {"workspaceName": "-ws"}).failures] == [
+        "workspaceName"
+    ]
+    assert schema.check_resource(COMPUTE, inputs | {"workspaceName": UNKNOWN}).failures == []
+
+
+def test_an_api_version_without_a_vendored_spec_is_not_checked() -> None:
+    inputs = recorded.inputs(COMPUTE) | {"azureApiVersion": "2099-01-01", "computeName": "x"}
+    result = schema.check_resource(COMPUTE, inputs)
+    assert not result.checked and result.failures == []
+    assert "API version 2099-01-01" in result.why and "vendored: 2025-12-01" in result.why
+
+
+def test_a_type_without_a_vendored_spec_is_listed_as_not_checked() -> None:
+    result = schema.check_resource("azure-native:resources:Deployment", recorded.inputs(GROUP))
+    assert not result.checked and result.failures == []
+    assert "no spec vendored for azure-native:resources:Deployment" in result.why
+
+
+# --- REST bodies (doubles/localml/validation.py uses the same checker) --------------------------------------
+
+WS_ID = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/"
+    "Microsoft.MachineLearningServices/workspaces/ws"
+)
+# A command job as azure-ai-ml 1.35 sends `command(...)` with an input, an output and 2 PyTorch processes.
+COMMAND_JOB = {
+    "properties": {
+        "jobType": "Command",
+        "command": "python train.py --steps ${{inputs.steps}}",
+        "environmentId": "azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1/versions/1",
+        "codeId": f"{WS_ID}/codes/c/versions/1",
+        "inputs": {"steps": {"jobInputType": "literal", "value": "10"}},
+        "outputs": {"ckpt": {"jobOutputType": "uri_folder", "mode": "ReadWriteMount"}},
+        "resources": {"instanceCount": 2, "shmSize": "2g"},
+        "distribution": {"distributionType": "PyTorch", "processCountPerInstance": 2},
+    }
+}
+
+
+def _job(change: Callable[[dict[str, Any]], None]) -> list[tuple[str, str]]:
+    body = copy.deepcopy(COMMAND_JOB)
+    change(body["properties"])
+    result = schema.check_request("Jobs_CreateOrUpdate", "2025-01-01-preview", {"id": "j"}, body)
+    assert result.checked
+    return [(f.path, f.constraint) for f in result.failures]
+
+
+def test_a_command_job_body_as_azure_ai_ml_sends_it_passes() -> None:
+    assert _job(lambda p: None) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda p: p.pop("environmentId"), [("properties.environmentId", "required")]),
+        (
+            lambda p: p.update(command=""),
+            [("properties.command", "minLength 1"), ("properties.command", "pattern [a-zA-Z0-9_]")],
+        ),
+        (
+            lambda p: p.update(jobType="Batch"),
+            [("properties.jobType", "one of AutoML, Command, Sweep, Pipeline, Spark, FineTuning")],
+        ),
+        (
+            lambda p: p["outputs"]["ckpt"].pop("jobOutputType"),
+            [("properties.outputs.ckpt.jobOutputType", "required")],
+        ),
+        (
+            lambda p: p["resources"].update(shmSize="lots"),
+            [("properties.resources.shmSize", "pattern \\d+[bBkKmMgG]")],
+        ),
+        (lambda p: p.update(experimentName=7), [("properties.experimentName", "type string")]),
+    ],
+)
+def test_job_bodies_the_spec_rejects(change: Callable[[dict[str, Any]], None], expected: list) -> None:
+    assert _job(change) == expected
+
+
+def test_request_at_an_api_version_with_no_extract_is_not_checked() -> None:
+    result = schema.check_request("Jobs_CreateOrUpdate", "2023-04-01-preview", {}, {"properties": {}})
+    assert not result.checked and result.failures == []
+    assert "2023-04-01-preview" in result.why
+
+
+def test_the_400_is_the_arm_error_envelope() -> None:
+    from doubles.localml.validation import MESSAGE, answer
+
+    params = {"name": "c", "version": "1"}
+    result = schema.check_request("CodeVersions_CreateOrUpdate", "2023-04-01", params, {"name": "1"})
+    reply = answer(result)
+    assert reply.status == 400
+    assert reply.body == {
+        "error": {
+            "code": "UserError",
+            "message": MESSAGE,
+            "target": "properties",
+            "details": [
+                {
+                    "code": "UserError",
+                    "message": "missing required property 'properties' (constraint required)",
+                    "target": "properties",
+                }
+            ],
+        }
+    }
+
+
+def test_a_compute_put_needs_its_resource_group_path_parameter() -> None:
+    """Compute_CreateOrUpdate's route takes common-types v3 ResourceGroupNameParameter (vendored, with its
+    pattern): checked without it, the request misses a required path parameter, so localml passes its `{rg}`
+    route parameter (doubles/localml/computes.py); with it, the AmlCompute body azure-native sends passes."""
+    inputs = recorded.inputs(COMPUTE)
+    body = {"location": inputs["location"], "properties": inputs["properties"]}
+    params = {"workspaceName": "ws-llm", "computeName": inputs["computeName"]}
+    without = schema.check_request("Compute_CreateOrUpdate", "2025-12-01", params, body)
+    assert [(f.path, f.constraint) for f in without.failures] == [("resourceGroupName", "required")]
+    bad = schema.check_request(
+        "Compute_CreateOrUpdate", "2025-12-01", params | {"resourceGroupName": "rg/x"}, body
+    )
+    assert [f.path for f in bad.failures] == ["resourceGroupName"]
+    ok = schema.check_request(
+        "Compute_CreateOrUpdate", "2025-12-01", params | {"resourceGroupName": "rg"}, body
+    )
+    assert ok.failures == [] and ok.checked
