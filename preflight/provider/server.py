@@ -289,9 +289,9 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
 
 
 def warm() -> None:
-    """Import the SDK module of every resource type with a vendored spec (`model.shape` reads the type's wire
-    names and API version from it) and read its spec, so that the first Check of a type does not wait for
-    them (0.9 s for the 13 types, up to 0.35 s for one: docs/benchmarks.md)."""
+    """Read the shape (`model.shape`: wire names and API version, parsed from the SDK's source file) and the
+    vendored spec of every resource type with a spec, in the background at start, so that the first Check of
+    a type does not wait for them (0.1 s for the 13 types, measured: docs/benchmarks.md)."""
     for token, versions in schema.index().get("resources", {}).items():
         azure_native.shape(token)
         for version in versions:
