@@ -21,6 +21,7 @@ import uuid
 
 import pytest
 from components_helpers import (
+    ACCESS_COMPONENT,
     CLUSTER_COMPONENT,
     COMPUTE,
     DATA,
@@ -30,6 +31,7 @@ from components_helpers import (
     ROLE_ASSIGNMENT,
     STORAGE,
     SUB,
+    UAI,
     ns,
     one,
     variant,
@@ -170,6 +172,42 @@ def test_a_private_endpoint_rule_grants_the_approver_role_on_its_target(stack_co
     assert approver.inputs["scope"] == DATA and approver.inputs["principalType"] == "ServicePrincipal"
     assert approver.inputs["principalId"] == one(result, ML_WORKSPACE).state["identity"]["principalId"]
     assert approver.inputs["roleDefinitionId"].endswith("/b556d68e-0be0-4f35-a333-ad7ee1ce17ea")
+
+
+def test_a_user_assigned_workspace_identitys_grants_are_each_declared_once(stack_configs):
+    """With a user-assigned workspace identity the grants it needs before the workspace exists are the
+    Workspace component's (test_workspace.py); the stack's RoleAssignments declares the rest, after the
+    workspace, and none of those again: a second identical assignment is ARM's 409 RoleAssignmentExists."""
+    base = stack_configs["prod"]
+    ws_uai = UAI.replace("/id-train", "/id-ws")
+    result = run_program(
+        "prod", variant(base, identity=dict(ns(base, "identity"), workspace_identity_id=ws_uai))
+    )
+    assert result.ok, result.error
+    declared = [
+        (r.inputs["scope"], role_of(r), r.inputs["principalId"]) for r in result.of_type(ROLE_ASSIGNMENT)
+    ]
+    assert len(declared) == len(set(declared))
+    mlw = one(result, ML_WORKSPACE)
+    (access,) = [c for c in result.of_type(ACCESS_COMPONENT) if c.parent == result.resources[0].urn]
+    after = sorted((role_of(r), r.inputs["scope"].rsplit("/", 2)[-2]) for r in result.children(access))
+    assert after == sorted(
+        [
+            ("Contributor", "workspaces"),  # the identity's, on the workspace that now exists
+            ("Storage Blob Data Contributor", "storageAccounts"),  # h100-x4
+            ("Storage Blob Data Contributor", "storageAccounts"),  # a100-spot
+            ("AzureML Data Scientist", "workspaces"),
+            ("Storage Blob Data Contributor", "storageAccounts"),  # the data scientists' group, keys off
+            ("Storage File Data Privileged Contributor", "storageAccounts"),
+            ("AzureML Compute Operator", "workspaces"),
+        ]
+    )
+    (contributor,) = [
+        r for r in result.children(access) if r.inputs["scope"] == mlw.id and role_of(r) == "Contributor"
+    ]
+    assert contributor.inputs["principalType"] == "ServicePrincipal" and GUID.match(
+        contributor.inputs["principalId"]
+    )
 
 
 # --- variants of prod ---------------------------------------------------------------------------------------
