@@ -170,6 +170,19 @@ def test_prod_workspace_is_private_with_a_managed_network(runs):
     assert one(runs["prod"], REGISTRY).inputs["sku"] == {"name": "Premium"}
 
 
+@pytest.mark.parametrize("reached_by", ["private_endpoints", "managed"])
+def test_a_registry_reached_privately_either_way_is_premium(stack_configs, reached_by):
+    """Your own private endpoint, or the managed network's, to the registry: both need the Premium tier
+    (container-registry-private-link: "available in the Premium container registry service tier")."""
+    base = stack_configs["prod"]
+    network = {reached_by: ns(base, "network")[reached_by]}
+    # Without a managed network the nodes need a public IP (or a subnet of yours).
+    clusters = [dict(c, node_public_ip=reached_by != "managed") for c in ns(base, "clusters")]
+    result = run_program("prod", variant(base, network=network, clusters=clusters))
+    assert result.ok, result.error
+    assert one(result, REGISTRY).inputs["sku"] == {"name": "Premium"}
+
+
 def test_dev_workspace_is_public_with_access_keys(runs):
     mlw = one(runs["dev"], ML_WORKSPACE)
     assert mlw.inputs["publicNetworkAccess"] == "Enabled"
