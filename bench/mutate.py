@@ -61,40 +61,29 @@ TESTS = {
         for m in ("loop", "ledger", "causes")
     },
     "jobs/runs/precheck.py": ["tests/jobs/test_runs_precheck_unit.py", "tests/jobs/test_jobs_runs.py"],
-    "components/identity.py": ["tests/components/test_identity_variants.py"],
+    "components/identity.py": ["tests/components/test_identity.py"],
     "stackconfig/combinations.py": [
-        "tests/stackconfig/test_network_combinations_each_branch.py",
-        "tests/stackconfig/test_stackconfig_combinations.py",
-        "tests/stackconfig/test_stackconfig_access.py",  # grants and the lock decision (added 2026-12-02)
-        "tests/stackconfig/test_lock_decision_edges.py",  # added 2026-12-02
+        "tests/stackconfig/test_combinations.py",  # the combinations and the lock decision
+        "tests/stackconfig/test_identity.py",  # the grant plan (combinations.plan)
     ],
     "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
     "stackconfig/network.py": [
-        "tests/stackconfig/test_network_rules_each_branch.py",
-        "tests/stackconfig/test_network_combinations_each_branch.py",
+        "tests/stackconfig/test_network.py",
+        "tests/stackconfig/test_combinations.py",
     ],
     # Re-run 2026-12-02 after issue 23's customer-managed key (acknowledgements, the grant plan's callers).
     "stackconfig/identity.py": [
-        "tests/stackconfig/test_cmk_acknowledgements.py",
-        "tests/stackconfig/test_identity_rules_each_branch.py",
-        "tests/stackconfig/test_documented_defaults.py",
-        "tests/stackconfig/test_stackconfig_access.py",
-        "tests/stackconfig/test_cluster_identity_id.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_identity.py",
+        "tests/stackconfig/test_models.py",
+        "tests/stackconfig/test_combinations.py",
+        "tests/stackconfig/test_validation.py",
     ],
     "components/workspace.py": [
-        "tests/components/test_components_customer_key_vault.py",
-        "tests/components/test_components_private.py",
-        "tests/components/test_identity_variants.py",
-        "tests/components/test_components_outputs.py",
+        "tests/components/test_workspace.py",
+        "tests/components/test_identity.py",
+        "tests/program/test_main.py",
     ],
-    "components/network.py": [
-        "tests/components/test_components_network_rules.py",  # refused_isolation_change (added 2026-12-02)
-        "tests/components/test_published_role_ids_and_dns_zones.py",
-        "tests/components/test_managed_network_variants.py",
-        "tests/components/test_components_private.py",
-    ],
+    "components/network.py": ["tests/components/test_network.py"],
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: [
@@ -118,18 +107,13 @@ TESTS = {
         "tests/job_scripts/test_stop_request_first_signal_wins.py",
         "tests/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",  # 2 processes: last
     ],
-    "components/locks.py": ["tests/components/test_components_locks.py"],
-    "components/naming.py": [
-        "tests/components/test_derived_names_as_documented.py",
-        "tests/components/test_components_naming.py",
-    ],
-    "components/diagnostics.py": ["tests/components/test_components_private.py"],
+    "components/locks.py": ["tests/components/test_locks.py"],
+    "components/naming.py": ["tests/components/test_naming.py"],
+    "components/diagnostics.py": ["tests/components/test_diagnostics.py"],
     "components/gpu_cluster.py": [
-        "tests/components/test_components_identity_spec.py",
-        "tests/components/test_components_wire.py",
-        "tests/components/test_components_region.py",
-        "tests/components/test_components_private.py",
-        "tests/components/test_components_options.py",
+        "tests/components/test_gpu_cluster.py",
+        "tests/components/test_identity.py",  # the nodes' identity in the grants
+        "tests/components/test_workspace.py",  # clusters with a user-assigned identity
     ],
     # issue 25, run of 2026-12-02 (stackconfig, schema)
     # The spec check: the small-spec and name-limit tests first, then the provider model and the resource
@@ -137,80 +121,70 @@ TESTS = {
     "preflight/provider/schema.py": [
         "tests/preflight/provider/test_schema.py",
         "tests/preflight/provider/test_model.py",
-        "tests/components/test_components_identity_spec.py",
+        "tests/components/test_workspace.py::"
+        "test_the_workspace_body_with_a_user_assigned_identity_passes_the_rest_spec_check",
         "tests/preflight/test_resource_check.py",
     ],
     "stackconfig/rules.py": [
-        "tests/stackconfig/test_duplicate_names_after_a_bad_name.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_rules.py",
+        "tests/stackconfig/test_models.py",
     ],
     "stackconfig/names.py": [
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
-        "tests/stackconfig/test_identity_rules_each_branch.py",
-        "tests/stackconfig/test_network_rules_each_branch.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_names.py",
+        "tests/stackconfig/test_identity.py",
+        "tests/stackconfig/test_network.py",
     ],
     "stackconfig/sizes.py": [
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_sizes.py",
     ],
     "stackconfig/sshkeys.py": [
-        "tests/stackconfig/test_ssh_key_wire_format.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_sshkeys.py",
+        "tests/stackconfig/test_validation.py",
     ],
     "stackconfig/validation.py": [
-        "tests/stackconfig/test_problems_after_a_cluster_that_is_not_a_mapping.py",
-        "tests/stackconfig/test_duplicate_names_after_a_bad_name.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
-        "tests/stackconfig/test_stackconfig_combinations.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_models.py",
+        "tests/stackconfig/test_combinations.py",
     ],
     "stackconfig/loader.py": [
-        "tests/stackconfig/test_stack_file_numbers_and_namespaces.py",
-        "tests/stackconfig/test_stackfile_yaml12.py",
-        "tests/stackconfig/test_stackconfig_pulumi.py",
-        "tests/stackconfig/test_stackconfig_cli.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
-        "tests/stackconfig/test_stackconfig_outputs.py",
+        "tests/stackconfig/test_loader.py",
+        "tests/stackconfig/test_cli.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_outputs.py",
     ],
     "stackconfig/models.py": [
-        "tests/stackconfig/test_documented_defaults.py",
-        "tests/stackconfig/test_cluster_identity_id.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
-        "tests/stackconfig/test_stackconfig_access.py",
-        "tests/stackconfig/test_stackconfig_combinations.py",
-        "tests/stackconfig/test_network_rules_each_branch.py",
-        # the full run's selection also ran these (kept so its numbers reproduce)
-        "tests/stackconfig/test_stackconfig_outputs.py",
-        "tests/stackconfig/test_stackfile_yaml12.py",
-        "tests/stackconfig/test_stackconfig_cli.py",
+        "tests/stackconfig/test_models.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_identity.py",
+        "tests/stackconfig/test_combinations.py",
+        "tests/stackconfig/test_network.py",
+        "tests/stackconfig/test_outputs.py",
+        "tests/stackconfig/test_loader.py",
+        "tests/stackconfig/test_cli.py",
     ],
     "stackconfig/regions.py": [
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_validation.py",
+        "tests/stackconfig/test_regions.py",
         "tests/vmsizes/test_regions.py",
     ],
     "stackconfig/outputs.py": [
-        "tests/stackconfig/test_documented_defaults.py",
-        "tests/stackconfig/test_stackconfig_outputs.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_outputs.py",
+        "tests/stackconfig/test_sizes.py",
+        "tests/program/test_main.py",
     ],
     "stackconfig/errors.py": [
-        "tests/stackconfig/test_config_error_messages.py",
-        "tests/stackconfig/test_stackconfig_invalid.py",
-        "tests/stackconfig/test_stackconfig_valid.py",
+        "tests/stackconfig/test_errors.py",
+        "tests/stackconfig/test_validation.py",
     ],
     "stackconfig/cli.py": [
-        "tests/stackconfig/test_cli_conventions.py",
-        "tests/stackconfig/test_stackconfig_cli.py",
+        "tests/stackconfig/test_cli.py",
         "tests/repo/test_repo_cli_promises.py",
         "tests/jobs/test_jobs_cli.py",
     ],
-    "doubles/pulumicli/gotool.py": ["tests/engine/test_engine_gotool.py"],
+    "doubles/pulumicli/gotool.py": ["tests/doubles/pulumicli/test_gotool.py"],
 }
 DEFAULT_TESTS = ["tests/policies"]
 SWAP = {

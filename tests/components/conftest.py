@@ -1,58 +1,25 @@
-"""Fixtures: the real program run under Pulumi mocks (preflight.program.run_program), once per stack.
+"""Fixtures (stack_fixtures.py): the real program (`__main__.py`) under Pulumi mocks (program_mocks.py), once
+per shipped stack.
 
-Runs are module-independent and cached per session: each evaluates __main__.py exactly as
-`pulumi preview` would, with realistic ARM ids from preflight/mocks.py.
+Test files are named after the module they test (test_network.py for components/network.py), and
+tests/stackconfig has files of the same names for its own modules. Under pytest's default import mode a test
+file is imported by its bare name, so the second `test_network` would be refused as "import file mismatch":
+`pytest_collectstart` forgets the other folder's module of that name just before this folder's is imported
+(a Module's collection imports it).
 """
 
 from __future__ import annotations
 
-import copy
-from typing import Any
+import sys
+from pathlib import Path
 
 import pytest
-
-from preflight.program import ProgramResult, read_stack_config, run_program
-
-STACKS = ("dev", "prod", "capacity")  # capacity: the public stack that carries the locks
+from stack_fixtures import run, runs, stack, stack_configs, typed, typed_configs  # noqa: F401
 
 
-@pytest.fixture(scope="session")
-def stack_configs() -> dict[str, dict[str, Any]]:
-    return {stack: read_stack_config(stack) for stack in STACKS}
-
-
-@pytest.fixture(scope="session")
-def runs() -> dict[str, ProgramResult]:
-    results = {stack: run_program(stack) for stack in STACKS}
-    for stack, result in results.items():
-        assert result.ok, f"{stack}: {result.error}"
-    return results
-
-
-@pytest.fixture(params=STACKS)
-def stack(request) -> str:
-    return request.param
-
-
-@pytest.fixture
-def run(runs, stack) -> ProgramResult:
-    return runs[stack]
-
-
-@pytest.fixture
-def config(stack_configs, stack) -> dict[str, Any]:
-    return copy.deepcopy(stack_configs[stack])
-
-
-@pytest.fixture(scope="session")
-def typed_configs():
-    """The validated StackConfig of each stack file (stackconfig's contract), for expected values."""
-    from preflight.program import REPO_ROOT
-    from stackconfig import load_stack_file
-
-    return {stack: load_stack_file(REPO_ROOT / f"Pulumi.{stack}.yaml") for stack in STACKS}
-
-
-@pytest.fixture
-def typed(typed_configs, stack):
-    return typed_configs[stack]
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    if not isinstance(collector, pytest.Module):
+        return
+    module = sys.modules.get(collector.path.stem)
+    if module is not None and Path(getattr(module, "__file__", None) or "") != collector.path:
+        del sys.modules[collector.path.stem]

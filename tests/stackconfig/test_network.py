@@ -1,12 +1,12 @@
-"""`azml-gpu:network` key rules (stackconfig/network.py), each branch from the happy-path config: outbound
-rule names at their length limits, the keys each rule type takes, host names, ARM ids, duplicate names, the
-private endpoints' ids, and the defaults a user relies on. Each case changes one value and asserts the exact
-key path and message (what `python -m stackconfig` prints)."""
+"""stackconfig/network.py: the `azml-gpu:network` keys, each branch from the happy-path config: outbound rule
+names at their length limits, the keys each rule type takes, host names, ARM ids, duplicate names, the private
+endpoints' ids, and the defaults a user relies on. Each case changes one value and asserts the exact key path
+and message (what `python -m stackconfig` prints)."""
 
 from __future__ import annotations
 
 import pytest
-from stackconfig_factory import good_raw
+from stackconfig_factory import good_raw, problems
 
 from stackconfig import ConfigError, validate
 
@@ -24,16 +24,10 @@ def with_rules(*rules: dict, mode: str = "AllowOnlyApprovedOutbound") -> dict:
     return raw
 
 
-def problems(raw: dict) -> list[str]:
-    try:
-        validate(raw)
-    except ConfigError as exc:
-        return list(exc.problems)
-    return []
-
-
 FQDN = {"name": "pypi", "type": "fqdn", "destination": "pypi.org"}
 PE = {"name": "data", "type": "private_endpoint", "service_resource_id": DATA, "subresource_target": "blob"}
+
+
 TAG = {
     "name": "mon",
     "type": "service_tag",
@@ -205,3 +199,61 @@ def test_an_omitted_rule_key_reads_as_none():
         None,
         None,
     )
+
+
+def _raw(**network) -> dict:
+    return {
+        "workspace": {"name": "ws-a", "resource_group": {"name": "rg-a"}, "region": "eastus"},
+        "clusters": [
+            {
+                "name": "h100-x2",
+                "size": "Standard_ND96isr_H100_v5",
+                "max_instances": 2,
+                "idle_time_before_scale_down": 300,
+                "tier": "dedicated",
+                "ssh": "disabled",
+                "region": "westus3",
+            }
+        ],
+        **({"network": network} if network else {}),
+    }
+
+
+def test_disabled_managed_network_is_no_managed_network() -> None:
+    raw = _raw(managed={"isolation_mode": "Disabled"})
+    assert validate(raw).network.managed_enabled is False
+
+
+def test_outbound_rules_are_typed() -> None:
+    raw = _raw(
+        managed={
+            "isolation_mode": "AllowOnlyApprovedOutbound",
+            "outbound_rules": [
+                {"name": "pypi", "type": "fqdn", "destination": "pypi.org"},
+                {
+                    "name": "data",
+                    "type": "private_endpoint",
+                    "service_resource_id": "/subscriptions/00000000-0000-0000-0000-000000000000/"
+                    "resourceGroups/rg-data/providers/Microsoft.Storage/storageAccounts/stdata",
+                    "subresource_target": "blob",
+                },
+                {
+                    "name": "mon",
+                    "type": "service_tag",
+                    "service_tag": "AzureMonitor",
+                    "protocol": "TCP",
+                    "port_ranges": "443",
+                },
+            ],
+        }
+    )
+    raw["clusters"][0]["region"] = "eastus"
+    rules = validate(raw).network.managed.outbound_rules
+    assert [(r.name, r.type) for r in rules] == [
+        ("pypi", "fqdn"),
+        ("data", "private_endpoint"),
+        ("mon", "service_tag"),
+    ]
+    raw["network"]["managed"]["outbound_rules"][0]["destination"] = "not a host"
+    with pytest.raises(ConfigError, match=r"outbound_rules\[0\]: .*not a host name"):
+        validate(raw)

@@ -1,4 +1,5 @@
-"""Locks: CanNotDelete on individual resources only, scoped to resource ids, deterministic names."""
+"""components/locks.py: CanNotDelete locks on individual resources only, scoped to resource ids, with
+deterministic names, as the real program declares them (Pulumi mocks, program_mocks.py)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ from components_helpers import (
     ML_WORKSPACE,
     REGISTRY,
     RESOURCE_ID,
+    ROLE_ASSIGNMENT,
     STORAGE,
     ns,
     one,
     variant,
 )
+from program_mocks import REPO, run_program
 
 from components.locks import check_resource_scope
-from preflight.program import REPO_ROOT, run_program
 
 
 def _locked(result) -> dict[str, object]:
@@ -36,7 +38,6 @@ def test_every_lock_scope_is_an_individual_resource_id(run):
         assert RESOURCE_ID.match(scope), scope
         assert not GROUP_OR_SUBSCRIPTION.match(scope), scope
         assert lock.inputs["level"] == "CanNotDelete"
-        assert lock.id == f"{scope}/providers/Microsoft.Authorization/locks/{lock.inputs['lockName']}"
 
 
 def test_capacity_locks_what_carries_no_grant(runs):
@@ -46,7 +47,7 @@ def test_capacity_locks_what_carries_no_grant(runs):
     locked = _locked(result)
     assert all(target is not None for target in locked.values()), "a lock scope is not a declared resource"
     assert sorted(t.type for t in locked.values()) == sorted([STORAGE, REGISTRY, APP_INSIGHTS])
-    granted = {r.inputs["scope"] for r in result.of_type("azure-native:authorization:RoleAssignment")}
+    granted = {r.inputs["scope"] for r in result.of_type(ROLE_ASSIGNMENT)}
     assert granted and not granted & set(locked)  # no lock on a resource that carries a grant
     assert one(result, KEY_VAULT).id in granted
     for lock in result.of_type(LOCK):
@@ -66,8 +67,8 @@ def test_dev_and_prod_declare_no_locks(runs, stack):
 
 def test_workspace_lock_only_when_asked_and_says_it_covers_computes(stack_configs):
     base = stack_configs["capacity"]
-    result = run_program("capacity", config=variant(base, locks=dict(ns(base, "locks"), workspace=True)))
-    assert result.ok, result.problems
+    result = run_program("capacity", variant(base, locks=dict(ns(base, "locks"), workspace=True)))
+    assert result.ok, result.error
     mlw = one(result, ML_WORKSPACE)
     (ws_lock,) = [lock for lock in result.of_type(LOCK) if lock.inputs["scope"] == mlw.id]
     assert "computes" in ws_lock.inputs["notes"] and "replacing a GPU cluster" in ws_lock.inputs["notes"]
@@ -84,7 +85,7 @@ def test_lock_flags_select_targets(stack_configs):
         "application_insights": False,
         "workspace": False,
     }
-    result = run_program("capacity", config=variant(base, locks=flags))
+    result = run_program("capacity", variant(base, locks=flags))
     assert [t.type for t in _locked(result).values()] == [STORAGE]
 
 
@@ -103,10 +104,11 @@ def test_scope_check_refuses_group_and_subscription(scope):
 
 def test_locks_component_refuses_a_resource_group_target(tmp_path):
     """A program that tries to lock the resource group fails before anything is sent."""
-    (tmp_path / "__main__.py").write_text(
+    program = tmp_path / "__main__.py"
+    program.write_text(
         textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(REPO_ROOT)!r})
+        sys.path.insert(0, {str(REPO)!r})
         import pulumi_azure_native.resources as resources
         from components import LockTarget, ResourceLocks, ResourceLocksArgs
         rg = resources.ResourceGroup("rg", resource_group_name="rg-train", location="eastus")
@@ -115,4 +117,4 @@ def test_locks_component_refuses_a_resource_group_target(tmp_path):
     )
     refused = "refusing to lock 'rg-train' of type azure-native:resources:ResourceGroup"
     with pytest.raises(ValueError, match=refused):
-        run_program("dev", root=tmp_path, config={})
+        run_program("dev", {}, program=program)

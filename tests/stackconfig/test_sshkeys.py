@@ -1,18 +1,22 @@
-"""The SSH key check on key bodies that are truncated or malformed as OpenSSH writes them (RFC 4251 §5
-strings: a uint32 length, then that many bytes; RFC 4253 §6.6 ssh-rsa: string "ssh-rsa", mpint e, mpint n),
-and on the line as users paste it (with or without the comment `ssh-keygen` appends).
-
-Each bad body gets the config error naming the problem, never a traceback; the key type string is at most 64
-characters (RFC 4250 §4.6.1: "Names MUST NOT be longer than 64 characters")."""
+"""stackconfig/sshkeys.py: the SSH public key check. Azure ML takes RSA keys of 2048 bits and more
+(machine-learning-enable-ssh.md, "starting with ssh-rsa"); well-formed keys of other types are refused naming
+the source and the fix. Key bodies truncated or malformed as OpenSSH writes them (RFC 4251 §5 strings: a
+uint32 length, then that many bytes; RFC 4253 §6.6 ssh-rsa: string "ssh-rsa", mpint e, mpint n) get the config
+error naming the problem, never a traceback; the key type string is at most 64 characters (RFC 4250 §4.6.1:
+"Names MUST NOT be longer than 64 characters"); the line is taken as users paste it (with or without the
+comment `ssh-keygen` appends)."""
 
 from __future__ import annotations
 
 import base64
+import os
 import struct
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
+from stackconfig import SshConfig
 from stackconfig.sshkeys import public_key_problem, rsa_bits
 
 KEYS = Path(__file__).resolve().parent.parent / "fixtures" / "sshkeys"
@@ -102,3 +106,50 @@ def test_a_line_without_the_key_type_and_body_names_the_expected_form(line: str,
     assert problem is not None
     assert problem.startswith(f"expected 'ssh-rsa <base64 key> [comment]', got {count} field(s); ")
     assert "paste the whole line of your .pub file" in problem
+
+
+# --- keys of each type and size, through the config's SshConfig ---------------------------------------------
+
+
+def _key(key_type: str, rsa_bits: int = 3072) -> str:
+    """A public key line in the OpenSSH wire format (RFC 4253 §6.6, RFC 5656 §3.1, RFC 8709 §4)."""
+    if key_type == "ssh-rsa":
+        modulus = (1 << (rsa_bits - 1)) | int.from_bytes(os.urandom(rsa_bits // 8), "big") | 1
+        fields = [_string(b"\x01\x00\x01"), _string(b"\x00" + modulus.to_bytes(rsa_bits // 8, "big"))]
+    elif key_type == "ssh-ed25519":
+        fields = [_string(os.urandom(32))]
+    else:
+        curve = key_type.rsplit("-", 1)[1].encode()
+        fields = [_string(curve), _string(b"\x04" + os.urandom(64))]
+    blob = _string(key_type.encode()) + b"".join(fields)
+    return f"{key_type} {base64.b64encode(blob).decode()} someone@example"
+
+
+@pytest.mark.parametrize("bits", [2048, 3072, 4096])
+def test_rsa_keys_of_2048_bits_and_more_are_accepted(bits: int) -> None:
+    ssh = SshConfig(admin_user="azureuser", public_key=_key("ssh-rsa", rsa_bits=bits))
+    assert ssh.public_key.startswith("ssh-rsa ")
+
+
+@pytest.mark.parametrize(
+    "key_type", ["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"]
+)
+def test_well_formed_keys_azure_ml_refuses_name_the_source_and_the_fix(key_type: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        SshConfig(admin_user="azureuser", public_key=_key(key_type))
+    assert (
+        f"a {key_type} key is not accepted: Azure ML compute takes RSA keys only (docs: "
+        "machine-learning-enable-ssh.md, 'starting with ssh-rsa'); generate one with "
+        "`ssh-keygen -t rsa -b 3072`"
+    ) in str(info.value)
+
+
+def test_rsa_keys_below_2048_bits_are_rejected() -> None:
+    with pytest.raises(ValidationError, match="this RSA key has 1024 bits, Azure needs at least 2048"):
+        SshConfig(admin_user="azureuser", public_key=_key("ssh-rsa", rsa_bits=1024))
+
+
+def test_rsa_line_with_another_key_type_inside_is_rejected() -> None:
+    line = _key("ecdsa-sha2-nistp256").replace("ecdsa-sha2-nistp256", "ssh-rsa", 1)
+    with pytest.raises(ValidationError, match="the key inside is 'ecdsa-sha2-nistp256'"):
+        SshConfig(admin_user="azureuser", public_key=line)

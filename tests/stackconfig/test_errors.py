@@ -1,12 +1,12 @@
-"""The exact problem line a user reads for each kind of mistake the schema catches (stackconfig/errors.py
-turns pydantic's error types into `azml-gpu:<key path>: <what is wrong>; <fix>`).
+"""stackconfig/errors.py: the exact problem line a user reads for each kind of mistake the schema catches
+(stackconfig/errors.py turns pydantic's error types into `azml-gpu:<key path>: <what is wrong>; <fix>`).
 
-One table, one change of the happy-path config per row, the whole line asserted: which branch answers
-(a missing mapping names its required keys, a missing value shows its documented example, a quoted number
-or boolean is told to drop the quotes, a near-miss gets "did you mean"), what the value is shown as (text
-quoted, true/false/null as YAML writes them, a mapping or a list by its kind) and the key path (list
-indexes in brackets, the SSH union's branch tag left out). The examples come from the `examples` each key
-documents in docs/config.md; the bounds from the keys' documented ranges."""
+One table, one change of the happy-path config per row, the whole line asserted: which branch answers (a
+missing mapping names its required keys, a missing value shows its documented example, a quoted number or
+boolean is told to drop the quotes, a near-miss gets "did you mean"), what the value is shown as (text quoted,
+true/false/null as YAML writes them, a mapping or a list by its kind) and the key path (list indexes in
+brackets, the SSH union's branch tag left out). The examples come from the `examples` each key documents in
+docs/config.md; the bounds from the keys' documented ranges."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from stackconfig import ConfigError, validate
 from stackconfig.errors import translate
 
 Change = Callable[[dict[str, Any]], None]
-
 SUB = "00000000-0000-0000-0000-000000000000"
 KV = f"/subscriptions/{SUB}/resourceGroups/rg-keys/providers/Microsoft.KeyVault/vaults/kv-cmk"
 UAI = (
@@ -69,6 +68,7 @@ CLUSTER_KEYS = (
     "name, size, region, min_instances, max_instances, idle_time_before_scale_down, tier, ssh, subnet_id, "
     "node_public_ip, user_assigned_identity_id"
 )
+
 
 # (id, change, the one problem line)
 CASES: list[tuple[str, Change, str]] = [
@@ -448,3 +448,33 @@ def test_examples_are_shown_as_yaml_and_strict_bounds_named(raw: dict[str, Any],
     with pytest.raises(ValidationError) as caught:
         _Stack.model_validate(raw)
     assert [translate(_Stack, error) for error in caught.value.errors()] == [expected]
+
+
+def _raw(**network) -> dict:
+    return {
+        "workspace": {"name": "ws-a", "resource_group": {"name": "rg-a"}, "region": "eastus"},
+        "clusters": [
+            {
+                "name": "h100-x2",
+                "size": "Standard_ND96isr_H100_v5",
+                "max_instances": 2,
+                "idle_time_before_scale_down": 300,
+                "tier": "dedicated",
+                "ssh": "disabled",
+                "region": "westus3",
+            }
+        ],
+        **({"network": network} if network else {}),
+    }
+
+
+def test_unknown_network_and_identity_keys_are_rejected_with_a_suggestion() -> None:
+    raw = _raw(managed={"isolation_mod": "Disabled"})
+    raw["identity"] = {"system_datastore_auth_mode": "identity"}
+    with pytest.raises(ConfigError) as info:
+        validate(raw)
+    text = "\n".join(info.value.problems)
+    assert "network.managed.isolation_mod: unknown key; did you mean isolation_mode?" in text
+    assert (
+        "identity.system_datastore_auth_mode: unknown key; did you mean system_datastores_auth_mode?" in text
+    )

@@ -1,0 +1,19 @@
+"""stackconfig/sizes.py: a catalog size in any case is the catalog's canonical name, whose GPU count is known.
+The refused sizes (not in the catalog, no GPU, a fraction of a GPU, a near miss) are rows of the invalid table
+(test_validation.py)."""
+
+from __future__ import annotations
+
+from stackconfig_factory import good_raw
+
+from stackconfig import validate
+from stackconfig.outputs import stack_outputs
+
+
+def test_a_catalog_size_in_any_case_gets_the_catalog_casing_and_a_known_gpu_count() -> None:
+    raw = good_raw()
+    raw["clusters"][0]["size"] = "standard_nd96isr_h100_v5"
+    config = validate(raw)
+    assert config.clusters[0].size == "Standard_ND96isr_H100_v5"
+    outputs = stack_outputs(config, "00000000-0000-0000-0000-000000000000", "kv-test")
+    assert outputs.clusters["h100-x4"].gpus_per_node == 8
