@@ -6,7 +6,7 @@ import copy
 import re
 from typing import Any
 
-from program_mocks import Resource, Run
+from .program_mocks import Resource, Run
 
 ML = "azure-native:machinelearningservices"
 COMPUTE = f"{ML}:Compute"

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from program_mocks import REPO, Run, read_stack, stack_run
 
 from stackconfig import load_stack_file
+
+from .program_mocks import REPO, Run, read_stack, stack_run
 
 STACKS = ("dev", "prod", "capacity")  # capacity: the public stack that carries the locks
 

@@ -4,7 +4,7 @@ per GB)."""
 
 from __future__ import annotations
 
-from components_helpers import DIAGNOSTIC_SETTING, DIAGNOSTICS_COMPONENT, LOG_ANALYTICS, ML_WORKSPACE, one
+from .components_helpers import DIAGNOSTIC_SETTING, DIAGNOSTICS_COMPONENT, LOG_ANALYTICS, ML_WORKSPACE, one
 
 
 def test_diagnostic_setting_sends_all_logs_to_log_analytics(runs):

@@ -10,13 +10,14 @@ import re
 
 import isodate
 import pytest
-from components_helpers import CLUSTER_COMPONENT, COMPUTE, ML_WORKSPACE, SUB, compute, ns, one, variant
-from program_mocks import REPO, run_program
 
 import vmsizes
 from components import idle_duration
 from preflight.provider import model
 from stackconfig import load_stack_file
+
+from .components_helpers import CLUSTER_COMPONENT, COMPUTE, ML_WORKSPACE, SUB, compute, ns, one, variant
+from .program_mocks import REPO, run_program
 
 # Written out here, not imported from the component, so a change there must be made on purpose.
 EXPECTED_REPLACE_ON_CHANGES = {

@@ -20,7 +20,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from components_helpers import (
+
+import azroles
+
+from .components_helpers import (
     ACCESS_COMPONENT,
     CLUSTER_COMPONENT,
     COMPUTE,
@@ -36,9 +39,7 @@ from components_helpers import (
     one,
     variant,
 )
-from program_mocks import run_program
-
-import azroles
+from .program_mocks import run_program
 
 PERSON = "00000000-0000-0000-0000-0000000000b1"
 OTHER_SUB = "11111111-2222-3333-4444-555555555555"  # role definition ids are the same in every subscription

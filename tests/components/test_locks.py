@@ -6,7 +6,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from components_helpers import (
+
+from components.locks import check_resource_scope
+
+from .components_helpers import (
     APP_INSIGHTS,
     GROUP_OR_SUBSCRIPTION,
     KEY_VAULT,
@@ -21,9 +24,7 @@ from components_helpers import (
     one,
     variant,
 )
-from program_mocks import REPO, run_program
-
-from components.locks import check_resource_scope
+from .program_mocks import REPO, run_program
 
 
 def _locked(result) -> dict[str, object]:

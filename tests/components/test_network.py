@@ -13,7 +13,11 @@ cannot be reconfigured to allow internet outbound"; internet outbound "cannot be
 from __future__ import annotations
 
 import pytest
-from components_helpers import (
+
+from components import network
+from components.network import refused_isolation_change
+
+from .components_helpers import (
     DATA,
     DNS_ZONE_GROUP,
     ML_WORKSPACE,
@@ -23,10 +27,7 @@ from components_helpers import (
     one,
     variant,
 )
-from program_mocks import run_program
-
-from components import network
-from components.network import refused_isolation_change
+from .program_mocks import run_program
 
 ZONES = "{}/providers/Microsoft.Network/privateDnsZones"
 # private-link subresource (group id) -> the zones the page lists for it

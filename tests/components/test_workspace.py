@@ -27,7 +27,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from components_helpers import (
+
+import azroles
+from preflight.provider import model
+from preflight.provider.schema import check_resource
+
+from .components_helpers import (
     APP_INSIGHTS,
     DATA,
     GUID,
@@ -49,11 +54,7 @@ from components_helpers import (
     variant,
     vault,
 )
-from program_mocks import run_program
-
-import azroles
-from preflight.provider import model
-from preflight.provider.schema import check_resource
+from .program_mocks import run_program
 
 GET_VAULT = "azure-native:keyvault:getVault"
 PURGE_FIX = f"az keyvault update --subscription {SUB} -g rg-keys -n kv-cmk --enable-purge-protection true"

@@ -65,7 +65,9 @@ def test_an_existing_config_is_kept_unless_forced(folder: Path, capsys: pytest.C
     assert "cluster-replacement" in written(folder, "prod-eu")
 
 
-def test_a_missing_or_invalid_stack_is_exit_2_with_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_or_invalid_stack_is_exit_2_with_json(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert init_config(["nope", "--json"], folder) == 2
     document = json.loads(capsys.readouterr().out)
     assert document["errors"] == ["STACK 'nope': no Pulumi.nope.yaml; use one of: dev2, prod-eu"]

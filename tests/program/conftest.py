@@ -4,11 +4,4 @@ shared with them."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-_COMPONENT_TESTS = str(Path(__file__).resolve().parents[1] / "components")
-if _COMPONENT_TESTS not in sys.path:
-    sys.path.insert(0, _COMPONENT_TESTS)
-
-from stack_fixtures import run, runs, stack, stack_configs, typed, typed_configs  # noqa: E402, F401
+from tests.components.stack_fixtures import run, runs, stack, stack_configs, typed, typed_configs  # noqa: F401

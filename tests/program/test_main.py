@@ -8,7 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from components_helpers import (
+
+import vmsizes
+from stackconfig.errors import ConfigError
+from stackconfig.outputs import StackOutputs
+from tests.components.components_helpers import (
     ACCESS_COMPONENT,
     CLUSTER_COMPONENT,
     COMPUTE,
@@ -27,11 +31,7 @@ from components_helpers import (
     ns,
     variant,
 )
-from program_mocks import STACK_TYPE, read_stack, run_program
-
-import vmsizes
-from stackconfig.errors import ConfigError
-from stackconfig.outputs import StackOutputs
+from tests.components.program_mocks import STACK_TYPE, read_stack, run_program
 
 # Every resource type the program declares -> the component that declares it.
 PARENT_COMPONENT = {

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
-from stackconfig_factory import INVALID_CASES, bad
 
 from stackconfig import ConfigError, load_stack_file
 from stackconfig.cli import JsonErrorParser, main
+
+from .stackconfig_factory import INVALID_CASES, bad
 
 REPO = Path(__file__).resolve().parents[2]
 SUB = "00000000-0000-0000-0000-000000000000"

@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from stackconfig_factory import good_raw, problems
 
 from stackconfig import ConfigError, StackConfig, load_stack_file, validate
+
+from .stackconfig_factory import good_raw, problems
 
 SUB = "00000000-0000-0000-0000-000000000000"
 VNET = f"/subscriptions/{SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet"

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from stackconfig_factory import good_raw
 
 from stackconfig import ConfigError, validate
 from stackconfig.errors import translate
+
+from .stackconfig_factory import good_raw
 
 Change = Callable[[dict[str, Any]], None]
 SUB = "00000000-0000-0000-0000-000000000000"

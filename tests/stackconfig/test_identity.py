@@ -19,11 +19,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from stackconfig_factory import good_raw, problems
 
 import azroles
 from stackconfig import ConfigError, validate
 from stackconfig.combinations import plan
+
+from .stackconfig_factory import good_raw, problems
 
 SUB = "00000000-0000-0000-0000-000000000000"
 OID = "00000000-0000-0000-0000-00000000A001"

@@ -21,10 +21,11 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from stackconfig_factory import good_raw
 
 from stackconfig import ConfigError, from_pulumi_config, load_stack_file
 from stackconfig.loader import StackFileError, parse_yaml, read_config_block, stack_file
+
+from .stackconfig_factory import good_raw
 
 REPO = Path(__file__).resolve().parents[2]
 

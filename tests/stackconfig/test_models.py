@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
-from stackconfig_factory import good_raw
 
 from stackconfig import ClusterConfig, ConfigError, StackConfig, validate
+
+from .stackconfig_factory import good_raw
 
 SUB = "00000000-0000-0000-0000-000000000000"
 UAI = (

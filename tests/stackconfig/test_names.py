@@ -5,9 +5,10 @@ resource-group names are rows of the invalid table (test_validation.py)."""
 from __future__ import annotations
 
 import pytest
-from stackconfig_factory import good_raw
 
 from stackconfig import ConfigError, validate
+
+from .stackconfig_factory import good_raw
 
 
 @pytest.mark.parametrize("name", ["gpu-a", "a1-b2c", "H100x4", "abc", "g" * 24, "nc-t4-dev"])

@@ -6,9 +6,10 @@ and message (what `python -m stackconfig` prints)."""
 from __future__ import annotations
 
 import pytest
-from stackconfig_factory import good_raw, problems
 
 from stackconfig import ConfigError, validate
+
+from .stackconfig_factory import good_raw, problems
 
 SUB = "00000000-0000-0000-0000-000000000000"
 DATA = f"/subscriptions/{SUB}/resourceGroups/rg-data/providers/Microsoft.Storage/storageAccounts/stdata"

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from stackconfig_factory import good_raw
 
 import vmsizes
 from stackconfig import ClusterConfig, load_stack_file
 from stackconfig.models import SKIP_CROSS_RULES
 from stackconfig.outputs import ClusterOutput, KeyVaultOutput, StackOutputs, cluster_output, stack_outputs
+
+from .stackconfig_factory import good_raw
 
 REPO = Path(__file__).resolve().parents[2]
 SUB = "00000000-0000-0000-0000-000000000000"

@@ -5,9 +5,10 @@ of the invalid table (test_validation.py)."""
 from __future__ import annotations
 
 import pytest
-from stackconfig_factory import good_raw
 
 from stackconfig import validate
+
+from .stackconfig_factory import good_raw
 
 
 @pytest.mark.parametrize("written", ["East US", "eastus", "EASTUS", "East  US"])

@@ -5,9 +5,9 @@ other cases (max_instances below min_instances or 1, duplicate names) are rows o
 
 from __future__ import annotations
 
-from stackconfig_factory import good_raw
-
 from stackconfig import validate
+
+from .stackconfig_factory import good_raw
 
 
 def test_node_public_ip_false_with_a_subnet_is_valid() -> None:

@@ -4,10 +4,10 @@ The refused sizes (not in the catalog, no GPU, a fraction of a GPU, a near miss)
 
 from __future__ import annotations
 
-from stackconfig_factory import good_raw
-
 from stackconfig import validate
 from stackconfig.outputs import stack_outputs
+
+from .stackconfig_factory import good_raw
 
 
 def test_a_catalog_size_in_any_case_gets_the_catalog_casing_and_a_known_gpu_count() -> None:

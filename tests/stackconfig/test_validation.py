@@ -10,9 +10,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-from stackconfig_factory import INVALID_CASES, Mutate, bad, good_raw
 
 from stackconfig import ConfigError, validate
+
+from .stackconfig_factory import INVALID_CASES, Mutate, bad, good_raw
 
 
 def test_table_is_large_enough() -> None:
