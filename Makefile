@@ -109,7 +109,7 @@ test: setup fuse-check hostname-check engine
 
 # The fast loop: lint, then every test outside tests/integration/, with only Python (no Go, no Pulumi CLI, no
 # Node.js, no FUSE, no torch in several processes: tests/conftest.py refuses them), in under 5 minutes.
-check: lint
+check: lint $(PACK_VENV)/.installed
 	AZML_GPU_CHECK=1 $(PY) -m pytest --ignore=tests/integration -q
 
 # The gate on one stack, offline: the Pulumi CLI on PATH when it is a supported one, else the one `make engine`

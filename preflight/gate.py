@@ -492,7 +492,9 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
     tail = " / ".join(run.stderr.strip().splitlines()[-6:]) or "no output"
     if not out and run.exit_code != 0 and not blocked:
         out.append(f"{kind} preview: the Pulumi CLI exited {run.exit_code} with no error event: {tail}")
-    elif out and len(generic) == len(run.errors):  # "preview failed" and nothing said why: the CLI's own words
+    elif out and len(generic) == len(
+        run.errors
+    ):  # "preview failed" and nothing said why: the CLI's own words
         out.append(f"{kind} preview: the Pulumi CLI's last lines: {tail}")
     return out
 
@@ -618,17 +620,18 @@ def _evaluate(
         stack_text = stack_file.read_text(encoding="utf-8")
         port = provider.port
 
-        def workspace(kind: str) -> Workspace:
-            return Workspace.create(cli, folder / kind, stack, root / "Pulumi.yaml", stack_text, port)
+        say(f"pulumi stack init {stack} (a local file backend in the scratch folder)")
+        empty = Workspace.create(cli, folder / FIRST_DEPLOY, stack, root / "Pulumi.yaml", stack_text, port)
+        stacked = empty.copy(folder / UPDATE)
 
         def first_deploy() -> tuple[Run, float]:
-            ws = workspace(FIRST_DEPLOY)
+            ws = empty
             say(f"{FIRST_DEPLOY}: pulumi preview of a new stack {stack!r} with the policy pack")
             return _preview(ws, host.address, policy_args, folder / "first-deploy.jsonl")
 
         def deployed() -> tuple[Workspace, str, Run | None]:
             """The update's workspace with its state: imported, or deployed by `pulumi up`."""
-            ws = workspace(UPDATE)
+            ws = stacked
             if state_path is not None:
                 say(f"{UPDATE}: pulumi stack import --file {state_path}")
                 ws.cli_checked("stack", "import", "--file", str(state_path.resolve()), "--stack", stack)

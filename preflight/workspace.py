@@ -104,8 +104,22 @@ class Workspace:
         (root / "state").mkdir()
         shutil.copyfile(project_file, ws.project / "Pulumi.yaml")
         (ws.project / f"Pulumi.{stack}.yaml").write_text(stack_text)
-        inherited = base_env if base_env is not None else dict(os.environ)
-        ws.env = {
+        ws.env = ws._environment(base_env if base_env is not None else dict(os.environ), provider_port)
+        ws.cli_checked("stack", "init", stack, "--secrets-provider", "passphrase")
+        return ws
+
+    def copy(self, root: Path) -> Workspace:
+        """The same project and backend under `root` (a file backend is its folder: the copy is the same stack,
+        its encryption salt included), without a second `pulumi stack init` (0.3 s of CPU, measured)."""
+        shutil.copytree(self.root, root, symlinks=True, ignore=shutil.ignore_patterns("pulumi-home"))
+        twin = Workspace(self.cli, self.stack, root)
+        port = self.env["PULUMI_DEBUG_PROVIDERS"].rsplit(":", 1)[1]
+        twin.env = twin._environment(self.env, int(port))
+        return twin
+
+    def _environment(self, inherited: dict[str, str], provider_port: int) -> dict[str, str]:
+        root = self.root
+        return {
             **{k: v for k, v in inherited.items() if not k.startswith("PULUMI_")},
             "PULUMI_HOME": str(root / "pulumi-home"),
             "PULUMI_BACKEND_URL": (root / "state").as_uri(),
@@ -119,8 +133,6 @@ class Workspace:
             "PULUMI_DEBUG_PROVIDERS": f"azure-native:{provider_port}",
             "NO_COLOR": "1",
         }
-        ws.cli_checked("stack", "init", stack, "--secrets-provider", "passphrase")
-        return ws
 
     def run(self, *args: str, client: str | None = None, event_log: Path | None = None, timeout: float = 900):
         """The CLI in this workspace's project folder (`Cli.run`)."""
