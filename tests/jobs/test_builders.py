@@ -19,7 +19,7 @@ def test_smoke_on_h100_x4_is_two_nodes_of_eight_processes(tmp_path):
     assert body["distribution"] == {"distributionType": "PyTorch", "processCountPerInstance": 8}
     assert body["resources"]["instanceCount"] == 2
     assert body["computeId"] == "h100-x4"
-    # NCCL_DEBUG, plus the ND H100 v5 settings (jobs/settings.py; tests/jobs/test_jobs_settings.py)
+    # NCCL_DEBUG, plus the ND H100 v5 settings (jobs/settings.py; tests/jobs/test_settings.py)
     assert body["environmentVariables"]["NCCL_DEBUG"] == "INFO"
     assert body["environmentVariables"]["NCCL_IGNORE_CPU_AFFINITY"] == "1"
     # The GPU sweep reaches the message size of ND H100 v5's health levels (16 GiB; vmsizes/data/health.yaml).
