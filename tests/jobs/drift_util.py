@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from jobs_util import FIXTURES
+from .jobs_util import FIXTURES
 
 EXAMPLE = json.loads((FIXTURES / "compute-get-amlcompute.json").read_text())
 

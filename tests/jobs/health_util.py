@@ -10,9 +10,10 @@ from pathlib import Path
 
 import health as job  # jobs/src/health.py, as Azure ML runs it
 import healthparse as hp
-from jobs_util import FIXTURES
 
 from jobs.health import build
+
+from .jobs_util import FIXTURES
 
 FIX = FIXTURES / "health"
 H100 = "Standard_ND96isr_H100_v5"

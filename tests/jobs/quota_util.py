@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from jobs_util import FIXTURES
+from .jobs_util import FIXTURES
 
 USAGES = json.loads((FIXTURES / "usages-eastus.json").read_text())
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from azure.ai.ml import load_job
-from jobs_util import FIXTURES
 
 from jobs.cli import main
+
+from .jobs_util import FIXTURES
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 

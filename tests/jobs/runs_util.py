@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from jobs_util import FIXTURES
-from quota_util import USAGES
+from .jobs_util import FIXTURES
+from .quota_util import USAGES
 
 COMPUTE = json.loads((FIXTURES / "compute-get-amlcompute.json").read_text())
 SIGTERM = (

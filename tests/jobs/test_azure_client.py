@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from jobs_util import FIXTURES, REPO
 
 from jobs.azure_client import NO_CREDENTIALS
+
+from .jobs_util import FIXTURES, REPO
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 

@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from render_util import FIXTURE, render, rest_body
 
 from jobs.cli import main
+
+from .render_util import FIXTURE, render, rest_body
 
 
 def test_smoke_on_h100_x4_is_two_nodes_of_eight_processes(tmp_path):

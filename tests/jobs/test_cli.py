@@ -9,12 +9,13 @@ import json
 import pkgutil
 
 import pytest
-from jobs_util import FIXTURES
 
 import jobs.cli
 import jobs.commands
 from jobs.cli import COMMANDS, build_parser, main
 from jobs.errors import EXIT_USAGE
+
+from .jobs_util import FIXTURES
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 

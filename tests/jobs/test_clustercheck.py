@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 
-from jobs_util import FIXTURES
-
 from jobs.cli import main
+
+from .jobs_util import FIXTURES
 
 
 def test_run_on_a_cluster_the_workspace_lacks_says_so_before_anything_else(monkeypatch, capsys, tmp_path):
-    from jobs_azure_fakes import RoutedTransport, ml_client
-
     import jobs.azure_client
+
+    from .jobs_azure_fakes import RoutedTransport, ml_client
 
     def route(method: str, url: str):
         return 404, {"error": {"code": "ResourceNotFound", "message": "compute h100-x4 not found"}}

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drift_util import EXAMPLE_CLUSTER
-
 from jobs import drift
 from stackconfig.outputs import ClusterOutput, StackOutputs
+
+from .drift_util import EXAMPLE_CLUSTER
 
 WHERE = drift.Where("prod", "rg-train", "ws-llm")
 

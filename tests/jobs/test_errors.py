@@ -10,10 +10,11 @@ from azure.core.exceptions import HttpResponseError
 from azure.core.rest import HttpRequest
 from azure.core.rest._requests_basic import RestRequestsTransportResponse
 from azure.mgmt.core.exceptions import ARMErrorFormat
-from jobs_util import REPO
 
 import jobs.errors
 from jobs.errors import error_detail
+
+from .jobs_util import REPO
 
 
 def _arm_error(status: int, body: bytes) -> HttpResponseError:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from jobs_util import FIXTURES
 
 from jobs import idleclusters, outputs
+
+from .jobs_util import FIXTURES
 
 OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from jobs_util import FIXTURES
 
 from jobs.cli import build_parser, main
+
+from .jobs_util import FIXTURES
 
 
 # One flag name per concept: --processes-per-node (Azure ML's process_count_per_instance) in every command.

@@ -8,9 +8,9 @@ import os
 import threading
 import time
 
-from jobs_util import PY
-
 from jobs.launcher import CANCELLED, launch, log_path, run
+
+from .jobs_util import PY
 
 AZURE_VARS = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NODE_RANK", "RANK", "LOCAL_RANK"}
 PRINT_ENV = "import json, os; print(json.dumps(dict(os.environ)))"

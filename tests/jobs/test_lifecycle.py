@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 
 import pytest
-from jobs_azure_fakes import JobService, RoutedTransport, ml_client
-from jobs_util import FIXTURES
 from rich.console import Console
 
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
 from jobs.lifecycle import EXIT_CREATE, EXIT_OK, submit
+
+from .jobs_azure_fakes import JobService, RoutedTransport, ml_client
+from .jobs_util import FIXTURES
 
 FIXTURE = FIXTURES / "outputs-prod.json"
 

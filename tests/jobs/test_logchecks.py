@@ -8,12 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from jobs_util import FIXTURES
-from ranklogs_util import GLOO_HOSTNAME_WARNING, H100, nccl_ib, nccl_socket, smoke_lines, write_job
 
 from jobs import nccl
 from jobs.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
 from jobs.src.metrics import StepMetrics
+
+from .jobs_util import FIXTURES
+from .ranklogs_util import GLOO_HOSTNAME_WARNING, H100, nccl_ib, nccl_socket, smoke_lines, write_job
 
 ONE_GPU = "Standard_NC24ads_A100_v4"
 

@@ -4,9 +4,10 @@ size, smoke.py's rank line, the host, and prose that names none."""
 from __future__ import annotations
 
 import pytest
-from ranklogs_util import GLOO_HOSTNAME_WARNING
 
 from jobs import logpatterns
+
+from .ranklogs_util import GLOO_HOSTNAME_WARNING
 
 
 @pytest.mark.parametrize(

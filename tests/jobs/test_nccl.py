@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import pytest
-from ranklogs_util import nccl_ib
 
 from jobs import nccl
+
+from .ranklogs_util import nccl_ib
 
 
 def test_socket_bootstrap_line_alone_does_not_decide(tmp_path):

@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from jobs_util import FIXTURES
 
 from jobs import outputs
 from jobs.cli import main
 from jobs.errors import UsageError
+
+from .jobs_util import FIXTURES
 
 FIXTURE = FIXTURES / "outputs-prod.json"
 

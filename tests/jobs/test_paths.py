@@ -3,9 +3,9 @@ below a file is exit 2 naming it."""
 
 from __future__ import annotations
 
-from jobs_util import FIXTURES
-
 from jobs.cli import main
+
+from .jobs_util import FIXTURES
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 

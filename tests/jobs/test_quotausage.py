@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from jobs_azure_fakes import RoutedTransport, ml_client
-from jobs_util import FIXTURES
-from quota_util import usage_route
 
 from jobs import outputs, quotausage
 from jobs.cli import main
 from policies import quota_reservation
 from vmsizes.quota import ClusterDemand, reserve
+
+from .jobs_azure_fakes import RoutedTransport, ml_client
+from .jobs_util import FIXTURES
+from .quota_util import usage_route
 
 OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
 

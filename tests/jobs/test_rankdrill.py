@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from jobs_util import PY, REPO, TRAIN_ARGS, base_env
+from .jobs_util import PY, REPO, TRAIN_ARGS, base_env
 
 
 def _local(*argv: str, timeout: float = 300) -> tuple[int, str, str]:

@@ -28,12 +28,13 @@ from pathlib import Path
 import pytest
 import yaml
 from azure.ai.ml import load_job
-from jobs_util import FIXTURES
 
 from jobs import settings
 from jobs.cli import main
 from jobs.errors import UsageError
 from jobs.settings import DEFAULT_TIMEOUT_S, JobSettings, apply, defaults
+
+from .jobs_util import FIXTURES
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 

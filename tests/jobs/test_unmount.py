@@ -6,10 +6,11 @@ import sys
 
 import pytest
 import yaml
-from jobs_util import FIXTURES, SRC
 
 from jobs import unmount
 from jobs.cli import main
+
+from .jobs_util import FIXTURES, SRC
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 

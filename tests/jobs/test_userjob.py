@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 from azure.ai.ml import load_job
-from jobs_util import FIXTURES
 
 from jobs.cli import main
+
+from .jobs_util import FIXTURES
 
 FIXTURE = str(FIXTURES / "outputs-prod.json")
 CKPT = "azureml://datastores/workspaceblobstore/paths/ckpt/{}/"

@@ -1,6 +1,6 @@
-"""Fixtures for the job-script tests: no process a test starts outlives it. Import paths: jobs/src (the job
-scripts' modules by basename, as Azure ML runs them), tests/jobs (jobs_util, llama_reference: shared with the
-unit tests of the job scripts) and this folder (jobscripts_util)."""
+"""Fixtures for the job-script tests: no process a test starts outlives it. Import path: jobs/src, the job
+scripts' modules by basename, as Azure ML runs them (jobs_util and llama_reference, shared with the unit tests
+of the job scripts, are tests.jobs's)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-for folder in (HERE.parents[2] / "jobs" / "src", HERE.parents[1] / "jobs", HERE):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+from .jobscripts_util import reap_started
 
-from jobscripts_util import reap_started  # noqa: E402  (after the paths above)
+SRC = Path(__file__).resolve().parents[3] / "jobs" / "src"
+if str(SRC) not in sys.path:
+    sys.path.insert(0, str(SRC))
 
 
 @pytest.fixture(autouse=True)

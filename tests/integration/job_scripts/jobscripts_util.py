@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from jobs_util import PY, REPO, SRC, base_env
+from tests.jobs.jobs_util import PY, REPO, SRC, base_env
 
 FINGERPRINT = re.compile(r"^final parameters sha256: ([0-9a-f]{64})$")
 

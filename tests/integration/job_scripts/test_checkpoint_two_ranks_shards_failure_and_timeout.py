@@ -13,8 +13,9 @@ import signal
 import subprocess
 import time
 
-from jobs_util import PY, SRC, base_env
-from jobscripts_util import free_port, track
+from tests.jobs.jobs_util import PY, SRC, base_env
+
+from .jobscripts_util import free_port, track
 
 RANK = f"""
 import datetime, os, signal, sys, time

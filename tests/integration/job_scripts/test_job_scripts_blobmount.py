@@ -17,10 +17,11 @@ import time
 import checkpointing as ck
 import pytest
 import torch
-from jobs_util import PY, REPO, SRC, base_env
-from jobscripts_util import track, wait_for
 
 from doubles.localml.mount import BlobMount, MountOptions
+from tests.jobs.jobs_util import PY, REPO, SRC, base_env
+
+from .jobscripts_util import track, wait_for
 
 
 @pytest.fixture

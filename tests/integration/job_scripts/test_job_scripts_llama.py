@@ -6,8 +6,10 @@ tests/jobs/src/test_hfweights.py."""
 from __future__ import annotations
 
 import train
-from jobscripts_util import LocalRun, fingerprint
-from llama_reference import loaded, meta_weights, write_hf_folder
+
+from tests.jobs.llama_reference import loaded, meta_weights, write_hf_folder
+
+from .jobscripts_util import LocalRun, fingerprint
 
 
 def test_fsdp_ranks_start_from_the_hf_weights(tmp_path):

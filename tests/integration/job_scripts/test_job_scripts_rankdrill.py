@@ -8,8 +8,9 @@ import json
 import re
 import subprocess
 
-from jobs_util import PY, REPO, TRAIN_ARGS, base_env
-from jobscripts_util import fingerprint, track
+from tests.jobs.jobs_util import PY, REPO, TRAIN_ARGS, base_env
+
+from .jobscripts_util import fingerprint, track
 
 STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
 

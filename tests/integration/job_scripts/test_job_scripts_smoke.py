@@ -7,8 +7,9 @@ import re
 import signal
 import subprocess
 
-from jobs_util import PY, REPO, SRC, base_env
-from jobscripts_util import run_group, start_ranks, wait_for
+from tests.jobs.jobs_util import PY, REPO, SRC, base_env
+
+from .jobscripts_util import run_group, start_ranks, wait_for
 
 RANK_LINE = re.compile(
     r"^smoke rank=(\d+) local_rank=(\d+) node_rank=(\d+) world_size=(\d+) host=(\S+) device=(\S+)$"

@@ -17,12 +17,13 @@ import time
 
 import checkpointing as ck
 import pytest
-from jobs_util import PY, REPO, SRC, TRAIN_ARGS, base_env
-from jobscripts_util import LocalRun, fingerprint, last_step, run_group, start_ranks, wait_for
 from metrics import StepMetrics
 from torch.distributed.checkpoint import FileSystemReader
 
 from doubles.localml.mount import BlobMount, MountOptions
+from tests.jobs.jobs_util import PY, REPO, SRC, TRAIN_ARGS, base_env
+
+from .jobscripts_util import LocalRun, fingerprint, last_step, run_group, start_ranks, wait_for
 
 STEPS = int(TRAIN_ARGS[TRAIN_ARGS.index("--steps") + 1])
 

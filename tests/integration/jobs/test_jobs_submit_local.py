@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from jobs_util import FIXTURES, REPO
+
+from tests.jobs.jobs_util import FIXTURES, REPO
 
 FIXTURE = FIXTURES / "outputs-prod.json"
 

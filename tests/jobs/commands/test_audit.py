@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from jobs_azure_fakes import RoutedTransport, ml_client
-from jobs_util import FIXTURES
-
 from jobs.cli import main
+
+from ..jobs_azure_fakes import RoutedTransport, ml_client
+from ..jobs_util import FIXTURES
 
 
 def _computes(created: dict[str, str]) -> dict:

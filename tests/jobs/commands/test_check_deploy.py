@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drift_util import EXAMPLE, EXAMPLE_CLUSTER
-from jobs_azure_fakes import RoutedTransport, ml_client
 
 from jobs import drift
 from jobs.cli import main
+
+from ..drift_util import EXAMPLE, EXAMPLE_CLUSTER
+from ..jobs_azure_fakes import RoutedTransport, ml_client
 
 
 def _outputs(path: Path, **changes: Any) -> Path:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from render_util import FIXTURE, render
 
 from jobs.cli import main
+
+from ..render_util import FIXTURE, render
 
 
 def test_code_is_jobs_src_relative_to_the_yaml(tmp_path):

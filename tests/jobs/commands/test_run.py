@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from jobs_azure_fakes import RoutedTransport, ml_client
-from jobs_util import FIXTURES
-from runs_util import quota_route
 
 from jobs.cli import main
+
+from ..jobs_azure_fakes import RoutedTransport, ml_client
+from ..jobs_util import FIXTURES
+from ..runs_util import quota_route
 
 
 def test_run_refuses_health_a_check_is_not_resubmitted(capsys):

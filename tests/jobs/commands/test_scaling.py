@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from ranklogs_util import train_log
 
 from jobs.cli import main
+
+from ..ranklogs_util import train_log
 
 
 def test_efficiency_from_two_runs(tmp_path, capsys):

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from ranklogs_util import H100, nccl_socket, train_log, write_job
 
 from jobs.cli import main
+
+from ..ranklogs_util import H100, nccl_socket, train_log, write_job
 
 
 def test_verify_warns_on_a_slow_first_run_without_failing(tmp_path, capsys):

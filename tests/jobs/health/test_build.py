@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import health as job  # jobs/src/health.py, as Azure ML runs it
 import pytest
-from health_util import H100, XID_EC
-from jobs_util import FIXTURES
 
 from jobs.builders import Target
 from jobs.errors import UsageError
 from jobs.health import build
 from vmsizes import health as levels
+
+from ..health_util import H100, XID_EC
+from ..jobs_util import FIXTURES
 
 # --- the job's shape --------------------------------------------------------------------------------------
 

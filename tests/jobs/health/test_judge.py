@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from health_util import LISTED, TWO, node, write_logs
-from jobs_azure_fakes import RoutedTransport, ml_client
 
 from jobs.builders import BuiltJob
 from jobs.health import judge
 from jobs.lifecycle import Outcome
+
+from ..health_util import LISTED, TWO, node, write_logs
+from ..jobs_azure_fakes import RoutedTransport, ml_client
 
 
 def ml_with_nodes(listed: list[dict] | None, status: int = 200):

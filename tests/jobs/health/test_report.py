@@ -5,9 +5,9 @@ reads."""
 
 from __future__ import annotations
 
-from health_util import FIX, LISTED, TWO, node, summary, write_logs
-
 from jobs.health import report
+
+from ..health_util import FIX, LISTED, TWO, node, summary, write_logs
 
 
 def test_a_node_no_longer_listed_gets_a_note():

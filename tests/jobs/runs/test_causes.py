@@ -5,9 +5,10 @@ end against localml in tests/e2e/test_runs_drills.py."""
 from __future__ import annotations
 
 import pytest
-from runs_util import SIGTERM, TRACEBACK
 
 from jobs.runs.causes import classify
+
+from ..runs_util import SIGTERM, TRACEBACK
 
 PREEMPTED = (
     "UserError: AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check "

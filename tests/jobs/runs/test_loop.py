@@ -16,10 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from jobs_azure_fakes import RoutedTransport, ml_client
-from jobs_util import FIXTURES
 from rich.console import Console
-from runs_util import SIGTERM, TRACEBACK
 
 import jobs.lifecycle
 from jobs import outputs
@@ -29,6 +26,10 @@ from jobs.runs import loop
 from jobs.runs.ledger import Ledger
 from jobs.runs.loop import Policy, managed
 from jobs.src.metrics import StepMetrics
+
+from ..jobs_azure_fakes import RoutedTransport, ml_client
+from ..jobs_util import FIXTURES
+from ..runs_util import SIGTERM, TRACEBACK
 
 
 def test_backoff_doubles_up_to_the_cap():

@@ -14,13 +14,14 @@ import copy
 from pathlib import Path
 
 import pytest
-from jobs_azure_fakes import RoutedTransport, ml_client
-from jobs_util import FIXTURES
-from runs_util import COMPUTE, USAGES, quota_route
 
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
 from jobs.runs import precheck
+
+from ..jobs_azure_fakes import RoutedTransport, ml_client
+from ..jobs_util import FIXTURES
+from ..runs_util import COMPUTE, USAGES, quota_route
 
 OUTPUTS = FIXTURES / "outputs-prod.json"
 H100_VCPUS = 96

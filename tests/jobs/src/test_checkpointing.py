@@ -25,8 +25,9 @@ import checkpointing as ck
 import pytest
 import torch
 import torch.distributed.checkpoint as dcp
-from jobs_util import PY, SRC
 from torch.distributed.checkpoint.api import CheckpointException, _wrap_exception
+
+from ..jobs_util import PY, SRC
 
 # --- writes, the commit marker, incomplete steps, retention -------------------------------------------------
 

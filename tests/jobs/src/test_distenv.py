@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from jobs_util import PY, SRC, base_env
+
+from ..jobs_util import PY, SRC, base_env
 
 
 @pytest.mark.parametrize(("script", "kind"), [("smoke.py", "smoke"), ("health.py", "health")])

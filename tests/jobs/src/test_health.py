@@ -9,9 +9,10 @@ import json
 
 import health as job  # jobs/src/health.py, as Azure ML runs it
 import healthparse as hp
-from health_util import FIX, recorded_measure, rules
 
 from jobs.health import report
+
+from ..health_util import FIX, recorded_measure, rules
 
 
 def node_facts(ib: str = "ib-nd96isr-h100-healthy", xml: str = "nvsmi-nd96isr-h100-healthy.xml") -> dict:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import healthparse as hp
 import pytest
-from health_util import FIX, XID_EC, recorded_measure, rules
-from jobs_util import FIXTURES
+
+from ..health_util import FIX, XID_EC, recorded_measure, rules
+from ..jobs_util import FIXTURES
 
 # --- ECC and row remapping (customTests/azure_gpu_ecc.nhc) -----------------------------------------------
 

@@ -15,8 +15,9 @@ import subprocess
 import hfweights
 import pytest
 import torch
-from jobs_util import PY, REPO, SRC, base_env
-from llama_reference import (
+
+from ..jobs_util import PY, REPO, SRC, base_env
+from ..llama_reference import (
     DIM,
     EPS,
     HEADS,

@@ -14,8 +14,9 @@ import subprocess
 
 import pytest
 import torch.distributed as dist
-from jobs_util import PY, SRC, base_env
 from peerloss import is_peer_loss
+
+from ..jobs_util import PY, SRC, base_env
 
 LOCAL_GLOO_ERRORS = r"""
 import json, sys

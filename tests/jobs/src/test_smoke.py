@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from jobs_util import PY, SRC, base_env
+from ..jobs_util import PY, SRC, base_env
 
 
 def test_smoke_outside_a_distributed_job_explains_how_to_start_it():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from jobs_util import PY, SRC, base_env
+from ..jobs_util import PY, SRC, base_env
 
 
 def test_checkpoints_of_the_format_before_dcp_are_refused_with_the_fix(tmp_path):
