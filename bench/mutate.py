@@ -19,7 +19,7 @@ vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
     .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/logchecks.py ...]
-        [--extended] [--tests tests/jobs/test_jobs_runs.py ...] [--timeout 120]
+        [--extended] [--tests tests/jobs/runs/test_loop.py ...] [--timeout 120]
 
 Each mutant's tests run in a child forked from a process that has imported the heavy packages once
 (PRELOAD; `--no-fork` starts a new interpreter per mutant instead). `--tests` replaces the module's test
@@ -53,14 +53,37 @@ TARGETS = [
 TESTS = {
     "vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_quota.py"],
     # verify's checks and scaling's efficiency (jobs/commands/verify.py, scaling.py): run with --only.
-    "jobs/logchecks.py": ["tests/jobs/test_jobs_verify.py"],
-    "jobs/efficiency.py": ["tests/jobs/test_jobs_plan_scaling.py"],
+    "jobs/logchecks.py": [
+        "tests/jobs/test_logchecks.py",
+        "tests/jobs/commands/test_verify.py",
+        "tests/jobs/test_nccl.py",
+        "tests/jobs/test_logpatterns.py",
+    ],
+    "jobs/efficiency.py": [
+        "tests/jobs/test_efficiency.py",
+        "tests/jobs/commands/test_scaling.py",
+        "tests/jobs/commands/test_verify.py",
+        "tests/jobs/commands/test_plan.py",
+        "tests/jobs/test_runplan.py",
+    ],
     # managed runs (issue 25): the unit tests of the loop, ledger, causes and quota pre-check
     **{
-        f"jobs/runs/{m}.py": ["tests/jobs/test_runs_loop_unit.py", "tests/jobs/test_jobs_runs.py"]
+        f"jobs/runs/{m}.py": [
+            "tests/jobs/runs/test_loop.py",
+            "tests/jobs/runs/test_ledger.py",
+            "tests/jobs/runs/test_causes.py",
+            "tests/jobs/runs/test_precheck.py",
+            "tests/jobs/commands/test_run.py",
+        ]
         for m in ("loop", "ledger", "causes")
     },
-    "jobs/runs/precheck.py": ["tests/jobs/test_runs_precheck_unit.py", "tests/jobs/test_jobs_runs.py"],
+    "jobs/runs/precheck.py": [
+        "tests/jobs/runs/test_precheck.py",
+        "tests/jobs/runs/test_causes.py",
+        "tests/jobs/runs/test_ledger.py",
+        "tests/jobs/runs/test_loop.py",
+        "tests/jobs/commands/test_run.py",
+    ],
     "components/identity.py": ["tests/components/test_identity.py"],
     "stackconfig/combinations.py": [
         "tests/stackconfig/test_combinations.py",  # the combinations and the lock decision
@@ -87,25 +110,30 @@ TESTS = {
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: [
-            "tests/jobs/test_health_levels_boundaries.py",
-            "tests/jobs/test_health_nvsmi_variants.py",
-            "tests/jobs/test_health_sysfs_and_csv.py",
-            "tests/jobs/test_health_build_unit.py",
-            "tests/jobs/test_jobs_health.py",
+            "tests/jobs/src/test_healthparse.py",
+            "tests/jobs/health/test_build.py",
+            "tests/jobs/src/test_health.py",
+            "tests/jobs/health/test_report.py",
+            "tests/jobs/commands/test_run.py",
         ]
         for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
     },
     **{
-        m: ["tests/jobs/test_health_report_judge.py", "tests/jobs/test_jobs_health.py"]
+        m: [
+            "tests/jobs/health/test_judge.py",
+            "tests/jobs/health/test_report.py",
+            "tests/jobs/src/test_healthparse.py",
+            "tests/jobs/health/test_build.py",
+            "tests/jobs/src/test_health.py",
+            "tests/jobs/commands/test_run.py",
+        ]
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
     # issue 25, run of 2026-12-02 (checkpointing, components)
     "jobs/src/checkpointing.py": [
-        "tests/job_scripts/test_job_scripts_checkpointing.py",
-        "tests/job_scripts/test_checkpoint_lookup_and_verify.py",
-        "tests/job_scripts/test_checkpoint_resume_notes_and_save_modes.py",
-        "tests/job_scripts/test_stop_request_first_signal_wins.py",
-        "tests/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",  # 2 processes: last
+        "tests/jobs/src/test_checkpointing.py",
+        # 2 processes: last
+        "tests/integration/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",
     ],
     "components/locks.py": ["tests/components/test_locks.py"],
     "components/naming.py": ["tests/components/test_naming.py"],
@@ -182,7 +210,13 @@ TESTS = {
     "stackconfig/cli.py": [
         "tests/stackconfig/test_cli.py",
         "tests/repo/test_repo_cli_promises.py",
-        "tests/jobs/test_jobs_cli.py",
+        "tests/jobs/test_cli.py",
+        "tests/jobs/test_errors.py",
+        "tests/jobs/test_logpatterns.py",
+        "tests/jobs/commands/test_local.py",
+        "tests/jobs/test_jobargs.py",
+        "tests/jobs/test_clustercheck.py",
+        "tests/jobs/test_progress.py",
     ],
     "doubles/pulumicli/gotool.py": ["tests/doubles/pulumicli/test_gotool.py"],
 }

@@ -1,0 +1,100 @@
+"""Why a job ended and whether a resubmit can help (jobs/runs/causes.py `classify`), from the texts Azure ML
+and the job scripts really print, and the evidence line a cause names. The loop that acts on it runs end to
+end against localml in tests/e2e/test_runs_drills.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.runs.causes import classify
+
+from ..runs_util import SIGTERM, TRACEBACK
+
+PREEMPTED = (
+    "UserError: AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check "
+    "if the run has failed or restarted. Reason: Received pre-emption warning signal"
+)
+LOST = (
+    "rank 0: error: lost a peer: a collective failed "
+    "([../third_party/gloo/gloo/transport/tcp/pair.cc:537] Connection closed by peer [127.0.0.1]:4321); "
+    "another rank died or hung"
+)
+SIGTERMED = (
+    "rank 1: interrupted by signal 15 after step 120/400 (checkpoint step 120 written to /ckpt); "
+    "exiting 143: the run did NOT complete, resubmit to resume"
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "logs", "cause", "retry"),
+    [
+        ("Completed", None, {}, "completed", False),
+        ("Canceled", None, {0: SIGTERMED}, "canceled", False),
+        (
+            "Paused",
+            None,
+            {0: SIGTERMED},
+            "paused",
+            False,
+        ),  # JobStatus PAUSED: terminal, not an infrastructure cause
+        ("Failed", PREEMPTED, {}, "preempted", True),
+        ("Failed", PREEMPTED, {0: TRACEBACK}, "preempted", True),  # the service's reason outranks the logs
+        ("NotResponding", None, {}, "not-responding", True),
+        (
+            "Failed",
+            "UserError: command exited with code 1",
+            {
+                0: "[Rank 0] Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE)"
+            },
+            "nccl-timeout",
+            True,
+        ),
+        ("Failed", None, {0: LOST, 1: ""}, "node-lost", True),
+        ("Failed", None, {0: LOST, 1: SIGTERMED}, "node-lost", True),  # the launcher SIGTERMed the survivor
+        ("Failed", None, {0: TRACEBACK, 1: SIGTERMED}, "user-error", False),
+        ("Failed", None, {0: SIGTERMED, 1: SIGTERMED}, "interrupted", True),
+        (
+            "Failed",
+            "UserError: command exited with code 2",
+            {0: "train.py: error: --data x: no *.bin token shards there"},
+            "user-error",
+            False,
+        ),
+    ],
+)
+def test_classify(status, error, logs, cause, retry):
+    got = classify(status, error, logs)
+    assert (got.name, got.retry) == (cause, retry), got
+
+
+def test_evidence_names_the_rank_and_line():
+    got = classify("Failed", None, {0: "x\n" + SIGTERMED, 1: "y\n" + LOST + "\nz"})
+    assert got.evidence.startswith("rank 1: rank 0: error: lost a peer")
+
+
+# --- the evidence a cause names ---------------------------------------------------------------------------
+
+
+def test_the_evidence_is_exactly_the_matching_line_with_its_rank():
+    from jobs.runs.causes import classify
+
+    middle = classify("Failed", None, {0: "", 3: "step 5\n" + TRACEBACK + "\nmore"})
+    assert middle.evidence == "rank 3: Traceback (most recent call last):"
+    last = classify("Failed", None, {2: "step 5\n" + SIGTERM.format(step=5)})  # last line, no newline
+    assert last.evidence == "rank 2: " + SIGTERM.format(step=5)
+
+
+def test_the_evidence_of_a_long_line_is_cut_to_300_characters():
+    from jobs.runs.causes import classify
+
+    got = classify("Failed", None, {0: SIGTERM.format(step=5) + " " + "x" * 400})
+    assert got.evidence == "rank 0: " + (SIGTERM.format(step=5) + " " + "x" * 400)[:300]
+
+
+def test_no_logs_folder_reads_as_no_logs(tmp_path):
+    from jobs.runs.causes import read_logs
+
+    assert read_logs(None) == {} and read_logs(tmp_path / "absent") == {}
+    got = read_logs(tmp_path)
+    assert got == {}
