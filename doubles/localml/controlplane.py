@@ -1,4 +1,5 @@
-"""The HTTPS control plane: ARM + Azure ML workspace calls + run history, on one loopback port."""
+"""The HTTPS control plane: ARM (every resource type the stacks declare, `resources.py`) + Azure ML workspace
+calls + run history, on one loopback port."""
 
 from __future__ import annotations
 
@@ -20,13 +21,21 @@ STORAGE_SUFFIX = "core.localml.test"
 
 
 class ControlPlane:
-    def __init__(self, root: Path, certs: CertFiles, blobs: Blobs, region: str = "eastus") -> None:
+    def __init__(
+        self,
+        root: Path,
+        certs: CertFiles,
+        blobs: Blobs,
+        region: str = "eastus",
+        implicit_workspaces: bool = True,
+    ) -> None:
         self.region = region
+        self.implicit_workspaces = implicit_workspaces
         #: Polls of a long-running operation's Location that answer 202 before it is done (operations.py).
         self.lro_polls = 1
         self.storage_suffix = STORAGE_SUFFIX
         self.store = Store(root)
-        #: Request bodies the Azure REST spec check rejected or could not check (doubles/localml/validation.py).
+        #: Request bodies the Azure REST spec check rejected or could not check (validation.py).
         self.validation = ValidationLog()
         self.blobs = blobs
         self.runner = Runner(self.store, blobs)
