@@ -22,7 +22,7 @@ import pytest
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import plugin_pb2, provider_pb2
 
-from preflight.provider import EXISTING_ENV, JOURNAL_ENV, arm, schema, server, store
+from preflight.provider import EXISTING_ENV, JOURNAL_ENV, arm, schema, server
 from preflight.provider import model as azure_native
 from preflight.provider.armids import DEFAULT_SUBSCRIPTION_ID
 from preflight.provider.server import AzureNativeStandIn
@@ -59,8 +59,8 @@ def plain(message: struct_pb2.Struct) -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No ARM store file, no control plane, no `--existing` file, no journal: the gate's preview setting."""
-    for name in (store.ENV, arm.METADATA_ENV, EXISTING_ENV, JOURNAL_ENV):
+    """No ARM endpoint, no `--existing` file, no journal: the gate's preview setting."""
+    for name in (arm.METADATA_ENV, EXISTING_ENV, JOURNAL_ENV):
         monkeypatch.delenv(name, raising=False)
 
 
