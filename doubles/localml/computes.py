@@ -166,7 +166,8 @@ def _resource(cp: Plane, ws_id: str, name: str, body: dict[str, Any], created: s
     if identity and identity.get("type") in ("SystemAssigned", "SystemAssigned,UserAssigned"):
         # ManagedServiceIdentity (common-types v3): principalId and tenantId are read-only, set by Azure.
         identity = dict(identity) | {
-            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ws_id}/{name}")),
+            # One principal per cluster, whatever casing its id is written in (ARM ids are case-insensitive).
+            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ws_id}/{name}".lower())),
             "tenantId": str(uuid.UUID(int=2)),
         }
     compute: dict[str, Any] = {
@@ -209,6 +210,7 @@ def _put(cp: Plane, req: Request) -> Response:
         return problem
     with cp.store.lock:
         existing = cp.store.arm(arm_id)
+        body = _keep_create_only(body, existing)
         resource = _resource(
             cp,
             _ws_id(req),
@@ -229,6 +231,26 @@ def _put(cp: Plane, req: Request) -> Response:
             resource["properties"]["properties"]["vmSize"] = old["vmSize"]
         cp.store.arm_put(ArmResource(resource, copy.deepcopy(body), req.query.get("api-version")))
     return Response(200 if existing else 201, answer)
+
+
+#: SPEC Compute properties with `x-ms-mutability: [read, create]`: set when the cluster is created.
+CREATE_ONLY = ("computeLocation", "disableLocalAuth")
+
+
+def _keep_create_only(body: dict[str, Any], existing: ArmResource | None) -> dict[str, Any]:
+    """A PUT over an existing cluster that leaves out a create-only property keeps the value it was created
+    with (`CREATE_ONLY`: the property cannot change after creation, so leaving it out changes nothing).
+    azure-ai-ml's `compute.begin_update` sends no `computeLocation` (what `az ml compute update` PUTs); were
+    it dropped, a `pulumi refresh` would record the cluster as moved and the next `pulumi up` would replace
+    it."""
+    if existing is None:
+        return body
+    before = existing.resource["properties"]
+    props = dict(body["properties"])
+    for key in CREATE_ONLY:
+        if key not in props and before.get(key) is not None:
+            props[key] = before[key]
+    return {**body, "properties": props}
 
 
 def _get(cp: Plane, req: Request) -> Response:

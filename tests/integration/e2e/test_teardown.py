@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from doubles.localml import LocalAzureML
 from preflight.program import plain_numbers, run_program
 
-ROOT = Path(__file__).resolve().parents[2]
+from doubles.localml import LocalAzureML
+
+ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).parent
 SUB = "00000000-0000-0000-0000-000000000000"
 
