@@ -139,9 +139,12 @@ class StackDeployment:
     def preview(self) -> Ran:
         return self._run("preview", "--diff", *self._policy_args, program=True)
 
-    def destroy(self) -> Ran:
-        """`pulumi destroy --yes` (the program does not run: the state says what to delete)."""
-        return self._run("destroy", "--yes", "--skip-preview", program=False)
+    def destroy(self, refresh: bool = False) -> Ran:
+        """`pulumi destroy --yes` (the program does not run: the state says what to delete); `refresh`: read
+        every resource first (`--refresh`), so what was deleted outside Pulumi is not deleted again."""
+        return self._run(
+            "destroy", "--yes", "--skip-preview", *(["--refresh"] if refresh else []), program=False
+        )
 
     def set_stack_text(self, text: str) -> None:
         """Replace the stack file's config (keeping the `encryptionsalt:` that `pulumi stack init` wrote), for

@@ -1,15 +1,16 @@
-"""`python -m jobs teardown` end to end against localml: the dev stack's workspace and key vault are
-"deployed" by PUTting exactly the ARM bodies the stack program declares (the
-`azure-native:machinelearningservices:Workspace` and `azure-native:keyvault:Vault` inputs
-`preflight.program.run_program` records), then teardown runs through azure-ai-ml and azure-mgmt-core, and the
-names are created again. The contrast: deleted the way `pulumi destroy` deletes (a plain DELETE of each), the
-same names are refused with Azure's errors.
+"""`python -m jobs teardown` end to end against localml: the dev stack deployed with the real `pulumi up` (the
+offline azure-native provider PUTs its workspace, key vault and everything else as azure-native does), then
+teardown runs through azure-ai-ml and azure-mgmt-core, and the names are created again by `pulumi up`. The
+contrast: deleted the way `pulumi destroy` deletes (a plain DELETE of each), the same names are refused with
+Azure's errors, and the next `pulumi up` fails on them.
 
-Each test uses its own workspace and vault names, so the module's one control plane keeps them apart.
+Each test deploys its own copy of dev (its own workspace and resource group, hence its own vault name), so
+the module's one control plane keeps them apart.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -17,41 +18,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from preflight.program import plain_numbers, run_program
 
 from doubles.localml import LocalAzureML
 
-ROOT = Path(__file__).resolve().parents[3]
+from .conftest import ROOT, deployment, stack_config, stack_text, up_and_outputs
+
 HERE = Path(__file__).parent
 SUB = "00000000-0000-0000-0000-000000000000"
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def dev() -> dict[str, Any]:
-    """The dev stack's outputs and the ARM bodies azure-native sends for its workspace and key vault."""
-    result = run_program("dev")
-    assert result.ok, result.problems
-    vault = plain_numbers(dict(result.of_type("azure-native:keyvault:Vault")[0].inputs))
-    ws = plain_numbers(dict(result.of_type("azure-native:machinelearningservices:Workspace")[0].inputs))
-    envelope = ("location", "identity", "sku", "tags", "kind")
-    internal = ("workspaceName", "resourceGroupName", "azureApiVersion")
-    # The REST Workspace puts everything but the envelope under `properties`; azure-native flattens them into
-    # its inputs and nests them again in the body it sends.
-    ws_body = {k: ws[k] for k in envelope if k in ws}
-    ws_body["properties"] = {k: v for k, v in ws.items() if k not in envelope + internal}
-    vault_body = {k: vault[k] for k in ("location", "properties", "tags")}
-    return {"outputs": dict(result.outputs), "vault": vault_body, "workspace": ws_body}
-
-
-def _stack(dev: dict[str, Any], tmp: Path, tag: str, file: str = "", **key_vault: Any) -> Path:
-    outputs = json.loads(json.dumps(dev["outputs"]))
-    outputs["workspace_name"] = f"ws-e2e-{tag}"
-    outputs["key_vault"] |= {"name": f"kv-e2e-{tag}"} | key_vault
-    path = tmp / (file or f"outputs-{tag}.json")
-    path.write_text(json.dumps(outputs))
-    return path
+def dev(tag: str, **workspace: Any) -> dict[str, Any]:
+    """The dev stack's config with its own workspace (`ws-e2e-<tag>`) and resource group, and `workspace`
+    keys changed."""
+    config = copy.deepcopy(stack_config("dev"))
+    ws = dict(config["azml-gpu:workspace"], name=f"ws-e2e-{tag}", **workspace)
+    ws["resource_group"] = dict(ws["resource_group"], name=f"rg-e2e-{tag}")
+    config["azml-gpu:workspace"] = ws
+    return config
 
 
 def _arm(local: LocalAzureML, outputs: Path, *args: str) -> dict[str, Any]:
@@ -68,17 +53,6 @@ def _arm(local: LocalAzureML, outputs: Path, *args: str) -> dict[str, Any]:
     return json.loads(r.stdout)
 
 
-def _put(local: LocalAzureML, outputs: Path, what: str, body: dict[str, Any], tmp: Path) -> dict[str, Any]:
-    path = tmp / f"{what}-body.json"
-    path.write_text(json.dumps(body))
-    return _arm(local, outputs, f"put-{what}", str(path))
-
-
-def _deploy(local: LocalAzureML, dev: dict[str, Any], outputs: Path, tmp: Path) -> None:
-    assert _put(local, outputs, "vault", dev["vault"], tmp)["status"] == 201
-    assert _put(local, outputs, "workspace", dev["workspace"], tmp)["status"] == 200
-
-
 def _teardown(local: LocalAzureML, outputs: Path, *extra: str) -> tuple[int, str, str]:
     argv = [sys.executable, "-m", "jobs", "teardown", "--outputs", str(outputs), *extra]
     env = local.subprocess_env()
@@ -91,86 +65,120 @@ def _log(local: LocalAzureML) -> list[Any]:
     return list(local.control_plane.server.log)
 
 
-def test_teardown_frees_both_names_and_they_can_be_created_again(local: LocalAzureML, dev, tmp_path: Path):
-    outputs = _stack(dev, tmp_path, "free")
-    _deploy(local, dev, outputs, tmp_path)
-    before = len(_log(local))
-    code, out, err = _teardown(local, outputs, "--yes", "--json")
-    assert code == 0, out + err[-4000:]
-    report = json.loads(out)
-    assert report["workspace"]["state"] == "deleted_permanently"
-    assert (report["key_vault"]["state"], report["key_vault"]["location"]) == ("deleted_and_purged", "eastus")
-    calls = _log(local)[before:]
-    rg = f"/subscriptions/{SUB}/resourceGroups/rg-train-dev/providers"
-    ws_path = f"{rg}/Microsoft.MachineLearningServices/workspaces/ws-e2e-free"
-    deletes = [c for c in calls if c.method == "DELETE" and c.path == ws_path]
-    assert [(c.status, c.query.get("forceToPurge")) for c in deletes] == [(202, "true")]
-    assert [c.status for c in calls if "/operationResults/" in c.path] == [202, 200, 202, 200]
-    kv = [
-        (c.method, c.status, c.query["api-version"])
-        for c in calls
-        if "Microsoft.KeyVault" in c.path and "/operationResults/" not in c.path
-    ]
-    assert kv == [("GET", 200, "2024-11-01"), ("DELETE", 200, "2024-11-01"), ("POST", 202, "2024-11-01")]
-    assert "teardown: deleting workspace ws-e2e-free permanently (forceToPurge=true)" in err
-    assert "teardown: purging key vault kv-e2e-free in eastus; waiting for Azure" in err
-    assert "Delete request initiated" not in err  # azure-ai-ml's own INFO line is filtered
+def _vault(outputs: Path) -> str:
+    return json.loads(outputs.read_text())["key_vault"]["name"]
 
-    # Gone for good: no workspace, no vault, no soft-deleted vault.
-    assert _arm(local, outputs, "get-workspace")["status"] == 404
-    assert _arm(local, outputs, "get-vault")["status"] == 404
-    assert _arm(local, outputs, "get-deleted-vault")["status"] == 404
-    # `pulumi up` again, the same day: both names are accepted.
-    _deploy(local, dev, outputs, tmp_path)
-    assert _arm(local, outputs, "get-workspace")["body"]["properties"]["provisioningState"] == "Succeeded"
+
+def test_teardown_frees_both_names_and_they_can_be_created_again(local: LocalAzureML, tmp_path: Path):
+    outputs = tmp_path / "outputs.json"
+    with deployment(local, "dev", tmp_path / "deploy", dev("free")) as d:
+        up_and_outputs(d, outputs)
+        vault = _vault(outputs)
+        before = len(_log(local))
+        code, out, err = _teardown(local, outputs, "--yes", "--json")
+        assert code == 0, out + err[-4000:]
+        report = json.loads(out)
+        assert report["workspace"]["state"] == "deleted_permanently"
+        assert (report["key_vault"]["state"], report["key_vault"]["location"]) == (
+            "deleted_and_purged",
+            "eastus",
+        )
+        calls = _log(local)[before:]
+        rg = f"/subscriptions/{SUB}/resourceGroups/rg-e2e-free/providers"
+        ws_path = f"{rg}/Microsoft.MachineLearningServices/workspaces/ws-e2e-free"
+        deletes = [c for c in calls if c.method == "DELETE" and c.path == ws_path]
+        assert [(c.status, c.query.get("forceToPurge")) for c in deletes] == [(202, "true")]
+        assert [c.status for c in calls if "/operationResults/" in c.path] == [202, 200, 202, 200]
+        kv = [
+            (c.method, c.status, c.query["api-version"])
+            for c in calls
+            if "Microsoft.KeyVault" in c.path and "/operationResults/" not in c.path
+        ]
+        assert kv == [("GET", 200, "2024-11-01"), ("DELETE", 200, "2024-11-01"), ("POST", 202, "2024-11-01")]
+        assert "teardown: deleting workspace ws-e2e-free permanently (forceToPurge=true)" in err
+        assert f"teardown: purging key vault {vault} in eastus; waiting for Azure" in err
+        assert "Delete request initiated" not in err  # azure-ai-ml's own INFO line is filtered
+
+        # Gone for good: no workspace, no vault, no soft-deleted vault.
+        assert _arm(local, outputs, "get-workspace")["status"] == 404
+        assert _arm(local, outputs, "get-vault")["status"] == 404
+        assert _arm(local, outputs, "get-deleted-vault")["status"] == 404
+        # What teardown says to do next, then `pulumi up` again, the same day: both names are accepted.
+        destroyed = d.destroy(refresh=True)
+        assert destroyed.ok, destroyed.tail(40)
+        up_and_outputs(d, outputs)
+        assert _arm(local, outputs, "get-workspace")["body"]["properties"]["provisioningState"] == "Succeeded"
+        assert _arm(local, outputs, "get-vault")["status"] == 200
     # A second teardown frees them again; plain text this time.
     code, out, err = _teardown(local, outputs, "--yes")
     assert code == 0, err[-4000:]
-    assert "teardown: key vault kv-e2e-free deleted and purged; its name is free now" in out
+    assert f"teardown: key vault {vault} deleted and purged; its name is free now" in out
     assert "  1. pulumi destroy --stack <stack> --refresh --yes" in out
 
 
-def test_without_teardown_the_names_stay_taken(local: LocalAzureML, dev, tmp_path: Path):
+def test_without_teardown_the_names_stay_taken(local: LocalAzureML, tmp_path: Path):
     """What `pulumi destroy` alone does: a plain DELETE of each. Both names are then refused with Azure's
-    errors. teardown afterwards can still purge the vault (it is readable as a deleted vault), not the
-    workspace (a soft-deleted workspace cannot be read: Azure/azure-cli#33756)."""
-    outputs = _stack(dev, tmp_path, "held")
-    _deploy(local, dev, outputs, tmp_path)
-    assert _arm(local, outputs, "delete-workspace")["status"] == 202
-    assert _arm(local, outputs, "delete-vault")["status"] == 200
-    assert _arm(local, outputs, "get-workspace")["status"] == 404
-    assert _arm(local, outputs, "get-computes")["status"] == 404  # nothing under a deleted workspace
-    deleted = _arm(local, outputs, "get-deleted-vault")
-    assert deleted["status"] == 200
-    assert deleted["body"]["properties"]["purgeProtectionEnabled"] is False
-    assert deleted["body"]["properties"]["scheduledPurgeDate"] > deleted["body"]["properties"]["deletionDate"]
+    errors, the next `pulumi up` fails on them. teardown afterwards can still purge the vault (it is
+    readable as a deleted vault), not the workspace (a soft-deleted workspace cannot be read:
+    Azure/azure-cli#33756)."""
+    outputs = tmp_path / "outputs.json"
+    assert local.control_plane is not None
+    store = local.control_plane.store
+    with deployment(local, "dev", tmp_path / "deploy", dev("held")) as d:
+        up_and_outputs(d, outputs)
+        ws_id = (
+            f"/subscriptions/{SUB}/resourceGroups/rg-e2e-held/providers/Microsoft.MachineLearningServices/"
+        )
+        ws_id += "workspaces/ws-e2e-held"
+        workspace_body = tmp_path / "workspace-body.json"
+        workspace_body.write_text(json.dumps(store.arm(ws_id).sent))  # what azure-native sent
+        destroyed = d.destroy()
+        assert destroyed.ok, destroyed.tail(40)
+        assert not [r for r in store.resources if "rg-e2e-held" in r]  # pulumi destroy left nothing
+        assert _arm(local, outputs, "get-workspace")["status"] == 404
+        assert _arm(local, outputs, "get-computes")["status"] == 404  # nothing under a deleted workspace
+        deleted = _arm(local, outputs, "get-deleted-vault")
+        assert deleted["status"] == 200
+        assert deleted["body"]["properties"]["purgeProtectionEnabled"] is False
+        props = deleted["body"]["properties"]
+        assert props["scheduledPurgeDate"] > props["deletionDate"]
 
-    ws = _put(local, outputs, "workspace", dev["workspace"], tmp_path)
-    assert ws["status"] == 400 and ws["body"]["error"] == {
-        "code": "BadRequest",
-        "message": "Soft-deleted workspace exists. Please purge or recover it. https://aka.ms/wsoftdelete",
-    }
-    kv = _put(local, outputs, "vault", dev["vault"], tmp_path)
-    assert kv["status"] == 409 and kv["body"]["error"]["code"] == "ConflictError"
-    assert kv["body"]["error"]["message"].startswith(
-        "A vault with the same name already exists in deleted state. You need to either recover or purge"
-    )
+        # `pulumi up` again: the vault's name is held by the deleted vault (409 ConflictError)...
+        again = d.up(skip_preview=True)
+        assert not again.ok
+        assert 'Status=409 Code="ConflictError"' in again.tail()
+        assert "A vault with the same name already exists in deleted state" in again.tail()
+        # ... and the workspace's by the soft-deleted workspace, as its PUT shows.
+        ws = _arm(local, outputs, "put-workspace", str(workspace_body))
+        assert ws["status"] == 400 and ws["body"]["error"] == {
+            "code": "BadRequest",
+            "message": "Soft-deleted workspace exists. Please purge or recover it. https://aka.ms/wsoftdelete",
+        }
 
-    code, out, err = _teardown(local, outputs, "--yes", "--json")
-    assert code == 0, out + err[-4000:]
-    report = json.loads(out)
-    assert report["key_vault"]["state"] == "purged"
-    assert report["workspace"]["state"] == "not_found" and "Recently deleted" in report["workspace"]["detail"]
-    assert _put(local, outputs, "vault", dev["vault"], tmp_path)["status"] == 201
-    assert _put(local, outputs, "workspace", dev["workspace"], tmp_path)["status"] == 400
+        code, out, err = _teardown(local, outputs, "--yes", "--json")
+        assert code == 0, out + err[-4000:]
+        report = json.loads(out)
+        assert report["key_vault"]["state"] == "purged"
+        assert (
+            report["workspace"]["state"] == "not_found"
+            and "Recently deleted" in report["workspace"]["detail"]
+        )
+        # The vault's name is free now; the workspace's is not.
+        third = d.up(skip_preview=True)
+        assert not third.ok
+        assert "Soft-deleted workspace exists. Please purge or recover it." in third.tail()
+        assert _arm(local, outputs, "get-vault")["status"] == 200
 
 
-def test_refusals_delete_nothing(local: LocalAzureML, dev, tmp_path: Path):
-    outputs = _stack(dev, tmp_path, "keep")
-    _deploy(local, dev, outputs, tmp_path)
-    protected = _stack(dev, tmp_path, "keep", "prod-like.json", purge_protection=True, soft_delete_days=90)
+def test_refusals_delete_nothing(local: LocalAzureML, tmp_path: Path):
+    outputs = tmp_path / "outputs.json"
+    with deployment(local, "dev", tmp_path / "deploy", dev("keep")) as d:
+        deployed = up_and_outputs(d, outputs)
+    protected = tmp_path / "prod-like.json"
+    key_vault = dict(deployed["key_vault"], purge_protection=True, soft_delete_days=90)
+    protected.write_text(json.dumps(deployed | {"key_vault": key_vault}))
     old = tmp_path / "old.json"
-    old.write_text(json.dumps({k: v for k, v in json.loads(outputs.read_text()).items() if k != "key_vault"}))
+    old.write_text(json.dumps({k: v for k, v in deployed.items() if k != "key_vault"}))
     cases = [
         ((outputs,), "pass --yes to do it"),
         ((protected, "--yes"), "has purge protection, so its name stays taken for 90 days"),
@@ -187,18 +195,20 @@ def test_refusals_delete_nothing(local: LocalAzureML, dev, tmp_path: Path):
 
 
 def test_a_vault_whose_purge_protection_is_on_in_azure_is_refused_before_any_delete(
-    local: LocalAzureML, dev, tmp_path: Path
+    local: LocalAzureML, tmp_path: Path
 ):
     """The config turned purge protection off, but the vault had it on: Azure keeps it on (it cannot be turned
     off), so the vault cannot be purged. teardown reads the live vault first and deletes nothing."""
-    outputs = _stack(dev, tmp_path, "was-protected")
-    vault = json.loads(json.dumps(dev["vault"]))
-    vault["properties"]["enablePurgeProtection"] = True
-    assert _put(local, outputs, "vault", vault, tmp_path)["status"] == 201
-    assert _put(local, outputs, "workspace", dev["workspace"], tmp_path)["status"] == 200
-    # The next `pulumi up` omits the property (key_vault_purge_protection: false): it stays on.
-    again = _put(local, outputs, "vault", dev["vault"], tmp_path)
-    assert again["body"]["properties"]["enablePurgeProtection"] is True
+    outputs = tmp_path / "outputs.json"
+    with deployment(
+        local, "dev", tmp_path / "deploy", dev("was-protected", key_vault_purge_protection=True)
+    ) as d:
+        up_and_outputs(d, outputs)
+        # The next `pulumi up` omits the property (key_vault_purge_protection: false): it stays on.
+        d.set_stack_text(stack_text(dev("was-protected", key_vault_purge_protection=False)))
+        up_and_outputs(d, outputs)
+    assert json.loads(outputs.read_text())["key_vault"]["purge_protection"] is False
+    assert _arm(local, outputs, "get-vault")["body"]["properties"]["enablePurgeProtection"] is True
     before = len(_log(local))
     code, out, err = _teardown(local, outputs, "--yes", "--json")
     assert code == 2 and "has purge protection on in Azure" in err and "nothing was deleted" in err
