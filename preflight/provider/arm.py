@@ -366,10 +366,10 @@ class ArmClient:
                 return
             time.sleep(float(state.headers.get("Retry-After", "1")))
 
-    def get(self, arm_id: str, version: str) -> dict[str, Any] | None:
-        """The resource, or None for a 404."""
+    def get(self, arm_id: str, version: str, missing_ok: bool = True) -> dict[str, Any] | None:
+        """The resource; for a 404, None (`missing_ok`) or ARM's error (what an invoke reports)."""
         res = self._send("GET", arm_id, version)
-        if res.status_code == 404:
+        if res.status_code == 404 and missing_ok:
             return None
         if res.status_code != 200:
             raise self._error(res)

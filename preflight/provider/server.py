@@ -284,22 +284,22 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
 
     def _read_world(self, token: str, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """The resources outside the stack a function reads, as `invokes.answer` takes them (lower-case id
-        -> record): with an ARM endpoint, the one the function names, read by a GET (none on a 404); else the
-        `--existing` records."""
+        -> record): with an ARM endpoint, the one the function names, read by a GET (a 404 is ARM's error,
+        which fails the invoke as azure-native's does); else the `--existing` records."""
         if not self.live:
             return self.existing
         if token == "azure-native:resources:getResourceGroup":
-            arm_id, version = group_id(self.subscription_id, str(args["resourceGroupName"])), None
+            arm_id = group_id(self.subscription_id, str(args["resourceGroupName"]))
+            version = arm.api_version(arm.RESOURCE_GROUP)
         elif token == azure_native.GET_VAULT:
-            arm_id = azure_native.vault_id(
-                self.subscription_id, str(args["resourceGroupName"]), str(args["vaultName"])
+            rg, name = str(args["resourceGroupName"]), str(args["vaultName"])
+            arm_id, version = (
+                azure_native.vault_id(self.subscription_id, rg, name),
+                arm.api_version(azure_native.VAULT),
             )
-            version = arm.api_version(azure_native.VAULT)
         else:
             return self.existing
-        found = self.arm.get(arm_id, version or arm.api_version(arm.RESOURCE_GROUP))
-        if found is None:
-            return {}
+        found = self.arm.get(arm_id, version, missing_ok=False) or {}
         return {
             arm_id.lower(): {"id": found.get("id", arm_id), "type": found.get("type", ""), "outputs": found}
         }
@@ -309,9 +309,6 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
         self._record(request.tok, args)
         try:
             world = self._read_world(request.tok, args)
-            if request.tok == "azure-native:resources:getResourceGroup" and self.live and not world:
-                rg = str(args["resourceGroupName"])
-                raise arm.ArmError(404, "ResourceGroupNotFound", f"Resource group '{rg}' could not be found.")
             answer = invokes.answer(request.tok, args, self.subscription_id, world)
         except arm.ArmError as e:  # the invoke's GET failed (a 404 included), as azure-native's does
             context.abort(grpc.StatusCode.UNKNOWN, str(e))

@@ -27,6 +27,7 @@ MISSING = (
 )
 VAULT_URN = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:keyvault:Vault::ws-kv"
 GROUP_URN = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:resources:ResourceGroup::rg"
+GROUP = {"resourceGroupName": "rg-keys", "location": "eastus", "azureApiVersion": "2024-03-01"}
 VAULT_INPUTS = {
     "vaultName": "kv-cmk",
     "resourceGroupName": "rg-keys",
@@ -45,13 +46,22 @@ def get_vault(provider: AzureNativeStandIn) -> dict:
     return plain(getattr(r, "return"))
 
 
-def test_a_missing_vault_is_arms_404_offline_and_from_arm(
+def test_a_missing_vault_is_the_same_404_offline_and_from_arm(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for plane in (None, localml(tmp_path)):
-        with pytest.raises(Aborted) as info:
-            get_vault(configured(monkeypatch, plane))
-        assert info.value.args == (grpc.StatusCode.UNKNOWN, MISSING)
+    with pytest.raises(Aborted) as info:
+        get_vault(configured(monkeypatch))
+    assert info.value.args == (grpc.StatusCode.UNKNOWN, MISSING)
+    provider = configured(monkeypatch, localml(tmp_path))
+    with pytest.raises(Aborted) as info:  # ARM's own answer: here, the group is missing too
+        get_vault(provider)
+    assert info.value.args[1] == (
+        'Status=404 Code="ResourceGroupNotFound" Message="Resource group \'rg-keys\' could not be found."'
+    )
+    provider.Create(provider_pb2.CreateRequest(urn=GROUP_URN, properties=struct(GROUP)), Context())
+    with pytest.raises(Aborted) as info:
+        get_vault(provider)
+    assert info.value.args == (grpc.StatusCode.UNKNOWN, MISSING)
 
 
 def test_with_arm_the_vault_an_earlier_up_made_is_read(
@@ -59,8 +69,7 @@ def test_with_arm_the_vault_an_earlier_up_made_is_read(
 ) -> None:
     plane = localml(tmp_path)
     provider = configured(monkeypatch, plane)
-    group = {"resourceGroupName": "rg-keys", "location": "eastus", "azureApiVersion": "2024-03-01"}
-    provider.Create(provider_pb2.CreateRequest(urn=GROUP_URN, properties=struct(group)), Context())
+    provider.Create(provider_pb2.CreateRequest(urn=GROUP_URN, properties=struct(GROUP)), Context())
     created = provider.Create(
         provider_pb2.CreateRequest(urn=VAULT_URN, properties=struct(VAULT_INPUTS)), Context()
     )
