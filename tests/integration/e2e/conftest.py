@@ -62,3 +62,29 @@ def outputs_file(local: LocalAzureML, tmp_path_factory: pytest.TempPathFactory) 
     with deployment(local, "dev", work / "deploy", policy=True) as d:
         up_and_outputs(d, work / "dev-outputs.json")
     return work / "dev-outputs.json"
+
+
+def arm_request(local: LocalAzureML, method: str, path: str, api: str, body: Any = None) -> tuple[int, Any]:
+    """One ARM call to localml over HTTPS with a token of the session's managed identity, as any client makes
+    it (someone's change outside Pulumi; a resource outside the stack)."""
+    import http.client
+    import ssl
+
+    assert local.control_plane is not None and local.host is not None
+    conn = http.client.HTTPConnection("127.0.0.1", local.host.server.port, timeout=30)
+    conn.request(
+        "GET", "/msi/token?resource=https://x", headers={"X-IDENTITY-HEADER": local.host.identity_header}
+    )
+    token = json.loads(conn.getresponse().read())["access_token"]
+    conn.close()
+    context = ssl.create_default_context(cafile=local.environ["REQUESTS_CA_BUNDLE"])
+    conn = http.client.HTTPSConnection(
+        "127.0.0.1", local.control_plane.server.port, timeout=30, context=context
+    )
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    conn.request(method, f"{path}?api-version={api}", body=data, headers=headers)
+    resp = conn.getresponse()
+    text = resp.read()
+    conn.close()
+    return resp.status, json.loads(text) if text else None
