@@ -1,6 +1,7 @@
 """`python -m doubles.localml serve` as a person or a CI job runs it: a plain SIGTERM stops Azurite too, and
-`--deploy STACK --env-file F` leaves an environment in which `python -m jobs ... --stack STACK` works offline,
-with no Pulumi CLI on PATH (jobs/outputs.py, AZML_GPU_OUTPUTS_DIR)."""
+`--deploy STACK --env-file F` (the stack deployed with the real `pulumi up`) leaves an environment in which
+`python -m jobs ... --stack STACK` works offline, with no Pulumi CLI on PATH (jobs/outputs.py,
+AZML_GPU_OUTPUTS_DIR)."""
 
 from __future__ import annotations
 
