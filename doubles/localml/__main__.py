@@ -2,13 +2,16 @@
 
 serve: start Azurite and the control plane, print the environment that points azure-ai-ml at them (``export``
 lines, or one JSON object with ``--json``), log each request, stop on Ctrl-C, SIGTERM or SIGHUP (or after
-``--minutes``), with Azurite and every job stopped first. ``--deploy STACK`` first creates the stack's
-clusters as ``pulumi up`` would and writes its outputs where ``python -m jobs --stack STACK`` reads them
-(``AZML_GPU_OUTPUTS_DIR``, jobs/outputs.py); ``--env-file F`` also writes the environment to F.
-smoke: the offline smoke job end to end (``make smoke``), see doubles/localml/smoke.py.
+``--minutes``), with Azurite and every job stopped first. ``--deploy STACK`` first deploys the stack into it
+with the real ``pulumi up`` (doubles/localml/pulumiup.py) and writes its outputs (``pulumi stack output``)
+where ``python -m jobs --stack STACK`` reads them (``AZML_GPU_OUTPUTS_DIR``, jobs/outputs.py); ``--env-file
+F`` also writes the environment to F.
+smoke: ``pulumi up`` of the dev stack, check-deploy, the smoke job, ``pulumi destroy`` (``make smoke``), see
+doubles/localml/smoke.py.
 
-Exit codes: 0 stopped cleanly (smoke: verified), 1 the smoke job or a deploy failed, 2 bad input or Azurite
-not installed, 130 interrupted before serving began, 141 stdout closed early.
+Exit codes: serve: 0 stopped cleanly, 1 the deploy failed, 2 bad input, no Pulumi CLI or Azurite not
+installed, 130 interrupted before serving began; smoke: the first failing step's exit code (2 without a
+Pulumi CLI or Azurite); 141 stdout closed early.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import sys
 import threading
 from pathlib import Path
 
+from doubles.localml.azurite import AzuriteError
+from doubles.localml.env import LocalAzureML
 from jobs.outputs import OUTPUTS_DIR_ENV
 from stackconfig.cli import JsonErrorParser, prog_name, run_main
 
@@ -54,12 +59,18 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--deploy",
         metavar="STACK",
-        help="create the stack's clusters as `pulumi up` would and serve its outputs to `jobs --stack STACK`",
+        help="deploy the stack with `pulumi up` first and serve its outputs to `jobs --stack STACK`",
     )
     s.add_argument("--env-file", type=Path, metavar="F", help="also write the environment to F (KEY=value)")
     s.add_argument("--json", action="store_true", help="print the environment as one JSON object")
-    sm = sub.add_parser("smoke", help="the smoke job end to end through azure-ai-ml, offline")
-    sm.add_argument("--json", action="store_true", help="print the job summary and verdict as JSON on stdout")
+    sm = sub.add_parser(
+        "smoke", help="pulumi up of dev, check-deploy, the smoke job, pulumi destroy, offline"
+    )
+    sm.add_argument("--json", action="store_true", help="print one document with each step on stdout")
+    sm.add_argument(
+        "--work", type=Path, metavar="DIR", help="work folder (default: a temporary one, removed)"
+    )
+    sm.add_argument("--keep", action="store_true", help="keep the temporary work folder")
     return p
 
 
@@ -81,8 +92,6 @@ def _fail(message: str, code: int, as_json: bool) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from doubles.localml.azurite import AzuriteError
-    from doubles.localml.env import LocalAzureML
 
     if args.env_file is not None and (args.env_file.is_dir() or not args.env_file.parent.is_dir()):
         return _fail(f"--env-file {args.env_file}: give a file in an existing folder", EXIT_USAGE, args.json)
@@ -108,19 +117,12 @@ def serve(args: argparse.Namespace) -> int:
     # block below exits and stops the jobs, the control plane and Azurite's node process.
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        with LocalAzureML() as local:
+        with LocalAzureML(implicit_workspaces=args.deploy is None) as local:
             env = dict(local.environ)
             deployed = None
             if args.deploy is not None:
-                from doubles.localml.deploy import deploy_stack
-
-                def say(msg: str) -> None:
-                    print(f"[localml serve] {msg}", file=sys.stderr, flush=True)
-
                 try:
-                    outputs_file = deploy_stack(
-                        args.deploy, local.subprocess_env(), local.root / "outputs", say
-                    )
+                    outputs_file = _deploy(args.deploy, local)
                 except RuntimeError as exc:
                     return _fail(f"--deploy {args.deploy}: {exc}", EXIT_FAILED, args.json)
                 env[OUTPUTS_DIR_ENV] = str(outputs_file.parent)
@@ -149,13 +151,44 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _deploy(stack: str, local: LocalAzureML) -> Path:
+    """`pulumi up` of `stack` into `local` (its state kept in `<localml root>/deploy`), and its outputs
+    written as `<localml root>/outputs/<stack>.json`; RuntimeError naming what failed."""
+    from doubles.localml.pulumiup import StackDeployment
+    from preflight.pulumicli import CliMissing
+
+    def say(msg: str) -> None:
+        print(f"[localml serve] {msg}", file=sys.stderr, flush=True)
+
+    folder = local.root / "outputs"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with StackDeployment(stack, local.root / "deploy", local.subprocess_env()) as d:
+            say(f"$ pulumi up --yes --stack {stack} --policy-pack policies (state in {d.backend})")
+            up = d.up()
+            if not up.ok:
+                raise RuntimeError(f"pulumi up exited {up.exit_code}: {up.tail()}")
+            say(f"pulumi up: {up.run.ops if up.run else {}} ({up.seconds:.1f} s)")
+            code, outputs, err = d.outputs()
+            if code != 0:
+                raise RuntimeError(f"pulumi stack output exited {code}: {err.strip()[-2000:]}")
+    except CliMissing as exc:
+        raise RuntimeError(str(exc)) from None
+    outputs_file = folder / f"{stack}.json"
+    outputs_file.write_text(json.dumps(outputs, indent=2) + "\n")
+    return outputs_file
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "smoke":
         from doubles.localml.smoke import main as smoke
 
         logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-        return smoke(as_json=args.json)
+        try:
+            return smoke(as_json=args.json, work=args.work, keep=args.keep)
+        except AzuriteError as exc:
+            return _fail(str(exc), EXIT_USAGE, args.json)
     level = logging.WARNING if args.quiet or args.json else logging.INFO
     logging.basicConfig(level=level, format="%(name)s: %(message)s")
     logging.getLogger("azure").setLevel(logging.WARNING)  # Azurite traffic of the control plane itself

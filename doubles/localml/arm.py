@@ -1,6 +1,8 @@
-"""ARM / Azure ML management-plane calls azure-ai-ml makes for the project's flows. Registered here from their
-own modules: the workspace resource (`doubles/localml/workspaces.py`), compute clusters (`doubles/localml/computes.py`), key
-vaults (`doubles/localml/keyvault.py`) and long-running operations (`doubles/localml/operations.py`).
+"""ARM / Azure ML management-plane calls: what azure-ai-ml makes for the project's flows and what azure-native
+makes for every resource a stack declares. Registered here from their own modules: the workspace resource
+(`doubles/localml/workspaces.py`), compute clusters (`doubles/localml/computes.py`), key vaults
+(`doubles/localml/keyvault.py`), long-running operations (`doubles/localml/operations.py`) and, last, every
+other ARM resource type with a vendored spec (`doubles/localml/resources.py`), all in the session's one store.
 
 Paths are relative to the cloud's resourceManager endpoint (this server). Each handler answers the
 shape the azure-ai-ml 1.35 REST models deserialise; see doubles/localml/README.md for the list.
@@ -11,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from doubles.localml import computes, keyvault, operations, workspaces
+from doubles.localml import computes, keyvault, operations, resources, workspaces
 from doubles.localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
 from doubles.localml.blobs import ARTIFACT_CONTAINER
 from doubles.localml.http import Request, Response, Router, error
@@ -75,6 +77,7 @@ def register(router: Router, cp: Plane) -> None:
     computes.register(router, cp, WS)  # compute clusters: doubles/localml/computes.py
     keyvault.register(router, cp)
     operations.register(router, cp)
+    resources.register(router, cp)  # last: every other vendored ARM type, doubles/localml/resources.py
 
 
 # --- code versions -------------------------------------------------------------------------------

@@ -38,8 +38,9 @@ import datetime as dt
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from doubles.localml import resources
 from doubles.localml.http import Request, Response, Router, error
-from doubles.localml.store import workspace_id
+from doubles.localml.store import ArmResource, workspace_id
 from doubles.localml.validation import checked
 
 if TYPE_CHECKING:
@@ -67,6 +68,9 @@ def register(router: Router, cp: Plane, ws: str) -> None:
     a("GET", ws + "/computes/{compute}", lambda r: _get(cp, r), "compute GET")
     a("DELETE", ws + "/computes/{compute}", lambda r: _delete(cp, r), "compute DELETE (Delete or Detach)")
     a("POST", ws + "/computes/{compute}/listNodes", lambda r: _list_nodes(cp, r), "compute listNodes")
+    resources.ON_DELETE[COMPUTE_TYPE.lower()] = lambda cp, record: cp.store.detached.pop(
+        record.id.lower(), None
+    )
 
 
 def _now() -> str:
@@ -78,10 +82,9 @@ def _ws_id(req: Request) -> str:
     return workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
 
 
-def _key(req: Request) -> tuple[str, str, str]:
-    """(workspace id, its lower-case key, the compute's lower-case key): ARM names are case-insensitive."""
-    ws_id = _ws_id(req)
-    return ws_id, ws_id.lower(), req.params["compute"].lower()
+def _key(req: Request) -> str:
+    """The compute's ARM id as the request names it (the store compares ids without regard to case)."""
+    return f"{_ws_id(req)}/computes/{req.params['compute']}"
 
 
 def _not_found(name: str) -> Response:
@@ -163,7 +166,8 @@ def _resource(cp: Plane, ws_id: str, name: str, body: dict[str, Any], created: s
     if identity and identity.get("type") in ("SystemAssigned", "SystemAssigned,UserAssigned"):
         # ManagedServiceIdentity (common-types v3): principalId and tenantId are read-only, set by Azure.
         identity = dict(identity) | {
-            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ws_id}/{name}")),
+            # One principal per cluster, whatever casing its id is written in (ARM ids are case-insensitive).
+            "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ws_id}/{name}".lower())),
             "tenantId": str(uuid.UUID(int=2)),
         }
     compute: dict[str, Any] = {
@@ -193,7 +197,7 @@ def _resource(cp: Plane, ws_id: str, name: str, body: dict[str, Any], created: s
 
 
 def _put(cp: Plane, req: Request) -> Response:
-    ws_id, ws_key, key = _key(req)
+    arm_id = _key(req)
     name = req.params["compute"]
     try:
         body = req.json()
@@ -202,17 +206,20 @@ def _put(cp: Plane, req: Request) -> Response:
     problem = _check(body)
     if problem:
         return error(400, "UserError", problem)
+    if problem := resources.scope_locked(cp, arm_id, "write"):
+        return problem
     with cp.store.lock:
-        existing = cp.store.computes.get((ws_key, key))
+        existing = cp.store.arm(arm_id)
+        body = _keep_create_only(body, existing)
         resource = _resource(
             cp,
-            ws_id,
-            existing["name"] if existing else name,
+            _ws_id(req),
+            name,
             body,
-            existing["properties"]["createdOn"] if existing else None,
+            existing.resource["properties"]["createdOn"] if existing else None,
         )
         answer = resource
-        old = cp.store.detached.pop((ws_key, key), None)
+        old = cp.store.detached.pop(arm_id.lower(), None)
         if existing is None and old is not None:
             # Azure/azure-rest-api-specs#18889: after the cluster was deleted (azurerm then deleted with
             # underlyingResourceAction=Detach; hashicorp/terraform-provider-azurerm#15825, fixed by
@@ -222,15 +229,33 @@ def _put(cp: Plane, req: Request) -> Response:
             # (every later GET) has the old vmSize. Only vmSize, the property the issue reports.
             resource = copy.deepcopy(resource)
             resource["properties"]["properties"]["vmSize"] = old["vmSize"]
-        cp.store.computes[(ws_key, key)] = resource
+        cp.store.arm_put(ArmResource(resource, copy.deepcopy(body), req.query.get("api-version")))
     return Response(200 if existing else 201, answer)
 
 
+#: SPEC Compute properties with `x-ms-mutability: [read, create]`: set when the cluster is created.
+CREATE_ONLY = ("computeLocation", "disableLocalAuth")
+
+
+def _keep_create_only(body: dict[str, Any], existing: ArmResource | None) -> dict[str, Any]:
+    """A PUT over an existing cluster that leaves out a create-only property keeps the value it was created
+    with (`CREATE_ONLY`: the property cannot change after creation, so leaving it out changes nothing).
+    azure-ai-ml's `compute.begin_update` sends no `computeLocation` (what `az ml compute update` PUTs); were
+    it dropped, a `pulumi refresh` would record the cluster as moved and the next `pulumi up` would replace
+    it."""
+    if existing is None:
+        return body
+    before = existing.resource["properties"]
+    props = dict(body["properties"])
+    for key in CREATE_ONLY:
+        if key not in props and before.get(key) is not None:
+            props[key] = before[key]
+    return {**body, "properties": props}
+
+
 def _get(cp: Plane, req: Request) -> Response:
-    _, ws_key, key = _key(req)
-    with cp.store.lock:
-        found = cp.store.computes.get((ws_key, key))
-    return Response(200, found) if found is not None else _not_found(req.params["compute"])
+    found = cp.store.arm(_key(req))
+    return Response(200, found.resource) if found is not None else _not_found(req.params["compute"])
 
 
 def _list(cp: Plane, req: Request) -> Response:
@@ -242,7 +267,7 @@ def _delete(cp: Plane, req: Request) -> Response:
     """SPEC Compute_Delete: `underlyingResourceAction` is required, "Delete the underlying compute if
     'Delete', or detach the underlying compute from workspace if 'Detach'"; 204 "The target compute does
     not exist". Detach keeps the cluster's vmSize for a later PUT of the same name (see `_put`)."""
-    _, ws_key, key = _key(req)
+    arm_id = _key(req)
     action = req.query.get("underlyingResourceAction")
     if action not in UNDERLYING_ACTIONS:
         return error(
@@ -252,13 +277,16 @@ def _delete(cp: Plane, req: Request) -> Response:
             f"{action!r}); it is a required query parameter of Compute_Delete",
         )
     with cp.store.lock:
-        gone = cp.store.computes.pop((ws_key, key), None)
+        gone = cp.store.arm(arm_id)
         if gone is None:
             return Response(204, None)
+        if problem := resources.scope_locked(cp, arm_id, "delete"):
+            return problem
+        resources.remove(cp, arm_id)
         if action == "Detach":
-            cp.store.detached[(ws_key, key)] = {"vmSize": gone["properties"]["properties"]["vmSize"]}
-        else:
-            cp.store.detached.pop((ws_key, key), None)
+            cp.store.detached[arm_id.lower()] = {
+                "vmSize": gone.resource["properties"]["properties"]["vmSize"]
+            }
     return Response(200, None)
 
 
@@ -283,10 +311,10 @@ def _list_nodes(cp: Plane, req: Request) -> Response:
     its scale-down idle time passes (localml never scales down; only the last ended job's nodes are kept).
     One page, no nextLink.
     """
-    ws_id, ws_key, key = _key(req)
+    ws_key, key = _ws_id(req).lower(), req.params["compute"].lower()
     name = req.params["compute"]
     with cp.store.lock:
-        if (ws_key, key) not in cp.store.computes:
+        if cp.store.arm(_key(req)) is None:
             return _not_found(name)
         jobs = [
             j

@@ -1,4 +1,5 @@
-"""The HTTPS control plane: ARM + Azure ML workspace calls + run history, on one loopback port."""
+"""The HTTPS control plane: ARM (every resource type the stacks declare, `resources.py`) + Azure ML workspace
+calls + run history, on one loopback port."""
 
 from __future__ import annotations
 
@@ -20,13 +21,21 @@ STORAGE_SUFFIX = "core.localml.test"
 
 
 class ControlPlane:
-    def __init__(self, root: Path, certs: CertFiles, blobs: Blobs, region: str = "eastus") -> None:
+    def __init__(
+        self,
+        root: Path,
+        certs: CertFiles,
+        blobs: Blobs,
+        region: str = "eastus",
+        implicit_workspaces: bool = True,
+    ) -> None:
         self.region = region
+        self.implicit_workspaces = implicit_workspaces
         #: Polls of a long-running operation's Location that answer 202 before it is done (operations.py).
         self.lro_polls = 1
         self.storage_suffix = STORAGE_SUFFIX
         self.store = Store(root)
-        #: Request bodies the Azure REST spec check rejected or could not check (doubles/localml/validation.py).
+        #: Request bodies the Azure REST spec check rejected or could not check (validation.py).
         self.validation = ValidationLog()
         self.blobs = blobs
         self.runner = Runner(self.store, blobs)
@@ -76,3 +85,29 @@ class ControlPlane:
             if job.thread is not None:
                 job.thread.join(timeout=30)
         self.server.stop()
+
+
+class HandlersOnly:
+    """The ARM handlers over a store, without a server, Azurite or a job runner: what a unit test of the ARM
+    resources (or of a client of them, such as the offline provider) dispatches requests to, in-process
+    (`router.dispatch(doubles.localml.http.Request(...))`). Long-running operations finish on their first
+    poll; no bearer token is asked for. Calls that need blobs or runs (code versions, jobs) are not served."""
+
+    def __init__(self, root: Path, region: str = "eastus", implicit_workspaces: bool = False) -> None:
+        self.region = region
+        self.implicit_workspaces = implicit_workspaces
+        self.lro_polls = 0
+        self.storage_suffix = STORAGE_SUFFIX
+        self.store = Store(root)
+        self.validation = ValidationLog()
+        self.blobs = None
+        self.runner = None
+        self.router = Router()
+        arm.register(self.router, self)  # type: ignore[arg-type]  # no blobs, no runner: see the docstring
+
+    @property
+    def base_url(self) -> str:
+        return "https://localml.invalid"
+
+    def cloud_metadata(self) -> list[dict[str, object]]:
+        return []

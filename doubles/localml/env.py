@@ -56,8 +56,13 @@ CONFLICTING = (
 
 
 class LocalAzureML:
-    def __init__(self, root: Path | None = None, region: str = "eastus") -> None:
+    def __init__(
+        self, root: Path | None = None, region: str = "eastus", implicit_workspaces: bool = True
+    ) -> None:
+        """`implicit_workspaces`: a workspace no one has PUT exists (jobs can be submitted to whatever
+        workspace a stack outputs file names); False where `pulumi up` creates the workspace, as on Azure."""
         self._own_root = root is None
+        self.implicit_workspaces = implicit_workspaces
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="localml-"))
         self.region = region
         self.azurite: Azurite | None = None
@@ -81,7 +86,9 @@ class LocalAzureML:
             blobs.ensure_container(container)
         self.host = HostServices(STORAGE_SUFFIX, lambda: self.azurite.port if self.azurite else 0)
         self.host.server.start()
-        self.control_plane = ControlPlane(self.root / "session", certs, blobs, self.region)
+        self.control_plane = ControlPlane(
+            self.root / "session", certs, blobs, self.region, self.implicit_workspaces
+        )
         self.control_plane.router.authorize = self.host.check_bearer
         self.control_plane.start()
         self.environ = {

@@ -60,9 +60,13 @@ class Router:
         self.gate: Callable[[Request, str], Response | None] | None = None
 
     def add(self, method: str, pattern: str, handler: Handler, doc: str = "", public: bool = False) -> None:
-        """``pattern``: a path with ``{name}`` segments (one segment each), matched case-insensitively.
-        ``public``: served without a bearer token (documents clients fetch before they have one)."""
-        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern.rstrip("/"))
+        """``pattern``: a path with ``{name}`` segments (one segment each) and at most one ``{name*}`` (one or
+        more segments: an ARM scope, the `x-ms-skip-url-encoding` parameters of extension resource routes such
+        as `/{scope}/providers/Microsoft.Authorization/locks/{lockName}`), matched case-insensitively (ARM
+        matches names without regard to case). ``public``: served without a bearer token (documents clients
+        fetch before they have one)."""
+        regex = re.sub(r"\{(\w+)\*\}", r"(?P<\1>.+)", pattern.rstrip("/"))
+        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
         self._routes.append((method, re.compile(f"^{regex}/?$", re.IGNORECASE), handler, pattern, doc))
         if public:
             self._public.add(pattern)

@@ -28,10 +28,14 @@ on (azure-native `keyvault.VaultPropertiesArgs` docstrings). What Azure answers:
 - a purge of a purge-protected vault: `MethodNotAllowed` "Operation 'DeletedVaultPurge' is not allowed."
   (microsoft/AzureTRE#1446, `az keyvault purge`).
 
-Vault names are global: the store keys them by name alone. Where localml differs (also docs/localml.md): no
-retention clock (a deleted vault stays for the session unless purged); `createMode: recover` is refused with
-a 400 (not served); no access policies, network rules or data plane; the 405 status of the purge refusal is
-inferred from its code (the reports show the code and message only).
+Vaults live in the session's one ARM store (`Store.resources`, by id); vault names are global, so a PUT
+looks for the name among every vault of the store. A PUT is checked as every ARM PUT is (the REST spec of its
+api-version, its resource group, locks: doubles/localml/resources.py).
+
+Where localml differs (also docs/localml.md): no retention clock (a deleted vault stays for the session
+unless purged); `createMode: recover` is refused with a 400 (not served); no access policies, network rules
+or data plane; the 405 status of the purge refusal is inferred from its code (the reports show the code and
+message only).
 """
 
 from __future__ import annotations
@@ -40,14 +44,17 @@ import copy
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from doubles.localml import operations
+from doubles.localml import operations, resources
 from doubles.localml.http import Request, Response, Router, error
+from doubles.localml.store import ArmResource
+from doubles.localml.validation import check_resource_put, refused
 from vmsizes.regions import normalize_region
 
 if TYPE_CHECKING:
     from doubles.localml.plane import Plane
 
 PROVIDER = "Microsoft.KeyVault"
+TOKEN = "azure-native:keyvault:Vault"
 VAULT = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.KeyVault/vaults/{vault}"
 DELETED = "/subscriptions/{sub}/providers/Microsoft.KeyVault/locations/{location}/deletedVaults/{vault}"
 IN_DELETED_STATE = (
@@ -66,6 +73,7 @@ def register(router: Router, cp: Plane) -> None:
     a("DELETE", VAULT, lambda r: _delete(cp, r), "key vault DELETE (soft delete)")
     a("GET", DELETED, lambda r: _get_deleted(cp, r), "deleted key vault GET")
     a("POST", DELETED + "/purge", lambda r: _purge(cp, r), "deleted key vault purge (long-running)")
+    resources.ON_DELETE[f"{PROVIDER}/vaults".lower()] = _soft_delete
 
 
 def _norm(location: str) -> str:
@@ -79,11 +87,6 @@ def _now() -> dt.datetime:
 
 def _iso(moment: dt.datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
-
-
-def _vault_id(req: Request) -> str:
-    p = req.params
-    return f"/subscriptions/{p['sub']}/resourceGroups/{p['rg']}/providers/{PROVIDER}/vaults/{p['vault']}"
 
 
 def _not_found(req: Request) -> Response:
@@ -109,42 +112,62 @@ def _check(body: Any) -> str | None:
     return None
 
 
+def _named(cp: Plane, name: str) -> ArmResource | None:
+    """The vault holding `name`, wherever it is (vault names are global)."""
+    found = [
+        r for r in cp.store.arm_of_type(f"{PROVIDER}/vaults") if r.resource["name"].lower() == name.lower()
+    ]
+    return found[0] if found else None
+
+
 def _put(cp: Plane, req: Request) -> Response:
     name = req.params["vault"].lower()
     try:
         body = req.json()
     except ValueError:
         return error(400, "BadRequest", "key vault PUT body is not JSON")
+    api = req.query.get("api-version")
+    params = {"resourceGroupName": req.params["rg"], "vaultName": req.params["vault"]}
+    if problem := refused(
+        req,
+        "Vaults_CreateOrUpdate",
+        check_resource_put(TOKEN, api, params, body),
+        cp.validation,
+        "BadRequest",
+    ):
+        return problem
     problem = _check(body)
     if problem:
         return error(400, "BadRequest", problem)
-    vault_id = _vault_id(req)
+    vault_id = resources.resource_id(req)
+    if problem := resources.missing_group(cp, vault_id) or resources.scope_locked(cp, vault_id, "write"):
+        return problem
     with cp.store.lock:
         deleted = cp.store.deleted_vaults.get(name)
         if deleted is not None:
             if deleted["subscription"] == req.params["sub"]:
                 return error(409, "ConflictError", IN_DELETED_STATE)
             return _taken(req)
-        existing = cp.store.vaults.get(name)
-        if existing is not None and existing["id"].lower() != vault_id.lower():
+        existing = _named(cp, name)
+        if existing is not None and existing.id.lower() != vault_id.lower():
             return _taken(req)
         props = copy.deepcopy(body["properties"])
         props.pop("createMode", None)
         props.setdefault("enableSoftDelete", True)
         props.setdefault("softDeleteRetentionInDays", DEFAULT_RETENTION_DAYS)
-        if existing is not None and existing["properties"].get("enablePurgeProtection"):
+        if existing is not None and existing.resource["properties"].get("enablePurgeProtection"):
             props["enablePurgeProtection"] = True  # once on, it stays on
         props["vaultUri"] = f"https://{req.params['vault']}.vault.localml.test/"
         props["provisioningState"] = "Succeeded"
         resource = {
-            "id": existing["id"] if existing else vault_id,
+            "id": vault_id,
             "name": req.params["vault"],
             "type": f"{PROVIDER}/vaults",
             "location": body["location"],
             "tags": body.get("tags") or {},
             "properties": props,
         }
-        cp.store.vaults[name] = resource
+        cp.store.arm_put(ArmResource(resource, copy.deepcopy(body), api))
     return Response(200 if existing else 201, resource)
 
 
@@ -158,50 +181,58 @@ def _taken(req: Request) -> Response:
     )
 
 
-def _owned(cp: Plane, req: Request) -> dict[str, Any] | None:
-    found = cp.store.vaults.get(req.params["vault"].lower())
-    if found is None or found["id"].lower() != _vault_id(req).lower():
-        return None
-    return found
+def _owned(cp: Plane, req: Request) -> ArmResource | None:
+    return cp.store.arm(resources.resource_id(req))
 
 
 def _get(cp: Plane, req: Request) -> Response:
-    with cp.store.lock:
-        found = _owned(cp, req)
-    return Response(200, found) if found is not None else _not_found(req)
+    found = _owned(cp, req)
+    if found is not None:
+        return Response(200, found.resource)
+    return resources.missing_group(cp, resources.resource_id(req)) or _not_found(req)
 
 
 def _delete(cp: Plane, req: Request) -> Response:
     """SPEC Vaults_Delete: 200, or 204 when there is nothing to delete. Always a soft delete: the vault
-    becomes a `DeletedVault` in its location until purged."""
-    name = req.params["vault"].lower()
+    becomes a `DeletedVault` in its location until purged (`_soft_delete`)."""
+    vault_id = resources.resource_id(req)
+    if missing := resources.missing_group(cp, vault_id):
+        return missing
     with cp.store.lock:
-        found = _owned(cp, req)
-        if found is None:
+        if _owned(cp, req) is None:
             return Response(204, None)
-        cp.store.vaults.pop(name)
-        props = found["properties"]
-        deleted_at = _now()
-        location = _norm(found["location"])
-        purge_at = deleted_at + dt.timedelta(days=props["softDeleteRetentionInDays"])
-        cp.store.deleted_vaults[name] = {
-            "subscription": req.params["sub"],
-            "resource": {
-                "id": f"/subscriptions/{req.params['sub']}/providers/{PROVIDER}/locations/{location}"
-                f"/deletedVaults/{found['name']}",
-                "name": found["name"],
-                "type": f"{PROVIDER}/deletedVaults",
-                "properties": {
-                    "vaultId": found["id"],
-                    "location": location,
-                    "deletionDate": _iso(deleted_at),
-                    "scheduledPurgeDate": _iso(purge_at),
-                    "tags": found.get("tags") or {},
-                    "purgeProtectionEnabled": bool(props.get("enablePurgeProtection")),
-                },
-            },
-        }
+        if problem := resources.scope_locked(cp, vault_id, "delete"):
+            return problem
+        resources.remove(cp, vault_id)
     return Response(200, None)
+
+
+def _soft_delete(cp: Plane, found: ArmResource) -> None:
+    """A deleted vault (its own DELETE, or its resource group's) holds its name as a `DeletedVault` in its
+    location until purged."""
+    resource = found.resource
+    props = resource["properties"]
+    deleted_at = _now()
+    location = _norm(resource["location"])
+    purge_at = deleted_at + dt.timedelta(days=props["softDeleteRetentionInDays"])
+    sub = found.id.split("/")[2]
+    cp.store.deleted_vaults[resource["name"].lower()] = {
+        "subscription": sub,
+        "resource": {
+            "id": f"/subscriptions/{sub}/providers/{PROVIDER}/locations/{location}/deletedVaults/"
+            + resource["name"],
+            "name": resource["name"],
+            "type": f"{PROVIDER}/deletedVaults",
+            "properties": {
+                "vaultId": found.id,
+                "location": location,
+                "deletionDate": _iso(deleted_at),
+                "scheduledPurgeDate": _iso(purge_at),
+                "tags": resource.get("tags") or {},
+                "purgeProtectionEnabled": bool(props.get("enablePurgeProtection")),
+            },
+        },
+    }
 
 
 def _deleted(cp: Plane, req: Request) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""Start, stop and lose one emulated rw_mount (a ``doubles.localml.blobfs`` daemon): the runner's and tests' handle.
+"""Start, stop and lose one emulated rw_mount (a ``doubles.localml.blobfs`` daemon): the runner's and tests'
+handle.
 
     m = BlobMount(store, mountpoint, workdir, MountOptions(upload_rate=2e6)).start()
     ...                          # processes read and write under m.mountpoint

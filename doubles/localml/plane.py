@@ -1,7 +1,8 @@
 """What the ARM and run-history handlers read of the control plane: its state, not the server around it.
 
-`doubles.localml.controlplane.ControlPlane` satisfies this; the handler modules (arm, computes, workspaces, keyvault,
-operations, history) type against it, so none of them imports controlplane, which imports them."""
+`doubles.localml.controlplane.ControlPlane` satisfies this; the handler modules (arm, resources, computes,
+workspaces, keyvault, operations, history) type against it, so none of them imports controlplane, which
+imports them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 class Plane(Protocol):
     region: str
+    #: Whether a workspace no one has PUT exists (answers GET, takes jobs and computes); off where `pulumi up`
+    #: creates the workspace (doubles/localml/workspaces.py).
+    implicit_workspaces: bool
     #: Polls of a long-running operation's Location that answer 202 before it is done (operations.py).
     lro_polls: int
     storage_suffix: str

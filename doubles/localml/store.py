@@ -1,8 +1,15 @@
-"""In-memory state of one control-plane session: code versions, jobs and computes, per workspace.
+"""In-memory state of one control-plane session: the ARM resources (one store for every resource type, by
+ARM id), and per workspace its code versions and jobs.
 
-Any subscription / resource group / workspace name is accepted: the session plays the workspace the
-stack outputs name. Datastore folders live on disk under the session directory, so a job's
-``rw_mount`` output (e.g. a checkpoint folder) is still there for the next job of the session.
+Every ARM resource the session holds (resource groups, storage accounts, key vaults, registries, workspaces,
+computes, role assignments, locks, ...) is one `ArmResource` in `Store.resources`, keyed by its lower-case
+ARM id: ARM resource ids compare without regard to case ("Resource IDs are case-insensitive",
+Azure/azure-resource-manager-rpc `v1.0/resource-api-reference.md`; learn.microsoft.com
+azure-resource-manager/management/resource-name-rules: "Resource names are case-insensitive unless noted"),
+and keep the casing of the PUT that created them. The handlers that serve them: `doubles/localml/resources.py`
+(any type with a vendored spec), with the ML workspace, its computes and key vaults in their own modules.
+Datastore folders live on disk under the session directory, so a job's ``rw_mount`` output (e.g. a checkpoint
+folder) is still there for the next job of the session.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ PROVIDER = "providers/Microsoft.MachineLearningServices/workspaces"
 
 #: Run states (azure-ai-ml RunHistoryConstants / JobStatus).
 TERMINAL = {"Completed", "Failed", "Canceled"}
+#: Workspace states other than live (doubles/localml/workspaces.py).
+DELETING, SOFT_DELETED, PURGED = "Deleting", "SoftDeleted", "Purged"
 
 
 def now_iso() -> str:
@@ -69,22 +78,39 @@ class Job:
 
 
 @dataclass
+class ArmResource:
+    """One ARM resource of the session: `resource` as GET answers it (id, name, type, the envelope and
+    `properties`), `sent` the body of the PUT that made it what it is (what the client sent, unchanged), and
+    the `api_version` of that PUT."""
+
+    resource: dict[str, Any]
+    sent: dict[str, Any]
+    api_version: str | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.resource["id"])
+
+    @property
+    def type(self) -> str:
+        return str(self.resource.get("type", ""))
+
+
+@dataclass
 class Store:
     root: Path  # session directory
     codes: dict[tuple[str, str, str], CodeVersion] = field(default_factory=dict)  # (ws_id, name, version)
     jobs: dict[tuple[str, str], Job] = field(default_factory=dict)  # (ws_id lower, name)
-    #: Computes as GET answers them (ARM resource), keyed (ws_id lower, compute name lower): ARM names
-    #: are case-insensitive. `detached`: what a cluster deleted with underlyingResourceAction=Detach
-    #: leaves behind for a later PUT of the same name (doubles/localml/computes.py).
-    computes: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    detached: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    #: Workspaces (key: workspace id lower): the body a PUT sent, and the state of one that is not live
-    #: (Deleting, SoftDeleted, Purged; doubles/localml/workspaces.py).
-    workspaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Every ARM resource, by lower-case ARM id (module docstring).
+    resources: dict[str, ArmResource] = field(default_factory=dict)
+    #: What a cluster deleted with underlyingResourceAction=Detach leaves behind for a later PUT of the same
+    #: name, by the compute's lower-case id (doubles/localml/computes.py).
+    detached: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The state of a workspace that is not live (Deleting, SoftDeleted, Purged), by its lower-case id
+    #: (doubles/localml/workspaces.py).
     workspace_state: dict[str, str] = field(default_factory=dict)
-    #: Key vaults as GET answers them and deleted ones (`{"subscription", "resource"}`), keyed by the
-    #: lower-case name: vault names are global (doubles/localml/keyvault.py).
-    vaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Deleted key vaults (`{"subscription", "resource"}`), keyed by the lower-case name: vault names are
+    #: global (doubles/localml/keyvault.py).
     deleted_vaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Long-running operations by id (doubles/localml/operations.py).
     operations: dict[str, Any] = field(default_factory=dict)
@@ -105,13 +131,47 @@ class Store:
         with self.lock:
             return self.jobs.get((ws_id.lower(), name))
 
-    def compute(self, ws_id: str, name: str) -> dict[str, Any] | None:
+    # -- ARM resources ------------------------------------------------------------------------------------
+    def arm(self, arm_id: str) -> ArmResource | None:
         with self.lock:
-            return self.computes.get((ws_id.lower(), name.lower()))
+            return self.resources.get(arm_id.lower())
+
+    def arm_put(self, record: ArmResource) -> bool:
+        """Store `record` under its id; True when it is new (a create), False for a replace."""
+        with self.lock:
+            key = record.id.lower()
+            created = key not in self.resources
+            self.resources[key] = record
+            return created
+
+    def arm_delete(self, arm_id: str) -> ArmResource | None:
+        with self.lock:
+            return self.resources.pop(arm_id.lower(), None)
+
+    def arm_under(self, scope: str, arm_type: str | None = None) -> list[ArmResource]:
+        """Every resource whose id lies under `scope` (children, nested and extension resources at it or
+        below), optionally of one ARM type, in id order."""
+        prefix = scope.lower().rstrip("/") + "/"
+        with self.lock:
+            found = [r for k, r in self.resources.items() if k.startswith(prefix)]
+        if arm_type is not None:
+            found = [r for r in found if r.type.lower() == arm_type.lower()]
+        return sorted(found, key=lambda r: r.id.lower())
+
+    def arm_of_type(self, arm_type: str) -> list[ArmResource]:
+        with self.lock:
+            return [r for r in self.resources.values() if r.type.lower() == arm_type.lower()]
+
+    def compute(self, ws_id: str, name: str) -> dict[str, Any] | None:
+        found = self.arm(f"{ws_id}/computes/{name}")
+        return found.resource if found is not None else None
 
     def computes_in(self, ws_id: str) -> list[dict[str, Any]]:
-        with self.lock:
-            return [c for (w, _), c in self.computes.items() if w == ws_id.lower()]
+        return [
+            r.resource
+            for r in self.arm_under(ws_id, "Microsoft.MachineLearningServices/workspaces/computes")
+            if r.id.lower().rsplit("/computes/", 1)[0] == ws_id.lower()
+        ]
 
     def jobs_in(self, ws_id: str) -> list[Job]:
         with self.lock:

@@ -23,11 +23,16 @@ compute clusters are hard-deleted either way (its table). What Azure answers:
 - a GET of a soft-deleted workspace finds nothing, so `az ml workspace delete --permanently-delete` (the
   same GET-then-DELETE as azure-ai-ml) fails "Unable to find workspace" (Azure/azure-cli#33756).
 
-The session's workspaces: a name no one has PUT or deleted exists implicitly (the session plays the
-workspace the stack outputs name, as before); a PUT stores its body; a DELETE runs as an operation
-(`doubles/localml/operations.py`) during which the workspace reads `Deleting`, and at its end the name is either
-gone (`forceToPurge=true`: GET 404, a PUT creates it anew) or soft-deleted for the rest of the session (GET
-404, PUT 400 as above). Under a deleted workspace every other call answers 404 (`gate`).
+The session's workspaces live in its one ARM store (`Store.resources`, doubles/localml/resources.py). A PUT is
+checked as every ARM PUT is (the REST spec of its api-version, its resource group, locks) and stores its body;
+a DELETE runs as an operation (`doubles/localml/operations.py`) during which the workspace reads `Deleting`,
+and at its end the name is either gone (`forceToPurge=true`: GET 404, a PUT creates it anew) or soft-deleted
+for the rest of the session (GET 404, PUT 400 as above), and what lies under it (its computes, diagnostic
+settings, role assignments at its scope) is deleted. Under a deleted workspace every other call answers 404
+(`gate`). A name no one has PUT: with `Plane.implicit_workspaces` (the default of `LocalAzureML`, which lets
+jobs be submitted to whatever workspace an outputs file names) it exists implicitly, as a workspace with
+defaults; without it (where `pulumi up` made the workspace: `make smoke`, `serve --deploy`, the e2e tests)
+it does not, as on Azure: GET 404, and every call under it 404.
 
 Where localml differs (also in docs/localml.md): no retention clock (a soft-deleted name stays held for the
 session); no recover; a PUT answers at once with `Succeeded` (Azure: 202 and polling); a PUT while a delete
@@ -42,18 +47,19 @@ import copy
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from doubles.localml import operations
+from doubles.localml import operations, resources
 from doubles.localml.azurite import ACCOUNT_NAME
 from doubles.localml.http import Request, Response, Router, error
-from doubles.localml.store import TERMINAL, workspace_id
+from doubles.localml.store import DELETING, PURGED, SOFT_DELETED, TERMINAL, ArmResource, workspace_id
+from doubles.localml.validation import check_resource_put, refused
 
 if TYPE_CHECKING:
     from doubles.localml.plane import Plane
 
 PROVIDER = "Microsoft.MachineLearningServices"
-#: Workspace states other than live; a name in neither set nor `Store.workspaces` exists implicitly.
-DELETING, SOFT_DELETED, PURGED = "Deleting", "SoftDeleted", "Purged"
+TOKEN = "azure-native:machinelearningservices:Workspace"
 SOFT_DELETED_MESSAGE = "Soft-deleted workspace exists. Please purge or recover it. https://aka.ms/wsoftdelete"
+__all__ = ["DELETING", "PURGED", "SOFT_DELETED", "register"]
 
 
 def register(router: Router, cp: Plane, ws: str) -> None:
@@ -61,15 +67,20 @@ def register(router: Router, cp: Plane, ws: str) -> None:
     a("GET", ws, lambda r: _get(cp, r), "workspace GET")
     a("PUT", ws, lambda r: _put(cp, r), "workspace PUT (create or update)")
     a("DELETE", ws, lambda r: _delete(cp, r), "workspace DELETE (forceToPurge: permanent)")
+    resources.ON_DELETE[resources.WORKSPACE_TYPE.lower()] = _deleted
     workspace_pattern = ws
 
     def gate(req: Request, pattern: str) -> Response | None:
-        """404 for any call under a workspace that is soft-deleted or purged (the workspace resource itself
-        answers for itself). Other routes (no `{ws}`) pass."""
+        """404 for any call under a workspace that is soft-deleted, purged, or (without implicit workspaces)
+        was never created (the workspace resource itself answers for itself). Other routes (no `{ws}`)
+        pass."""
         if "ws" not in req.params or pattern == workspace_pattern:
             return None
-        state = cp.store.workspace_state.get(_key(req))
+        key = _key(req)
+        state = cp.store.workspace_state.get(key)
         if state in (SOFT_DELETED, PURGED):
+            return _not_found(req)
+        if not cp.implicit_workspaces and cp.store.arm(key) is None:
             return _not_found(req)
         return None
 
@@ -92,13 +103,13 @@ def _not_found(req: Request) -> Response:
 def _resource(cp: Plane, req: Request, sent: dict[str, Any] | None, state: str) -> dict[str, Any]:
     """The workspace as GET answers it (SPEC `Workspace`): what a PUT sent, with the read-only properties the
     service sets (`workspaceId`, `discoveryUrl`, `provisioningState`, the identity's ids)."""
-    ws_id = workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
+    ws_id = resources.resource_id(req) if sent is not None else _default_id(req)
     sent = sent or {}
     identity = copy.deepcopy(sent.get("identity") or {"type": "SystemAssigned"})
     if "SystemAssigned" in str(identity.get("type")):
         identity |= {
             "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, ws_id.lower())),
-            "tenantId": str(uuid.UUID(int=2)),
+            "tenantId": resources.TENANT_ID,
         }
     properties = {
         "friendlyName": req.params["ws"],
@@ -113,7 +124,7 @@ def _resource(cp: Plane, req: Request, sent: dict[str, Any] | None, state: str) 
     }
     return {
         "id": ws_id,
-        "name": req.params["ws"],
+        "name": ws_id.rsplit("/", 1)[-1],
         "type": f"{PROVIDER}/workspaces",
         "location": sent.get("location") or cp.region,
         "kind": sent.get("kind") or "Default",
@@ -124,14 +135,24 @@ def _resource(cp: Plane, req: Request, sent: dict[str, Any] | None, state: str) 
     }
 
 
+def _default_id(req: Request) -> str:
+    return workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
+
+
 def _get(cp: Plane, req: Request) -> Response:
     key = _key(req)
     with cp.store.lock:
         state = cp.store.workspace_state.get(key)
-        sent = cp.store.workspaces.get(key)
+        found = cp.store.arm(key)
     if state in (SOFT_DELETED, PURGED):
         return _not_found(req)
-    return Response(200, _resource(cp, req, sent, state or "Succeeded"))
+    if found is not None:
+        resource = copy.deepcopy(found.resource)
+        resource["properties"]["provisioningState"] = state or "Succeeded"
+        return Response(200, resource)
+    if not cp.implicit_workspaces:
+        return resources.missing_group(cp, _default_id(req)) or _not_found(req)
+    return Response(200, _resource(cp, req, None, state or "Succeeded"))
 
 
 def _put(cp: Plane, req: Request) -> Response:
@@ -142,6 +163,14 @@ def _put(cp: Plane, req: Request) -> Response:
         return error(400, "UserError", "workspace PUT body is not JSON")
     if not isinstance(body, dict) or not body.get("location"):
         return error(400, "UserError", "workspace PUT needs a JSON body with `location` (SPEC Workspace)")
+    api = req.query.get("api-version")
+    params = {"resourceGroupName": req.params["rg"], "workspaceName": req.params["ws"]}
+    result = check_resource_put(TOKEN, api, params, body)
+    if problem := refused(req, "Workspaces_CreateOrUpdate", result, cp.validation):
+        return problem
+    arm_id = resources.resource_id(req)
+    if problem := resources.missing_group(cp, arm_id) or resources.scope_locked(cp, arm_id, "write"):
+        return problem
     with cp.store.lock:
         state = cp.store.workspace_state.get(key)
         if state == SOFT_DELETED:
@@ -154,9 +183,20 @@ def _put(cp: Plane, req: Request) -> Response:
                 "when the delete has finished (localml's answer)",
             )
         cp.store.workspace_state.pop(key, None)
-        cp.store.workspaces[key] = copy.deepcopy(body)
+        resource = _resource(cp, req, body, "Succeeded")
+        cp.store.arm_put(ArmResource(resource, copy.deepcopy(body), api))
     # SPEC Workspaces_CreateOrUpdate answers 200 (or 202 and polling); there is no 201.
-    return Response(200, _resource(cp, req, body, "Succeeded"))
+    return Response(200, resource)
+
+
+def _deleted(cp: Plane, record: ArmResource) -> None:
+    """A workspace deleted (its own DELETE's end, or its resource group's): soft-deleted, and its queued or
+    running jobs stopped (concept-soft-delete.md: compute clusters and jobs are hard-deleted)."""
+    key = record.id.lower()
+    cp.store.workspace_state[key] = SOFT_DELETED
+    for job in cp.store.jobs_in(record.id):
+        if job.status not in TERMINAL:
+            job.stop_event.set()
 
 
 def _delete(cp: Plane, req: Request) -> Response:
@@ -168,19 +208,18 @@ def _delete(cp: Plane, req: Request) -> Response:
             return Response(204, None)  # SPEC: "does not exist in the subscription"
         if state == DELETING:
             return error(409, "Conflict", f"workspace {req.params['ws']!r} is already being deleted")
+        if cp.store.arm(key) is None and not cp.implicit_workspaces:
+            return resources.missing_group(cp, _default_id(req)) or Response(204, None)
+        if problem := resources.scope_locked(cp, resources.resource_id(req), "delete"):
+            return problem
         cp.store.workspace_state[key] = DELETING
-    ws_id = workspace_id(req.params["sub"], req.params["rg"], req.params["ws"])
 
     def finish() -> None:
         with cp.store.lock:
+            removed = resources.remove(cp, key)  # the workspace and what lies under it (its computes, ...)
             cp.store.workspace_state[key] = PURGED if purge else SOFT_DELETED
-            cp.store.workspaces.pop(key, None)
-            # concept-soft-delete.md: compute clusters and queued or running jobs are hard-deleted.
-            for ckey in [k for k in cp.store.computes if k[0] == key]:
-                cp.store.computes.pop(ckey, None)
-                cp.store.detached.pop(ckey, None)
-            running = [j for j in cp.store.jobs_in(ws_id) if j.status not in TERMINAL]
-        for job in running:
-            job.stop_event.set()
+        if not any(r.id.lower() == key for r in removed):  # an implicit workspace: no hook stopped its jobs
+            _deleted(cp, ArmResource({"id": _default_id(req)}, {}))
+            cp.store.workspace_state[key] = PURGED if purge else SOFT_DELETED
 
     return operations.start(cp, req.params["sub"], PROVIDER, cp.region, finish)

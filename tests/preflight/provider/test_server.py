@@ -9,6 +9,10 @@ secrets; `Check` returns the checked inputs and a CheckFailure per value the RES
 ending in "[constraint X from SOURCE]" (what preflight.resource_check reads back); `Diff` compares the old
 inputs (`old_inputs`) with the new ones; `Create`/`Update` with `preview` make nothing; `Invoke` answers the
 functions the stacks call, a vault outside the stack failing as ARM's 404 fails azure-native's invoke.
+
+With an ARM endpoint (the last sections: localml's ARM handlers called in-process through the provider's own
+ARM client, `stand_in.py`), every create, read, update and delete, and the `getResourceGroup`/`getVault`
+invokes, go to ARM as azure-native sends them.
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ import pytest
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import plugin_pb2, provider_pb2
 
-from preflight.provider import EXISTING_ENV, JOURNAL_ENV, arm, schema, server, store
+from doubles.localml.http import Request
+from preflight.provider import EXISTING_ENV, JOURNAL_ENV, arm, schema, server
 from preflight.provider import model as azure_native
 from preflight.provider.armids import DEFAULT_SUBSCRIPTION_ID
 from preflight.provider.server import AzureNativeStandIn
 from preflight.wire import UNKNOWN
-from tests.preflight.provider import recorded
+from tests.preflight.provider import recorded, stand_in
+from tests.preflight.provider.stand_in import configured, localml
 
 ROOT = Path(__file__).resolve().parents[3]
 SUB = "6f1c0e5a-1111-4222-8333-944445555666"
@@ -59,8 +65,8 @@ def plain(message: struct_pb2.Struct) -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No ARM store file, no control plane, no `--existing` file, no journal: the gate's preview setting."""
-    for name in (store.ENV, arm.METADATA_ENV, EXISTING_ENV, JOURNAL_ENV):
+    """No ARM endpoint, no `--existing` file, no journal: the gate's preview setting."""
+    for name in (arm.METADATA_ENV, EXISTING_ENV, JOURNAL_ENV):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -440,3 +446,312 @@ def test_warm_leaves_every_vendored_types_shape_read() -> None:
     now = azure_native.shape.cache_info()
     assert (now.misses, now.hits - after_warm.hits) == (after_warm.misses, len(tokens))
     assert all(s is not None and s.api_version for s in shapes)
+
+
+# -- with an ARM endpoint (localml's ARM handlers in-process), and offline creates ---------------------------
+# What the provider sends to ARM, and reads back, when `ARM_CLOUD_METADATA_URL` names one
+# (preflight/provider/arm.py, after pulumi-azure-native `provider/pkg/provider/crud/crud.go` and
+# `provider/pkg/azure/client_azcore.go`): CanCreate GET, PUT, readAfterWrite GET; Read = GET (404: gone), with
+# the inputs refreshed; Delete = DELETE; `getResourceGroup`/`getVault` and Check's group location are GETs.
+# The provider keeps no store of its own.
+
+ARM_SUB = stand_in.SUB
+RG_ID = f"/subscriptions/{ARM_SUB}/resourceGroups/rg-train-dev"
+WS_ID = f"{RG_ID}/providers/Microsoft.MachineLearningServices/workspaces/ws-llm-dev"
+COMPUTE_ID = f"{WS_ID}/computes/t4-dev"
+SA_ID = f"{RG_ID}/providers/Microsoft.Storage/storageAccounts/stdev"
+ARM_CLUSTER = (
+    "urn:pulumi:dev::azml-gpu::azml-gpu:components:GpuCluster$azure-native:machinelearningservices:Compute::c"
+)
+GROUP = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:resources:ResourceGroup::rg"
+ACCOUNT = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:storage:StorageAccount::st"
+WORKSPACE = (
+    "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:machinelearningservices:"
+    "Workspace::w"
+)
+
+
+def _arm_compute(**props) -> dict:
+    return {
+        "computeName": "t4-dev",
+        "resourceGroupName": "rg-train-dev",
+        "workspaceName": "ws-llm-dev",
+        "location": "eastus",
+        "azureApiVersion": "2025-12-01",
+        "properties": {
+            "computeType": "AmlCompute",
+            "properties": {
+                "vmSize": "Standard_NC4as_T4_v3",
+                "scaleSettings": {"maxNodeCount": 1, "minNodeCount": 0},
+                **props,
+            },
+        },
+    }
+
+
+GROUP_INPUTS = {"resourceGroupName": "rg-train-dev", "location": "eastus", "azureApiVersion": "2024-03-01"}
+ACCOUNT_INPUTS = {
+    "accountName": "stdev",
+    "resourceGroupName": "rg-train-dev",
+    "location": "eastus",
+    "azureApiVersion": "2024-01-01",
+    "kind": "StorageV2",
+    "sku": {"name": "Standard_LRS"},
+    "minimumTlsVersion": "TLS1_2",
+}
+WORKSPACE_INPUTS = {
+    "workspaceName": "ws-llm-dev",
+    "resourceGroupName": "rg-train-dev",
+    "location": "eastus",
+    "azureApiVersion": "2025-12-01",
+    "identity": {"type": "SystemAssigned"},
+}
+
+
+def _arm_create(provider: AzureNativeStandIn, urn: str, inputs: dict) -> provider_pb2.CreateResponse:
+    return provider.Create(provider_pb2.CreateRequest(urn=urn, properties=struct(inputs)), Context())
+
+
+# -- offline creates (the gate) ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def offline_provider(monkeypatch: pytest.MonkeyPatch) -> AzureNativeStandIn:
+    return configured(monkeypatch)
+
+
+def test_offline_create_gives_the_arm_id_and_read_answers_the_state_as_given(offline_provider) -> None:
+    r = _arm_create(offline_provider, ARM_CLUSTER, _arm_compute())
+    assert r.id == COMPUTE_ID
+    outputs = plain(r.properties)
+    assert outputs["name"] == "t4-dev"
+    assert outputs["properties"]["provisioningState"] == "Succeeded"
+    found = offline_provider.Read(
+        provider_pb2.ReadRequest(
+            id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties, inputs=struct(_arm_compute())
+        ),
+        Context(),
+    )
+    assert found.id == COMPUTE_ID and plain(found.properties) == outputs
+    offline_provider.Delete(
+        provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER), Context()
+    )  # nothing to reach
+
+
+def test_offline_the_group_location_is_the_existing_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    existing = {RG_ID.lower(): {"id": RG_ID, "type": "", "inputs": {}, "outputs": {"location": "westus3"}}}
+    p = AzureNativeStandIn(existing=existing)
+    p.Configure(
+        provider_pb2.ConfigureRequest(sends_old_inputs=True, sends_old_inputs_to_delete=True), Context()
+    )
+    monkeypatch.delenv(arm.METADATA_ENV, raising=False)
+    news = {"accountName": "stdev", "resourceGroupName": "rg-train-dev"}
+    r = p.Check(provider_pb2.CheckRequest(urn=ACCOUNT, news=struct(news)), Context())
+    assert dict(r.inputs)["location"] == "westus3"
+
+
+# -- with an ARM endpoint -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def plane(tmp_path: Path):
+    return localml(tmp_path)
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch, plane) -> AzureNativeStandIn:
+    return configured(monkeypatch, plane)
+
+
+def _sent(live: AzureNativeStandIn) -> list[tuple[str, str, str]]:
+    return [(m, path, q.get("api-version", "")) for m, path, q, _ in live.arm.client.sent]
+
+
+def test_create_is_can_create_then_put_then_read_after_write(live, plane) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    live.arm.client.sent.clear()
+    r = _arm_create(live, ACCOUNT, ACCOUNT_INPUTS)
+    assert r.id == SA_ID
+    assert _sent(live) == [
+        ("GET", SA_ID, "2024-01-01"),
+        ("PUT", SA_ID, "2024-01-01"),
+        ("GET", SA_ID, "2024-01-01"),
+    ]
+    # localml holds what azure-native sends, and the outputs are its answer in the SDK shape.
+    stored = plane.store.arm(SA_ID)
+    assert stored is not None and stored.sent == arm.request_body(
+        "azure-native:storage:StorageAccount", ACCOUNT_INPUTS
+    )
+    outputs = plain(r.properties)
+    assert outputs["minimumTlsVersion"] == "TLS1_2" and outputs["provisioningState"] == "Succeeded"
+    assert outputs["azureApiVersion"] == "2024-01-01" and outputs["name"] == "stdev"
+
+
+def test_create_of_an_existing_resource_fails_as_azure_natives_can_create(live) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    with pytest.raises(Aborted) as info:
+        _arm_create(live, GROUP, GROUP_INPUTS)
+    assert info.value.args == (
+        grpc.StatusCode.UNKNOWN,
+        f"Status=409 Message=\"cannot create already existing resource '{RG_ID}'\"",
+    )
+
+
+def test_a_refused_put_fails_the_create_with_arms_error(live) -> None:
+    with pytest.raises(Aborted) as info:
+        _arm_create(live, ACCOUNT, ACCOUNT_INPUTS)  # no resource group yet
+    assert info.value.args[1] == (
+        'Status=404 Code="ResourceGroupNotFound" '
+        "Message=\"Resource group 'rg-train-dev' could not be found.\""
+    )
+
+
+def test_the_workspace_identity_is_the_one_arm_answers(live, plane) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    r = _arm_create(live, WORKSPACE, WORKSPACE_INPUTS)
+    principal = plain(r.properties)["identity"]["principalId"]
+    assert principal == plane.store.arm(WS_ID).resource["identity"]["principalId"]
+
+
+def test_update_puts_without_can_create_and_read_refreshes_from_arm(live, plane) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    created = _arm_create(live, ACCOUNT, ACCOUNT_INPUTS)
+    changed = {**ACCOUNT_INPUTS, "minimumTlsVersion": "TLS1_1"}
+    live.arm.client.sent.clear()
+    live.Update(
+        provider_pb2.UpdateRequest(urn=ACCOUNT, id=SA_ID, olds=created.properties, news=struct(changed)),
+        Context(),
+    )
+    assert [m for m, *_ in _sent(live)] == ["PUT", "GET"]
+    # Someone changes it outside Pulumi: a refresh shows it in the outputs and in the inputs.
+    body = json.loads(json.dumps(plane.store.arm(SA_ID).sent))
+    body["properties"]["minimumTlsVersion"] = "TLS1_2"
+    body["tags"] = {"owner": "portal"}
+    plane.router.dispatch(Request("PUT", SA_ID, {"api-version": "2024-01-01"}, {}, json.dumps(body).encode()))
+    olds = arm.response_outputs(
+        "azure-native:storage:StorageAccount", plane.store.arm(SA_ID).resource, "2024-01-01"
+    )
+    olds["minimumTlsVersion"] = "TLS1_1"
+    olds.pop("tags", None)
+    r = live.Read(
+        provider_pb2.ReadRequest(id=SA_ID, urn=ACCOUNT, properties=struct(olds), inputs=struct(changed)),
+        Context(),
+    )
+    assert r.id == SA_ID
+    assert plain(r.properties)["minimumTlsVersion"] == "TLS1_2"
+    inputs = plain(r.inputs)
+    assert inputs["minimumTlsVersion"] == "TLS1_2" and inputs["tags"] == {"owner": "portal"}
+    assert inputs["accountName"] == "stdev"
+
+
+def test_read_of_a_deleted_resource_is_an_empty_id_and_delete_deletes(live, plane) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    _arm_create(live, WORKSPACE, WORKSPACE_INPUTS)
+    r = _arm_create(live, ARM_CLUSTER, _arm_compute())
+    assert plane.store.arm(COMPUTE_ID) is not None
+    live.Delete(
+        provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties), Context()
+    )
+    (delete,) = [(path, q) for m, path, q, _ in live.arm.client.sent if m == "DELETE"]
+    assert delete == (COMPUTE_ID, {"api-version": "2025-12-01", "underlyingResourceAction": "Delete"})
+    assert plane.store.arm(COMPUTE_ID) is None
+    gone = live.Read(
+        provider_pb2.ReadRequest(id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties), Context()
+    )
+    assert gone.id == ""
+    # Deleting what is already gone succeeds (a 204, or a 404 taken as done).
+    live.Delete(provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER), Context())
+
+
+def test_deleting_a_group_polls_until_arm_is_done(live, plane) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    _arm_create(live, ACCOUNT, ACCOUNT_INPUTS)
+    live.Delete(provider_pb2.DeleteRequest(id=RG_ID, urn=GROUP), Context())
+    assert plane.store.resources == {}
+    assert [m for m, path, *_ in live.arm.client.sent if "/operationResults/" in path] == ["GET"]
+
+
+def test_the_group_location_and_get_resource_group_read_arm(live) -> None:
+    invoke = provider_pb2.InvokeRequest(
+        tok="azure-native:resources:getResourceGroup", args=struct({"resourceGroupName": "rg-train-dev"})
+    )
+    with pytest.raises(Aborted) as info:
+        live.Invoke(invoke, Context())
+    assert "ResourceGroupNotFound" in info.value.args[1]
+    _arm_create(live, GROUP, {**GROUP_INPUTS, "location": "westus3"})
+    answer = plain(getattr(live.Invoke(invoke, Context()), "return"))
+    assert (answer["id"], answer["location"]) == (RG_ID, "westus3")
+    news = {"accountName": "stdev", "resourceGroupName": "rg-train-dev"}
+    live.config.pop("location")
+    r = live.Check(provider_pb2.CheckRequest(urn=ACCOUNT, news=struct(news)), Context())
+    assert dict(r.inputs)["location"] == "westus3"
+
+
+# -- getVault from ARM --------------------------------------------------------------------------------------
+
+ARM_KV = f"/subscriptions/{ARM_SUB}/resourceGroups/rg-keys/providers/Microsoft.KeyVault/vaults/kv-cmk"
+ARM_VAULT_ARGS = {"resourceGroupName": "rg-keys", "vaultName": "kv-cmk"}
+ARM_MISSING = (
+    'Status=404 Code="ResourceNotFound" Message="The Resource \'Microsoft.KeyVault/vaults/kv-cmk\' under '
+    "resource group 'rg-keys' was not found.\""
+)
+VAULT_URN = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:keyvault:Vault::ws-kv"
+GROUP_URN = "urn:pulumi:dev::azml-gpu::azml-gpu:components:Workspace$azure-native:resources:ResourceGroup::rg"
+VAULT_GROUP_INPUTS = {"resourceGroupName": "rg-keys", "location": "eastus", "azureApiVersion": "2024-03-01"}
+VAULT_INPUTS = {
+    "vaultName": "kv-cmk",
+    "resourceGroupName": "rg-keys",
+    "location": "eastus",
+    "azureApiVersion": "2024-11-01",
+    "properties": {
+        "tenantId": "11111111-1111-1111-1111-111111111111",
+        "sku": {"family": "A", "name": "standard"},
+        "enablePurgeProtection": True,
+    },
+}
+
+
+def _arm_get_vault(provider: AzureNativeStandIn) -> dict:
+    r = provider.Invoke(provider_pb2.InvokeRequest(tok=GET_VAULT, args=struct(ARM_VAULT_ARGS)), Context())
+    return plain(getattr(r, "return"))
+
+
+def test_a_missing_vault_is_the_same_404_offline_and_from_arm(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with pytest.raises(Aborted) as info:
+        _arm_get_vault(configured(monkeypatch))
+    assert info.value.args == (grpc.StatusCode.UNKNOWN, ARM_MISSING)
+    provider = configured(monkeypatch, localml(tmp_path))
+    with pytest.raises(Aborted) as info:  # ARM's own answer: here, the group is missing too
+        _arm_get_vault(provider)
+    assert info.value.args[1] == (
+        'Status=404 Code="ResourceGroupNotFound" Message="Resource group \'rg-keys\' could not be found."'
+    )
+    provider.Create(
+        provider_pb2.CreateRequest(urn=GROUP_URN, properties=struct(VAULT_GROUP_INPUTS)), Context()
+    )
+    with pytest.raises(Aborted) as info:
+        _arm_get_vault(provider)
+    assert info.value.args == (grpc.StatusCode.UNKNOWN, ARM_MISSING)
+
+
+def test_with_arm_the_vault_an_earlier_up_made_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    plane = localml(tmp_path)
+    provider = configured(monkeypatch, plane)
+    provider.Create(
+        provider_pb2.CreateRequest(urn=GROUP_URN, properties=struct(VAULT_GROUP_INPUTS)), Context()
+    )
+    created = provider.Create(
+        provider_pb2.CreateRequest(urn=VAULT_URN, properties=struct(VAULT_INPUTS)), Context()
+    )
+    assert created.id == ARM_KV
+    answer = _arm_get_vault(provider)
+    assert answer["properties"]["enablePurgeProtection"] is True
+    assert answer["properties"]["enableSoftDelete"] is True and answer["location"] == "eastus"
+    # It is read from ARM, not remembered: gone there, it is gone for the invoke too.
+    provider.Delete(provider_pb2.DeleteRequest(id=ARM_KV, urn=VAULT_URN), Context())
+    with pytest.raises(Aborted):
+        _arm_get_vault(provider)

@@ -12,7 +12,7 @@ import pytest
 
 from doubles.localml import LocalAzureML
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SIZE = "Standard_NC80adis_H100_v5"  # 2 GPUs per node in the catalog, health levels from its AHC conf
 CLUSTER = "health-h100"
 
@@ -41,7 +41,14 @@ def test_submit_health_two_nodes_reports_every_node_and_never_passes_gpu_checks_
     path.write_text(json.dumps(outs))
     env = local.subprocess_env()
     made = subprocess.run(
-        [sys.executable, "-m", "doubles.localml.deploy", str(path), "create", CLUSTER, SIZE],
+        [
+            sys.executable,
+            str(Path(__file__).parent / "sdk_calls.py"),
+            str(path),
+            "compute-create",
+            CLUSTER,
+            SIZE,
+        ],
         cwd=ROOT,
         env=env | {"PYTHONPATH": str(ROOT)},
         capture_output=True,

@@ -1,8 +1,8 @@
-"""`python -m jobs run --file JOB.yml` against localml: a team's own trainer (tests/e2e/usertrainer, not
-train.py) in an Azure ML command job file gets the platform layer, is preempted once by the drill
-(doubles/localml/drills.py), is resubmitted by the managed run, resumes from the checkpoint folder the platform
-bound to its run name, and completes with its world size and processes per node (the size's 2 GPUs, the
-file sets no count) verified from the platform's per-process line."""
+"""`python -m jobs run --file JOB.yml` against localml: a team's own trainer (tests/integration/e2e/
+usertrainer, not train.py) in an Azure ML command job file gets the platform layer, is preempted once by the
+drill (doubles/localml/drills.py), is resubmitted by the managed run, resumes from the checkpoint folder the
+platform bound to its run name, and completes with its world size and processes per node (the size's 2 GPUs,
+the file sets no count) verified from the platform's per-process line."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import yaml
 
 from doubles.localml import LocalAzureML, drills
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SIZE = "Standard_NC80adis_H100_v5"
 STEPS = 200
 

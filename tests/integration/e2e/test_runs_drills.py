@@ -1,6 +1,6 @@
-"""`python -m jobs run` against localml with failure drills (doubles/localml/drills.py): a training run preempted
-twice and one node lost reaches the uninterrupted run's final weights on its own, with three restarts in
-its ledger; a failure of the user's code is not retried."""
+"""`python -m jobs run` against localml with failure drills (doubles/localml/drills.py): a training run
+preempted twice and one node lost reaches the uninterrupted run's final weights on its own, with three
+restarts in its ledger; a failure of the user's code is not retried."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from doubles.localml import LocalAzureML, drills
 from doubles.localml.store import Job
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SIZE = "Standard_NC80adis_H100_v5"
 STEPS = 400  # train.py checkpoints every 100 steps
 FINGERPRINT = re.compile(r"final parameters sha256: ([0-9a-f]{64})")

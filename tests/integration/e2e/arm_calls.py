@@ -1,5 +1,6 @@
-"""ARM calls the teardown e2e tests make in a subprocess (the environment points the SDKs at localml): what
-azure-native sends for the stack's workspace and key vault on `pulumi up` and `pulumi destroy`.
+"""ARM calls the teardown e2e tests make in a subprocess (the environment points the SDKs at localml): reads
+of the stack's workspace and key vault, and requests azure-native sends for them (a workspace PUT with the
+body it sent on `pulumi up`, kept from localml's store; the deletes of `pulumi destroy`).
 
     arm_calls.py OUTPUTS put-vault BODY.json       # PUT the vault body (Key Vault API 2024-11-01)
     arm_calls.py OUTPUTS put-workspace BODY.json   # PUT the workspace body (Azure ML API 2025-12-01)

@@ -1,12 +1,18 @@
 """azure-ai-ml calls the e2e tests make in a subprocess (the environment points the SDK at localml).
 
-    python tests/e2e/sdk_calls.py OUTPUTS_FILE cancel-when JOB PATH   # wait for PATH, then begin_cancel
-    python tests/e2e/sdk_calls.py OUTPUTS_FILE status JOB
-    python tests/e2e/sdk_calls.py OUTPUTS_FILE unimplemented           # a call localml does not serve
-    python tests/e2e/sdk_calls.py OUTPUTS_FILE mpi CODE_DIR            # a job localml cannot run
-    python tests/e2e/sdk_calls.py OUTPUTS_FILE spec-rejected CODE_DIR  # bodies the Azure REST spec rejects
+    python sdk_calls.py OUTPUTS_FILE cancel-when JOB PATH     # wait for PATH, then begin_cancel
+    python sdk_calls.py OUTPUTS_FILE status JOB
+    python sdk_calls.py OUTPUTS_FILE unimplemented             # a call localml does not serve
+    python sdk_calls.py OUTPUTS_FILE mpi CODE_DIR              # a job localml cannot run
+    python sdk_calls.py OUTPUTS_FILE spec-rejected CODE_DIR    # bodies the Azure REST spec rejects
+    python sdk_calls.py OUTPUTS_FILE compute-update NAME max_instances=N   # what `az ml compute update` does
+    python sdk_calls.py OUTPUTS_FILE compute-delete NAME Delete|Detach     # azure-ai-ml compute.begin_delete
+    python sdk_calls.py OUTPUTS_FILE compute-create NAME SIZE              # azure-ai-ml AmlCompute create
 
-Each prints one JSON object. The MLClient is the jobs package's own (`jobs.azure_client.ml_client`).
+Each prints one JSON object. The MLClient is the jobs package's own (`jobs.azure_client.ml_client`). The
+compute calls are what someone does to a deployed stack's clusters outside Pulumi (the portal, the Azure CLI,
+a script): `compute.get` then `begin_update` (a PUT of the whole resource, `_compute_operations.py`),
+`begin_delete(name, action=...)` (`underlyingResourceAction`), `begin_create_or_update(AmlCompute(...))`.
 """
 
 from __future__ import annotations
@@ -85,6 +91,26 @@ def main(argv: list[str]) -> int:
             return 0
         print(json.dumps({"type": None}))
         return 1
+    if cmd == "compute-update":
+        compute = ml.compute.get(rest[0])
+        for pair in rest[1:]:
+            key, value = pair.split("=", 1)
+            setattr(compute, key, int(value))
+        updated = ml.compute.begin_update(compute).result()
+        print(json.dumps({"name": updated.name, "max_instances": updated.max_instances}))
+        return 0
+    if cmd == "compute-delete":
+        ml.compute.begin_delete(rest[0], action=rest[1]).result()
+        print(json.dumps({"deleted": rest[0], "action": rest[1]}))
+        return 0
+    if cmd == "compute-create":
+        from azure.ai.ml.entities import AmlCompute
+
+        made = ml.compute.begin_create_or_update(
+            AmlCompute(name=rest[0], size=rest[1], min_instances=0, max_instances=1)
+        ).result()
+        print(json.dumps({"name": made.name, "size": made.size}))
+        return 0
     if cmd == "spec-rejected":
         print(json.dumps(_spec_rejected(ml, rest[0])))
         return 0

@@ -1,6 +1,7 @@
 """`python -m doubles.localml serve` as a person or a CI job runs it: a plain SIGTERM stops Azurite too, and
-`--deploy STACK --env-file F` leaves an environment in which `python -m jobs ... --stack STACK` works offline,
-with no Pulumi CLI on PATH (jobs/outputs.py, AZML_GPU_OUTPUTS_DIR)."""
+`--deploy STACK --env-file F` (the stack deployed with the real `pulumi up`) leaves an environment in which
+`python -m jobs ... --stack STACK` works offline, with no Pulumi CLI on PATH (jobs/outputs.py,
+AZML_GPU_OUTPUTS_DIR)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from doubles.localml.env import CONFLICTING
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 
 
@@ -29,7 +30,7 @@ def _children(pid: int) -> list[int]:
 
 def _serve(*flags: str) -> tuple[subprocess.Popen[str], dict]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "localml", "serve", "--json", "--minutes", "5", *flags],
+        [sys.executable, "-m", "doubles.localml", "serve", "--json", "--minutes", "5", *flags],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -99,7 +100,7 @@ def test_deploy_writes_an_env_file_that_jobs_stack_reads_offline(tmp_path: Path)
 
 def test_deploy_of_an_unknown_stack_is_refused_before_starting(tmp_path: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "localml", "serve", "--deploy", "nosuch", "--json"],
+        [sys.executable, "-m", "doubles.localml", "serve", "--deploy", "nosuch", "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,
