@@ -1,4 +1,4 @@
-"""What the pulumi-azure-native provider (v3) does with a resource during `pulumi preview`, replayed offline.
+"""What the pulumi-azure-native provider (v3) does with a resource during `pulumi preview`, modelled offline.
 
 Each behaviour follows the provider's source (pulumi/pulumi-azure-native, v3-era `provider/pkg/provider/
 provider.go` and `diff.go`, `provider/pkg/convert/previewOutputs.go`, `provider/pkg/gen/replacement.go`; read
@@ -39,9 +39,9 @@ schema as the provider binary of that version, so they cannot drift from the pin
   `location` from the old state (`stableOutputs`).
 - `deployed_outputs`: the outputs a real create leaves in the state (`readAfterWrite` GET ->
   `ResponseBodyToSdkOutputs`, `checkpointObject` adds `azureApiVersion`; no `__inputs` in v3), for the
-  synthetic state of the update evaluation.
+  update evaluation's `pulumi up` of the stack as declared.
 
-Public API (the lead's stand-in provider plugin uses the same functions): `shape(token) -> Shape | None`;
+Public API (the offline provider, preflight/provider/server.py, is its user): `shape(token) -> Shape | None`;
 `check(token, news, olds, provider_location, group_location) -> dict`; `replacement_keys(token,
 api_version=None) -> frozenset[str]` (the provider's replace-key set, `[]` for array elements);
 `detailed_diff(token, olds, news, old_outputs=None) -> Diff` (`detailed`: path -> kind; `changes`: the
@@ -93,7 +93,7 @@ __all__ = [
 ]
 
 CREATE_BEFORE_DELETE = "__createBeforeDelete"
-# The tenant of deployed managed identities (preflight.mocks answers getClientConfig with the same one).
+# The tenant of deployed managed identities (preflight.provider.invokes answers getClientConfig with the same one).
 FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 
 # gen/replacement.go forceNewMap entries (module -> resource -> property names; matched by name at the top
@@ -539,10 +539,9 @@ def deployed_outputs(token: str, inputs: Mapping[str, Any], azure_name: str, arm
 
 
 # -- resources the program reads but does not create (invokes) ---------------------------------------------
-# One model for the gate's mocks (`preflight.mocks.AzureMocks.call`) and the stand-in plugin
-# (`preflight/provider/server.py` `Invoke`). "Existing" resources are records in the stand-in's ARM store format
-# (`preflight/provider/store.py`: {"id", "type", "inputs", "outputs"}, keyed by the lower-case ARM id), seeded by
-# a test, by `python -m preflight --existing F`, or made by an earlier `pulumi up` of the stand-in.
+# Answered by the offline provider (`preflight/provider/invokes.py`, `server.py` `Invoke`). "Existing" resources
+# are records {"id", "type", "inputs", "outputs"} keyed by the lower-case ARM id: what `python -m preflight
+# --existing F` reads (`invokes.read_existing`), or, against a control plane, what ARM answers.
 
 GET_VAULT = "azure-native:keyvault:getVault"
 VAULT = "azure-native:keyvault:Vault"
