@@ -118,8 +118,10 @@ preview: $(VENV)/.installed $(PACK_VENV)/.installed
 	@$(PY) -m doubles.pulumicli ensure >/dev/null
 	$(PY) -m preflight $(STACK)
 
-# `pulumi up` of the dev stack into the local Azure ML control plane, check-deploy, the smoke job, destroy.
-smoke: setup engine
+# The deploy workflow on dev, offline: `pulumi up` into the local Azure ML control plane, check-deploy, the smoke
+# job, `pulumi destroy` (docs/localml.md). The CLI: the one on PATH when supported, else make engine's build.
+smoke: setup
+	@$(PY) -m doubles.pulumicli ensure >/dev/null
 	$(PY) -m doubles.localml smoke
 
 lint: $(VENV)/.installed
