@@ -3,7 +3,7 @@
 Exit codes follow azureml-examples' run-job.sh (platform-notes "Runner exit codes"): 0 completed (and
 verified), 1 failed or not verified, 3 create failed, 4 status query failed; except that another terminal
 state (Canceled, NotResponding, Paused) is 5, not run-job.sh's 2, which here means bad input only
-(jobs/errors.py, README "Exit codes").
+(jobs/errors.py, docs/jobs.md "Exit codes").
 Terminal states: azure-ai-ml `RunHistoryConstants.TERMINAL_STATUSES` (operations/_run_history_constants.py).
 `jobs.stream` prints rank 0 only and raises when the job fails; `jobs.download(all=True)` works only in a
 terminal state (platform-notes "Logs"; `JobOperations.download`).

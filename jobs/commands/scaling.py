@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         check_out_dir(Path(args.logs), "--logs")
         try:
             ml = ml_client(outputs.load(args.stack, args.outputs))
-        except NoCredentials as exc:  # Azure could not be asked: exit 4 (README "Exit codes"), as audit
+        except NoCredentials as exc:  # Azure could not be asked: exit 4 (docs/jobs.md "Exit codes"), as audit
             return fail(str(exc), EXIT_QUERY, args.json)
         dirs = []
         for name in args.jobs:

@@ -1,5 +1,5 @@
 """jobs/errors.py: the one error-detail helper (`error_detail`: a failed call in one line) and the exit
-codes of `python -m jobs`, one meaning each, as README.md's "Exit codes" table lists them."""
+codes of `python -m jobs`, one meaning each, as docs/jobs.md's "Exit codes" table lists them."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_error_detail_of_other_exceptions(exc, detail):
     assert error_detail(exc) == detail
 
 
-# Distinct exit codes for distinct outcomes, one table (README.md "Exit codes").
+# Distinct exit codes for distinct outcomes, one table (docs/jobs.md "Exit codes").
 def test_each_exit_code_has_one_meaning():
     codes = {name: value for name, value in vars(jobs.errors).items() if name.startswith("EXIT_")}
     assert codes == {
@@ -80,7 +80,7 @@ def test_a_canceled_job_is_not_the_bad_input_code():
 
 
 def test_the_readme_table_lists_every_code_with_its_meaning():
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "jobs.md").read_text()
     section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     rows = {
         int(m.group(1)): m.group(2)

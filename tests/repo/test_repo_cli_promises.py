@@ -1,4 +1,4 @@
-"""Promises every command line of the project keeps (README.md "Exit codes"), checked in real processes:
+"""Promises every command line of the project keeps (docs/jobs.md "Exit codes"), checked in real processes:
 a reader that closes stdout early (`--json | head`) ends the program quietly with 141 (128 + SIGPIPE, what a
 shell reports for any tool SIGPIPE ended), never with a BrokenPipeError traceback; a usage error under
 `--json` still prints one JSON object."""

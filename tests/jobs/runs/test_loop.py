@@ -276,7 +276,7 @@ def test_user_code_failure_stops_at_once(monkeypatch, tmp_path):
 
 
 def test_a_canceled_job_ends_otherwise_and_is_not_resubmitted(monkeypatch, tmp_path):
-    from jobs.errors import EXIT_ENDED_OTHERWISE  # README "Exit codes": another terminal state
+    from jobs.errors import EXIT_ENDED_OTHERWISE  # docs/jobs.md "Exit codes": another terminal state
 
     canceled = {"status": "Canceled", "exit": EXIT_ENDED_OTHERWISE, "logs": {0: SIGTERM.format(step=3)}}
     code, data, script, _ = drive(monkeypatch, tmp_path, [canceled, DONE], Policy(max_restarts=3))
