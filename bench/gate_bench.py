@@ -1,4 +1,5 @@
-"""Benchmark of the policy gate (`python -m preflight prod --json`): not a test, a measurement with its method.
+"""Benchmark of the policy gate (`python -m preflight prod --json`): not a test, a measurement with its
+method.
 
 Method: every sample is a fresh interpreter started with subprocess, timed wall-clock from start to exit, with
 its CPU time (user + system of the command and every process it waited for: the CLI, the provider, the pack,
@@ -45,7 +46,8 @@ def _children_cpu() -> float:
 
 @contextlib.contextmanager
 def checkout(ref: str):
-    """A worktree of `ref` in a temporary folder, with this checkout's virtualenvs and pack wheel linked in."""
+    """A worktree of `ref` in a temporary folder, with this checkout's virtualenvs and pack wheel linked
+    in."""
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "replay"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), ref], cwd=ROOT, check=True)
@@ -187,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'case':<14}{'median s':>10}{'cpu s':>8}  runs (s)")
         for r in rows:
             print(
-                f"{r['name']:<14}{r['median_s']:>10.2f}{r['cpu_median_s']:>8.2f}  {', '.join(map(str, r['runs_s']))}"
+                f"{r['name']:<14}{r['median_s']:>10.2f}{r['cpu_median_s']:>8.2f}  "
+                + ", ".join(map(str, r["runs_s"]))
             )
         verdict = "met" if ratio <= 2.0 else "MISSED"
         print(f"prod / prod-replay: {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU (target <= 2x wall: {verdict})")

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-#: The exit codes of every `python -m jobs` command, one meaning each (the table in docs/jobs.md, "Exit codes").
+#: The exit codes of every `python -m jobs` command, one meaning each (the table in docs/jobs.md, "Exit
+# codes").
 EXIT_OK = 0
 #: The check ran and said no: a job failed or was not verified, a cluster differs from the stack.
 EXIT_FAILED = 1

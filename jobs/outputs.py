@@ -1,7 +1,8 @@
 """Read the stack outputs: `pulumi stack output --json --stack S`, or the same JSON from a file.
 
 `--stack S` reads `$AZML_GPU_OUTPUTS_DIR/S.json` instead of asking the Pulumi CLI when that variable names a
-folder: offline, no Pulumi CLI needed. `python -m doubles.localml serve --deploy S` sets it in the environment it
+folder: offline, no Pulumi CLI needed. `python -m doubles.localml serve --deploy S` sets it in the environment
+it
 prints (the outputs of the stack it deployed on the local control plane); a CI job can point it at the
 outputs an earlier job saved.
 
@@ -81,7 +82,8 @@ def from_outputs_dir(stack: str, folder: str) -> StackOutputs:
         known = sorted(p.stem for p in Path(folder).glob("*.json")) if Path(folder).is_dir() else []
         raise UsageError(
             f"--stack {stack}: no {path} ({OUTPUTS_DIR_ENV}={folder} holds the outputs of: "
-            f"{', '.join(known) or 'no stack'}); use one of those stacks, start `python -m doubles.localml serve "
+            f"{', '.join(known) or 'no stack'}); use one of those stacks, start `python -m doubles.localml "
+            "serve "
             f"--deploy {stack}`, or unset {OUTPUTS_DIR_ENV} to ask the Pulumi CLI"
         )
     try:

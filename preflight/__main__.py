@@ -36,7 +36,8 @@ def parser() -> argparse.ArgumentParser:
     p = JsonErrorParser(
         json_error=_json_error,
         prog=prog_name("preflight"),
-        description="The real `pulumi preview --policy-pack policies` of a stack, offline (a local backend and "
+        description="The real `pulumi preview --policy-pack policies` of a stack, offline (a local backend "
+        "and "
         "the gate's own azure-native provider): once as the first preview of a new stack, once as an update "
         "preview against deployed state; then the gate's own checks of what the engine decided.",
     )

@@ -1,4 +1,5 @@
-"""The real engine's account of one CLI run, read from its event log (`pulumi preview|up --event-log FILE`: one
+"""The real engine's account of one CLI run, read from its event log (`pulumi preview|up --event-log FILE`:
+one
 JSON `apitype.EngineEvent` a line, pulumi/pulumi sdk/go/common/apitype/events.go). This is the one reader of
 the engine's events; the gate's report, its own checks and the tests read `Run`.
 

@@ -1,4 +1,5 @@
-"""The policy gate: the real `pulumi preview --policy-pack` of a stack, offline, in the two previews a stack goes
+"""The policy gate: the real `pulumi preview --policy-pack` of a stack, offline, in the two previews a stack
+goes
 through, and the gate's own checks of what the engine decided.
 
 `evaluate(stack, ...)` runs the Pulumi CLI (`preflight.pulumicli.find`: the one on PATH, or the one `make
@@ -9,7 +10,8 @@ check of every resource's inputs, without Azure credentials). Two evaluations:
 - `first-deploy`: `pulumi preview` of a new stack (empty state): every resource is a create, and the values
   that come from other resources' outputs are unknown, as the engine sends them.
 - `update`: `pulumi preview` against deployed state: the `--state` file (`pulumi stack export`) imported as
-  `pulumi stack import` imports it, or the stack deployed as declared (`pulumi up` of the same program into the
+  `pulumi stack import` imports it, or the stack deployed as declared (`pulumi up` of the same program into
+  the
   offline provider). It says what the change replaces and deletes.
 The verdict is the worse of the two: 0 no mandatory violation, 1 mandatory violations, 2 invalid input or a
 failed run. Everything in the report is read from the engine's events (`preflight.events`): steps,
@@ -207,7 +209,8 @@ class GateResult:
         }
 
 
-# -- reading the input ----------------------------------------------------------------------------------------
+# -- reading the input
+# ----------------------------------------------------------------------------------------
 
 
 def program_root(cwd: Path | None = None) -> Path:
@@ -263,7 +266,8 @@ def _policy_config(
 ) -> tuple[dict[str, Any], dict[str, tuple[str, dict[str, Any]]]] | None:
     """The --policy-pack-config object as given, and each policy's (level, properties) after the CLI's
     reconciliation; None (with `result.errors`) when it is missing or invalid. A stack without
-    policies/config/<stack>.json would run with the pack's defaults (no quota, secure-defaults advisory): that is
+    policies/config/<stack>.json would run with the pack's defaults (no quota, secure-defaults advisory): that
+    is
     an error here, with the command that writes one."""
     default = root / "policies" / "config" / f"{stack}.json"
     chosen = path or default
@@ -303,7 +307,8 @@ def _with_date(config: Mapping[str, Any], on: date | None) -> dict[str, Any]:
 
 
 def state_names(path: Path) -> set[tuple[str, str]]:
-    """Every (stack, project) the URNs of a `pulumi stack export` file name; ValueError naming what is wrong."""
+    """Every (stack, project) the URNs of a `pulumi stack export` file name; ValueError naming what is
+    wrong."""
     from stackconfig.loader import read_text
 
     try:
@@ -332,7 +337,8 @@ def _state_problems(path: Path, stack: str, project: str) -> list[str]:
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "does not exist"
         return [
-            f"--state: {path} {what}; give the file that `pulumi stack export --show-secrets --file FILE` wrote"
+            f"--state: {path} {what}; give the file that `pulumi stack export --show-secrets --file FILE` "
+            "wrote"
         ]
     try:
         names = state_names(path)
@@ -348,7 +354,8 @@ def _state_problems(path: Path, stack: str, project: str) -> list[str]:
     ]
 
 
-# -- the gate's findings on the engine's steps --------------------------------------------------------------------
+# -- the gate's findings on the engine's steps
+# --------------------------------------------------------------------
 
 
 def _allow_list_problems(
@@ -485,7 +492,8 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
         if "keyvault:getVault" in d.message and "ResourceNotFound" in d.message:
             hint = (
                 "offline, the gate knows a vault outside the stack only from --existing F: `az keyvault show "
-                "--ids <vault id> > F`, then add `--existing F` (a file without that vault answers as Azure's 404)"
+                "--ids <vault id> > F`, then add `--existing F` (a file without that vault answers as "
+                "Azure's 404)"
             )
             if hint not in out:
                 out.append(hint)
@@ -499,7 +507,8 @@ def _engine_errors(kind: str, run: Run, flat_block: Mapping[str, Any], result: G
     return out
 
 
-# -- evaluate -------------------------------------------------------------------------------------------------
+# -- evaluate
+# -------------------------------------------------------------------------------------------------
 
 
 def evaluate(
@@ -515,7 +524,8 @@ def evaluate(
     progress: Progress | None = None,
     work: Path | None = None,
 ) -> GateResult:
-    """Run the gate for `stack` of the program in `root` (default `program_root()`; module docstring). `config_file`: the stack file
+    """Run the gate for `stack` of the program in `root` (default `program_root()`; module docstring).
+    `config_file`: the stack file
     to use instead of `<root>/Pulumi.<stack>.yaml`; `policy_config_path`: the --policy-pack-config file
     (default `<root>/policies/config/<stack>.json`); `state_path`: a `pulumi stack export` file for the update
     evaluation (default: the stack deployed as declared); `existing_path`: resources outside the stack the

@@ -4,7 +4,8 @@ The CLI runs a program through a language runtime. This process serves one on a 
 Pulumi's Automation API serves an inline program (pulumi/automation/_stack.py `Stack.preview` / `up`:
 `--client <address> --exec-kind auto.inline`, the LanguageRuntime server of
 `pulumi.automation._server.LanguageServer`): its `Run` executes the program's `__main__.py` in this process,
-with the engine's monitor address, config and dry-run flag. Nothing else differs from a `pulumi preview` in the
+with the engine's monitor address, config and dry-run flag. Nothing else differs from a `pulumi preview` in
+the
 program's folder: the engine, the plan, the policy analyzers and the state are the CLI's own. It also needs no
 `pulumi-language-python` host (which the Go module proxy does not serve: docs/engine.md), and the program's
 imports (pulumi_azure_native's type modules) are paid once for every CLI run of a gate.
@@ -41,7 +42,8 @@ class Host:
     `Run` is its own context), except while the program's modules are first imported: pulumi_azure_native
     loads its submodules lazily (pulumi/_utils.py `_LazyModule.__getattribute__` turns the module into a plain
     one, then executes it), so a second thread that reaches the module meanwhile finds it empty
-    (`module 'pulumi_azure_native.authorization' has no attribute 'get_client_config'`, seen here). So the first
+    (`module 'pulumi_azure_native.authorization' has no attribute 'get_client_config'`, seen here). So the
+    first
     run goes alone until the program has returned (`imported`), and a later run waits for that."""
 
     address: str

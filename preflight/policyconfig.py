@@ -298,7 +298,8 @@ def load_policy_config(path: Path) -> dict[str, Any]:
             raise PolicyConfigError([f'{path}: environments: "environments" must be an array of strings'])
         raise PolicyConfigError(
             [
-                f"{path}: environments: Pulumi ESC environments need Pulumi Cloud, which the offline gate does not reach; "
+                f"{path}: environments: Pulumi ESC environments need Pulumi Cloud, which the offline gate "
+                "does not reach; "
                 "put the values in the file instead"
             ]
         )

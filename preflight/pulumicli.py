@@ -28,7 +28,8 @@ ENV_CLI = "AZML_GPU_PULUMI"
 INSTALL = (
     f"install the Pulumi CLI {PULUMI_VERSION} or a later 3.x (`curl -fsSL https://get.pulumi.com | sh -s -- "
     f"--version {PULUMI_VERSION}`, or see https://www.pulumi.com/docs/install/) and put it on PATH, or set "
-    f"{ENV_CLI} to its path; in a checkout of this repository `make engine` builds one from Pulumi's Go modules"
+    f"{ENV_CLI} to its path; in a checkout of this repository `make engine` builds one from Pulumi's Go "
+    "modules"
 )
 
 
@@ -114,7 +115,8 @@ def find() -> Cli:
         version = version_of(path) if path.is_file() else None
         if version is None:
             raise CliMissing(
-                f"{ENV_CLI}={explicit}: not a Pulumi CLI that answers `pulumi version`; point it at the `pulumi` "
+                f"{ENV_CLI}={explicit}: not a Pulumi CLI that answers `pulumi version`; point it at the "
+                "`pulumi` "
                 f"executable, or unset it to use the one on PATH"
             )
         if not supported(version):

@@ -75,7 +75,8 @@ def replace_fields(step: Step) -> list[str]:
 
 
 def delete_before_replace(step: Step) -> bool:
-    """Whether the engine deletes the old resource before creating the new one: its `delete-replaced` step comes
+    """Whether the engine deletes the old resource before creating the new one: its `delete-replaced` step
+    comes
     before its `create-replacement` (pkg/resource/deploy/step_generator.go: delete-before-replace)."""
     ops = step.ops
     if "delete-replaced" in ops and "create-replacement" in ops:
@@ -88,7 +89,8 @@ def _cluster_name(step: Step) -> str:
 
 
 def summary(step: Step) -> str:
-    """'h100-x4 will be deleted and recreated (vmSize: Standard_ND96isr_H100_v5 -> Standard_ND96is_H100_v5)'."""
+    """'h100-x4 will be deleted and recreated (vmSize: Standard_ND96isr_H100_v5 ->
+    Standard_ND96is_H100_v5)'."""
     changes = []
     for path in replace_fields(step):
         old, new = _value_at(step.old_inputs, path), _value_at(step.inputs, path)

@@ -1,5 +1,6 @@
 """The gate's resource check: every custom azure-native resource's checked inputs against the Azure REST spec
-of the API version they carry (`preflight.provider.schema.check_resource`), as the provider's Check does before any
+of the API version they carry (`preflight.provider.schema.check_resource`), as the provider's Check does
+before any
 create (pulumi/pulumi-azure-native `provider.go` `Check` -> `validateType`; the engine fails the preview on a
 Check failure).
 
@@ -86,7 +87,8 @@ class Problem:
             if self.failure.constraint
             else ""
         )
-        return f"{self.name} ({self.type}{api}): {self.failure.reason}{constraint}; {where}: use a value Azure accepts"
+        what = f"{self.name} ({self.type}{api}): {self.failure.reason}{constraint}"
+        return f"{what}; {where}: use a value Azure accepts"
 
     def as_json(self) -> dict[str, Any]:
         return {

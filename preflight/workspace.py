@@ -5,18 +5,21 @@ backend, so that the gate never writes into the user's checkout, state or Pulumi
   whose `config:` the CLI reads); `pulumi stack init` with passphrase secrets writes `encryptionsalt:` there,
   which is why it is a copy. The program itself runs from its own folder (`preflight.langhost`).
 - The backend is `file://<work>/<evaluation>/state` (two evaluations of one stack name need two backends).
-- The policy pack is started by the CLI through a launcher (`policy-pack/<name>`), an executable that runs what
+- The policy pack is started by the CLI through a launcher (`policy-pack/<name>`), an executable that runs
+what
   the Python language host's `RunPlugin` runs for a Python policy pack (pulumi/pulumi
   sdk/python/cmd/pulumi-language-python/main.go): `<python> -u -m pulumi.policy <engine address> <pack
   folder>` in the pack folder. The CLI (v3.274) starts an executable given as `--policy-pack` directly as a
   binary analyzer plugin (pkg/resource/plugin/analyzer_plugin.go `NewPolicyAnalyzer`), so no
   `pulumi-language-python` host is needed. The pack's python is its own virtualenv (`policies/.venv`, as the
-  CLI would use for `runtime.options.virtualenv`) when there is one, else this interpreter (an installed gate).
+  CLI would use for `runtime.options.virtualenv`) when there is one, else this interpreter (an installed
+  gate).
   The launcher ends the pack at once on the engine's SIGINT (nothing to flush; an orderly interpreter shutdown
   took 0.3 s of every CLI run, measured).
 
 Environment (pulumi/pulumi sdk/go/common/env/env.go): `PULUMI_HOME`, `PULUMI_BACKEND_URL`,
-`PULUMI_CONFIG_PASSPHRASE` (empty: a scratch backend holds no secret worth a passphrase), `PULUMI_SKIP_UPDATE_CHECK`,
+`PULUMI_CONFIG_PASSPHRASE` (empty: a scratch backend holds no secret worth a passphrase),
+`PULUMI_SKIP_UPDATE_CHECK`,
 `PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION` (a missing plugin is an error, never a download),
 `PULUMI_SKIP_CONFIRMATIONS`, `PULUMI_DEBUG_COMMANDS` (for `--event-log`), and `PULUMI_DEBUG_PROVIDERS`
 (azure-native is the gate's offline provider, already running: `preflight.provider.process`).
@@ -109,7 +112,8 @@ class Workspace:
         return ws
 
     def copy(self, root: Path) -> Workspace:
-        """The same project and backend under `root` (a file backend is its folder: the copy is the same stack,
+        """The same project and backend under `root` (a file backend is its folder: the copy is the same
+        stack,
         its encryption salt included), without a second `pulumi stack init` (0.3 s of CPU, measured)."""
         shutil.copytree(self.root, root, symlinks=True, ignore=shutil.ignore_patterns("pulumi-home"))
         twin = Workspace(self.cli, self.stack, root)

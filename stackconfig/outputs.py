@@ -18,7 +18,8 @@ from stackconfig.models import ClusterConfig, StackConfig
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
 #: ARM's `subscriptionId` path parameter: "The ID of the target subscription. The value must be an UUID."
 #: (azure-rest-api-specs, specification/common-types/resource-management/v3/types.json,
-#: SubscriptionIdParameter, `format: uuid`; the extract vendored in preflight/provider/azure_specs drops both). A
+#: SubscriptionIdParameter, `format: uuid`; the extract vendored in preflight/provider/azure_specs drops
+# both). A
 #: placeholder such as README's `<your subscription id>` would otherwise reach the stack outputs and
 #: every ARM URL.
 _GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

@@ -4,7 +4,8 @@ clone.
 
 The cache key is the CLI version and a hash of doubles/pulumicli/go/go.mod + go.sum, so a changed pin builds
 anew. The folder holds `bin/pulumi` and `build.json` (what was built, how long it took, its size). Where it
-lives is the gate's to know (`preflight.pulumicli.cache_root`, which finds the CLI there): `AZML_ENGINE_CACHE`,
+lives is the gate's to know (`preflight.pulumicli.cache_root`, which finds the CLI there):
+`AZML_ENGINE_CACHE`,
 else `$XDG_CACHE_HOME/azml-gpu/engine`, else `~/.cache/azml-gpu/engine`.
 """
 

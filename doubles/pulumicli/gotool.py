@@ -1,4 +1,5 @@
-"""The go command that builds doubles/pulumicli/go, found or installed on a bare Debian machine (`make engine`).
+"""The go command that builds doubles/pulumicli/go, found or installed on a bare Debian machine (`make
+engine`).
 
 doubles/pulumicli/go/go.mod's `go` line is the minimum release. In order:
 

@@ -1,6 +1,7 @@
 """`python -m jobs submit KIND ...`: create the job, follow it, stream rank 0, download all logs, verify.
 
-Exit codes (docs/jobs.md "Exit codes"; azureml-examples run-job.sh's, except that its 2 is 5 here): 0 completed and
+Exit codes (docs/jobs.md "Exit codes"; azureml-examples run-job.sh's, except that its 2 is 5 here): 0
+completed and
 verified, 1 failed or not verified, 2 bad input, 3 create failed, 4 status query failed, 5 another terminal
 state (Canceled, NotResponding, Paused).
 """

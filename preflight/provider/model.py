@@ -93,7 +93,8 @@ __all__ = [
 ]
 
 CREATE_BEFORE_DELETE = "__createBeforeDelete"
-# The tenant of deployed managed identities (preflight.provider.invokes answers getClientConfig with the same one).
+# The tenant of deployed managed identities (preflight.provider.invokes answers getClientConfig with the same
+# one).
 FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 
 # gen/replacement.go forceNewMap entries (module -> resource -> property names; matched by name at the top
@@ -135,7 +136,8 @@ def _snake(name: str) -> str:
 
 
 def _getters(node: ast.ClassDef) -> list[str]:
-    """The wire names of a generated class's properties: `@pulumi.getter(name="wire")`, else the method name."""
+    """The wire names of a generated class's properties: `@pulumi.getter(name="wire")`, else the method
+    name."""
     names = []
     for item in node.body:
         if not isinstance(item, ast.FunctionDef):
@@ -539,7 +541,8 @@ def deployed_outputs(token: str, inputs: Mapping[str, Any], azure_name: str, arm
 
 
 # -- resources the program reads but does not create (invokes) ---------------------------------------------
-# Answered by the offline provider (`preflight/provider/invokes.py`, `server.py` `Invoke`). "Existing" resources
+# Answered by the offline provider (`preflight/provider/invokes.py`, `server.py` `Invoke`). "Existing"
+# resources
 # are records {"id", "type", "inputs", "outputs"} keyed by the lower-case ARM id: what `python -m preflight
 # --existing F` reads (`invokes.read_existing`), or, against a control plane, what ARM answers.
 

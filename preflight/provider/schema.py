@@ -86,7 +86,8 @@ def _load(relative: str) -> dict[str, Any]:
 
 @cache
 def index() -> dict[str, Any]:
-    """`preflight/provider/azure_specs/index.json`: resource type -> API version -> {file, operationId}, and REST
+    """`preflight/provider/azure_specs/index.json`: resource type -> API version -> {file, operationId}, and
+    REST
     operations (localml) -> API version -> {file, operationId}."""
     return _load("index.json")
 

@@ -1,5 +1,6 @@
 """preflight/gate.py without the CLI: reading the input (every problem at once), the engine's errors as the
-gate reports them, the allow-list check, the report's clusters and quota rows, and the verdict, on the engine's
+gate reports them, the allow-list check, the report's clusters and quota rows, and the verdict, on the
+engine's
 recorded events (tests/fixtures/engine). The gate against the CLI itself: tests/integration/gate."""
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ def test_a_failed_run_with_nothing_said_shows_the_clis_last_lines() -> None:
 
 def test_a_check_failure_names_the_config_key_and_is_kept_for_the_json() -> None:
     message = (
-        "azure-native:machinelearningservices:Compute resource 'h100-x4': property properties.properties.vmSize "
+        "azure-native:machinelearningservices:Compute resource 'h100-x4': property "
+        "properties.properties.vmSize "
         "value {Standard_Bogus} has a problem: 'vmSize' is not an allowed value [constraint enum from "
         "machinelearningservices.json#/definitions/X]"
     )
@@ -199,7 +201,8 @@ def test_a_check_failure_names_the_config_key_and_is_kept_for_the_json() -> None
         "first-deploy", Run(255, diagnostics=[Diagnostic("error", message, "urn:x")]), block, result
     )
     assert line.startswith(
-        "first-deploy preview: the Azure REST spec rejects h100-x4 (azure-native:machinelearningservices:Compute)"
+        "first-deploy preview: the Azure REST spec rejects h100-x4 "
+        "(azure-native:machinelearningservices:Compute)"
     )
     assert "set by config key azml-gpu:clusters[1].size" in line
     assert result.resource_problems[0]["config_key"] == "azml-gpu:clusters[1].size"
@@ -230,9 +233,11 @@ def test_allow_lists_must_name_a_cluster_of_the_stack_or_of_its_state() -> None:
     }
     problems = gate._allow_list_problems(given, kept, state, "prod")
     assert problems == [
-        "cluster-replacement.acknowledged[1]: 'zzz' names no cluster of stack 'prod' (its clusters: a100-spot, h100-x4), "
+        "cluster-replacement.acknowledged[1]: 'zzz' names no cluster of stack 'prod' (its clusters: "
+        "a100-spot, h100-x4), "
         "so it allows or acknowledges nothing; fix the name or remove it",
-        "min-nodes-zero.allow[1]: 'h100x4' names no cluster of stack 'prod' (its clusters: h100-x4), so it allows or "
+        "min-nodes-zero.allow[1]: 'h100x4' names no cluster of stack 'prod' (its clusters: h100-x4), so it "
+        "allows or "
         "acknowledges nothing; did you mean h100-x4?",
     ]
 
@@ -241,7 +246,8 @@ def test_cluster_and_quota_rows_are_read_as_the_policies_read_them() -> None:
     steps = run("prod", "update").steps
     rows = {r["name"]: r for r in gate._cluster_rows(steps)}
     assert rows["h100-x4"] | {"urn": ""} == {
-        "name": "h100-x4", "urn": "", "size": "Standard_ND96isr_H100_v5", "gpus_per_node": 8, "vcpus_per_node": 96,
+        "name": "h100-x4", "urn": "", "size": "Standard_ND96isr_H100_v5", "gpus_per_node": 8,
+        "vcpus_per_node": 96,
         "quota_family": "standardNDSH100v5Family", "min_nodes": 0, "max_nodes": 4, "region": "eastus",
         "tier": "dedicated", "idle": "PT5M", "idle_seconds": 300, "ssh": "Disabled",
     }  # fmt: skip

@@ -1,4 +1,5 @@
-"""preflight/initconfig.py: `python -m preflight init-config STACK` writes a reviewable policy config for a new
+"""preflight/initconfig.py: `python -m preflight init-config STACK` writes a reviewable policy config for a
+new
 stack from its stack file, never over an existing one without --force, and says what to do next."""
 
 from __future__ import annotations

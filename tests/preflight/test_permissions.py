@@ -1,4 +1,5 @@
-"""preflight/permissions.py: the Azure permissions `pulumi up` of a stack needs, from the engine's steps of the
+"""preflight/permissions.py: the Azure permissions `pulumi up` of a stack needs, from the engine's steps of
+the
 update (the deployed state carries each resource's ARM `type`) and the functions the program called (the
 offline provider's journal). Role facts from learn.microsoft.com (the module docstring)."""
 

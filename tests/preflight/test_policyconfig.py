@@ -1,4 +1,5 @@
-"""preflight/policyconfig.py: policy-config files read as the Pulumi CLI reads them (pulumi/pulumi v3.274.1 pkg/resource/analyzer/
+"""preflight/policyconfig.py: policy-config files read as the Pulumi CLI reads them (pulumi/pulumi v3.274.1
+pkg/resource/analyzer/
 config.go parsePolicyPackConfig, parsePolicyConfigs, extractEnforcementLevel, applyConfig,
 validatePolicyPackConfig; pkg/resource/plugin/analyzer_plugin.go Configure): what it refuses is refused, what
 it accepts is accepted (with a note when no policy reads it), and problems are worded as stack-config ones;

@@ -59,7 +59,8 @@ def test_an_unsupported_cli_on_path_is_passed_over_with_a_note(machine: Path, ve
     assert (cli.path, cli.source) == (own, "built by make engine")
     shown = version or "a version it does not say"
     assert cli.notes == (
-        f"the Pulumi CLI on PATH ({machine / 'path' / 'pulumi'}) is {shown}; the gate needs 3.274.1 or later, "
+        f"the Pulumi CLI on PATH ({machine / 'path' / 'pulumi'}) is {shown}; the gate needs 3.274.1 or "
+        "later, "
         "below 4.0.0",
     )
 

@@ -3,7 +3,8 @@ which cluster the update deletes, how (delete first, or create first), why (each
 new), at what level, and that an acknowledged cluster passes unless a lock blocks its delete.
 
 The steps are the engine's own (recorded event logs, tests/fixtures/engine: prod with the h100-x4 cluster's
-size changed; prod with the a100-spot cluster removed), and single steps built from them, one field changed per
+size changed; prod with the a100-spot cluster removed), and single steps built from them, one field changed
+per
 case."""
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def test_a_replaced_cluster_is_a_violation_at_the_configured_level_naming_it_the
     (v,) = replacements.findings([resized()], {"enforcementLevel": "mandatory"})
     assert (v.policy, v.enforcement, v.urn) == ("cluster-replacement", "mandatory", resized().urn)
     assert v.message.startswith(
-        "h100-x4 will be deleted and recreated (vmSize: Standard_ND96isr_H100_v5 -> Standard_ND96isr_H200_v5): "
+        "h100-x4 will be deleted and recreated (vmSize: Standard_ND96isr_H100_v5 -> "
+        "Standard_ND96isr_H200_v5): "
         "the cluster is deleted with every job running on it"
     )
     assert "add 'h100-x4' to cluster-replacement.acknowledged in the policy config" in v.message
@@ -155,7 +157,8 @@ def test_an_acknowledged_replacement_blocked_by_a_lock_on_the_workspace_is_manda
     )
     assert v.enforcement == "mandatory"
     assert v.message.startswith(
-        f"cluster-replacement.acknowledged: 'h100-x4' is acknowledged, but the CanNotDelete lock 'ws-lock' on "
+        "cluster-replacement.acknowledged: 'h100-x4' is acknowledged, but the CanNotDelete lock 'ws-lock' "
+        "on "
         f"{workspace} blocks deleting it"
     )
 

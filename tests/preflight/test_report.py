@@ -1,4 +1,5 @@
-"""preflight/report.py: the gate's report for people (plain text off a terminal, rich tables on one) and for PR
+"""preflight/report.py: the gate's report for people (plain text off a terminal, rich tables on one) and for
+PR
 review (markdown), built from a result of the engine's recorded events."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""preflight/stacks.py and the CI workflows it feeds: valid against GitHub's workflow schema (check-jsonschema's vendored copy, as a
+"""preflight/stacks.py and the CI workflows it feeds: valid against GitHub's workflow schema
+(check-jsonschema's vendored copy, as a
 subprocess), and wired as promised: PRs run `make test` and the offline gate per stack without secrets; main
 runs `pulumi preview` per stack with the policy pack through pulumi/actions after an Azure OIDC login."""
 

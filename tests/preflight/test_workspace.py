@@ -1,4 +1,5 @@
-"""preflight/workspace.py: the policy pack launcher the CLI is given as `--policy-pack` (what the Python language
+"""preflight/workspace.py: the policy pack launcher the CLI is given as `--policy-pack` (what the Python
+language
 host's RunPlugin runs for a pack: `python -u -m pulumi.policy <engine> <pack folder>` in the pack folder), and
 the interpreter it uses. Creating a workspace needs the CLI: tests/integration/gate."""
 

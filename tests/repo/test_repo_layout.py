@@ -1,4 +1,5 @@
-"""The test layout is the map from code to tests (docs/testing.md): outside tests/integration/, every test file
+"""The test layout is the map from code to tests (docs/testing.md): outside tests/integration/, every test
+file
 `tests/<package>/<sub>/test_<module>.py` tests the module `<package>/<sub>/<module>.py` (or the package
 `<package>/<sub>/<module>/`), every test folder is a package, and nothing that needs `make test` sits outside
 tests/integration/ (tests/conftest.py enforces that part when `make check` runs)."""
@@ -16,7 +17,8 @@ NOT_MAPPED = {"repo", "integration", "fixtures"}
 #: Test files for something that is not one module, each with why.
 OWN_SUBJECT = {
     "tests/program/test_main.py": "the stack program, __main__.py at the repository root",
-    "tests/policies/test_pack.py": "policies/ as a whole: its requirements.txt and __main__.py, what is published",
+    "tests/policies/test_pack.py": "policies/ as a whole: its requirements.txt and __main__.py, what is "
+    "published",
     "tests/vmsizes/test_init.py": "the vmsizes package as a whole (its __init__ and its dependencies)",
     "tests/azroles/test_init.py": "azroles/__init__.py, the whole package",
 }

@@ -1,4 +1,5 @@
-"""Which go builds the Pulumi CLI (doubles/pulumicli/gotool.py): one at or above go.mod's line as is, one of 1.21 or
+"""Which go builds the Pulumi CLI (doubles/pulumicli/gotool.py): one at or above go.mod's line as is, one of
+1.21 or
 later with GOTOOLCHAIN, none older; on a bare Debian 12 (golang-go 1.19) apt-get installs golang-go from
 bookworm-backports through a temporary sources list. The go and apt commands are small scripts on PATH
 that print what the real ones print (`go version`, `apt-cache policy`) and record their arguments."""

@@ -1,4 +1,5 @@
-"""policies/ alone is the pack (what `pulumi policy publish` uploads): a copy of the folder under another name,
+"""policies/ alone is the pack (what `pulumi policy publish` uploads): a copy of the folder under another
+name,
 next to nothing of the repository but its own virtualenv, judges a stack as the repository's pack does, under
 the real engine (the gate takes `<program>/policies` as the pack when it holds a PulumiPolicy.yaml)."""
 
@@ -22,7 +23,9 @@ def test_a_copy_of_policies_alone_judges_a_stack_as_the_repository_pack_does(tmp
     program.mkdir()
     for name in ("Pulumi.yaml", "__main__.py"):
         (program / name).symlink_to(ROOT / name)
-    shutil.copytree(ROOT / "policies", program / "policies", ignore=shutil.ignore_patterns(".venv", "__pycache__"))
+    shutil.copytree(
+        ROOT / "policies", program / "policies", ignore=shutil.ignore_patterns(".venv", "__pycache__")
+    )
     (program / "policies" / ".venv").symlink_to(ROOT / "policies" / ".venv")
     stack_file, policy = FIXTURE / "Pulumi.no-rdma.yaml", FIXTURE / "policy.json"
     from_copy = evaluate("no-rdma", root=program, config_file=stack_file, policy_config_path=policy)
