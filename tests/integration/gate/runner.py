@@ -46,6 +46,7 @@ class Spec:
     policy_text: str | None = None  # --policy-config content
     policy_path: str | None = None
     state_of: Spec | None = None
+    state_text: str | None = None  # --state content
     existing_text: str | None = None
     export_state: bool = False
     on: str | None = None
@@ -185,6 +186,7 @@ def evaluate_spec(spec: Spec, folder: Path, state: Path | None) -> Outcome:
     if spec.policy_path:
         policy = Path(spec.policy_path)
     existing = _write(folder, "existing.json", spec.existing_text)
+    state = _write(folder, "state.json", spec.state_text) or state
     started = time.monotonic()
     result = evaluate(
         spec.stack,

@@ -165,9 +165,13 @@ def _acknowledge(*clusters: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
-def _capacity_locked_resize(config: dict[str, Any]) -> None:
-    config["azml-gpu:clusters"][0]["size"] = "Standard_NC48ads_A100_v4"
+def _lock_workspace(config: dict[str, Any]) -> None:
     config["azml-gpu:locks"]["workspace"] = True
+
+
+def _locked_resize(config: dict[str, Any]) -> None:
+    _lock_workspace(config)
+    config["azml-gpu:clusters"][0]["size"] = "Standard_NC48ads_A100_v4"
 
 
 PROD = SHIPPED["prod"]
@@ -196,12 +200,19 @@ SIZE_ACKNOWLEDGED = Spec(
     policy_text=policy_text("prod", _acknowledge("h100-x4")),
     state_of=PROD,
 )
+#: capacity deployed with its workspace locked (CanNotDelete); then its cluster resized, acknowledged.
+LOCKED_CAPACITY = Spec(
+    "capacity-workspace-locked",
+    "capacity",
+    stack_text=stack_text("capacity", _lock_workspace),
+    export_state=True,
+)
 LOCKED_RESIZE = Spec(
     "capacity-acknowledged-resize-under-a-lock",
     "capacity",
-    stack_text=stack_text("capacity", _capacity_locked_resize),
+    stack_text=stack_text("capacity", _locked_resize),
     policy_text=policy_text("capacity", _acknowledge("a100-wus3")),
-    state_of=SHIPPED["capacity"],
+    state_of=LOCKED_CAPACITY,
 )
 
 
