@@ -55,12 +55,13 @@ class Spec:
 
 @dataclass(frozen=True)
 class Command:
-    """One `python -m preflight ARGS` from the repository root, `env` added to (or, with None values,
-    removed from) the environment."""
+    """One `python -m preflight ARGS` in `cwd` (default the repository root), `env` added to (or, with None
+    values, removed from) the environment."""
 
     name: str
     args: tuple[str, ...]
     env: tuple[tuple[str, str | None], ...] = ()
+    cwd: str = ""
 
 
 @dataclass
@@ -243,8 +244,8 @@ def run_command(command: Command, folder: Path) -> Outcome:
     started = time.monotonic()
     r = subprocess.run(
         [sys.executable, "-m", "preflight", *command.args],
-        cwd=ROOT,
-        env=env,
+        cwd=command.cwd or ROOT,
+        env={**env, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])},
         capture_output=True,
         text=True,
         timeout=600,
