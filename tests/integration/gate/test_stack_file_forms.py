@@ -28,9 +28,10 @@ RUNS = [NO, SEXAGESIMAL, REPEATED_KEY, *POLICY_FORMS.values(), DUPLICATE_STORES,
 ROLE_ASSIGNMENT = (
     "urn:pulumi:dev::azml-gpu::azml-gpu:components:RoleAssignments"
     "$azure-native:authorization:RoleAssignment::"
-) @ pytest.fixture(scope="module")
+)
 
 
+@pytest.fixture(scope="module")
 def runs(gates: Gates) -> dict[str, Outcome]:
     return {o.name: o for o in gates.run(*RUNS)}
 
