@@ -77,7 +77,8 @@ class Outcome:
     outputs: dict[str, Any] = field(default_factory=dict)
     exported_state: dict[str, Any] | None = None
     resource_problems: list[dict[str, Any]] = field(default_factory=list)
-    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # per evaluation: the engine's run
+    # per evaluation: the engine's run as the gate read it (exit code, op and custom per URN, errors)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
     text: str = ""  # the plain report (`render`), when there are no errors
     rich: str = ""  # the report as a terminal shows it
     markdown: str = ""
@@ -101,11 +102,9 @@ class Outcome:
 
     @property
     def state_file(self) -> Path:
-        """The exported state (export_state), written as `--export-state` writes it."""
+        """The exported state (export_state), written by the worker as `--export-state` writes it."""
         path = Path(self.folder) / "exported-state.json"
-        if not path.exists():
-            assert self.exported_state is not None, f"{self.name} exported no state"
-            path.write_text(json.dumps(self.exported_state, indent=2, sort_keys=True) + "\n")
+        assert path.exists(), f"{self.name} exported no state"
         return path
 
 
@@ -211,12 +210,13 @@ def evaluate_spec(spec: Spec, folder: Path, state: Path | None) -> Outcome:
         exported_state=result.exported_state,
         resource_problems=list(result.resource_problems),
     )
+    if result.exported_state is not None:
+        text = json.dumps(result.exported_state, indent=2, sort_keys=True) + "\n"
+        (folder / "exported-state.json").write_text(text)
     for e in result.evaluations:
         outcome.runs[e.kind] = {
             "exit_code": e.run.exit_code,
             "ops": {s.urn: s.op for s in e.run.steps},
-            "engine_ops": {s.urn: list(s.ops) for s in e.run.steps},
-            "types": {s.urn: s.type for s in e.run.steps},
             "custom": {s.urn: s.custom for s in e.run.steps},
             "errors": [d.message for d in e.run.errors],
         }
@@ -272,7 +272,7 @@ def worker() -> int:
             outcome = evaluate_spec(spec, folder, state)
             (folder / "outcome.json").write_text(json.dumps(asdict(outcome)))
             status = "ok"
-        except BaseException:  # noqa: BLE001  # reported to the test that waits for it
+        except BaseException:  # reported to the test that waits for it
             (folder / "failure.txt").write_text(traceback.format_exc())
             status = "failed"
         print(f"{DONE} {spec.name} {status}", flush=True)
