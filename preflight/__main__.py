@@ -96,7 +96,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _progress(message: str) -> None:
-    print(f"preflight: {message} ...", file=sys.stderr, flush=True)
+    # one write per line: the first deploy's and the update's threads report at once
+    sys.stderr.write(f"preflight: {message} ...\n")
+    sys.stderr.flush()
 
 
 def _fail(args: argparse.Namespace, problems: list[str], extra: dict[str, object] | None = None) -> int:

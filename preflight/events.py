@@ -6,7 +6,9 @@ the engine's events; the gate's report, its own checks and the tests read `Run`.
 - Steps: `resourcePreEvent.metadata` (`StepEventMetadata`: op, urn, type, old and new state with inputs and
   outputs, replace keys, diffs, detailed diff), with the outputs of its `resOutputsEvent`. The ops of one
   replacement (pkg/resource/deploy/step.go `StepOp`: `replace`, `create-replacement`, `delete-replaced`,
-  `discard-replaced`) are folded into one step whose op is `replace`; `delete` is a delete.
+  `discard-replaced`) are folded into one step whose op is `replace`; `delete` is a delete, and so is a URN
+  whose only ops are `delete-replaced` (a resource the program no longer declares, deleted ahead of a
+  replacement).
 - Violations: `policyEvent` (policy, pack, level, resource URN, message). pulumi-policy sends
   "<description>\\n<message>" (pulumi_policy/policy.py `_create_diagnostic`), split here. A `remediate` level
   is a mandatory one to the engine (pkg/resource/deploy/step_generator.go: "Stack policies cannot be
@@ -26,6 +28,7 @@ from typing import Any
 
 REPLACE_OPS = {"replace", "create-replacement", "delete-replaced", "discard-replaced"}
 DELETE_OPS = {"delete", "discard"}
+REPLACEMENT_OPS = {"replace", "create-replacement"}  # the ops that (re)create a resource in a replacement
 BLOCKING = ("mandatory", "remediate")
 STACK_TYPE = "pulumi:pulumi:Stack"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m|<\{%[a-z]+%\}>")
@@ -217,6 +220,13 @@ def parse(exit_code: int, events: list[dict[str, Any]], stderr: str = "") -> Run
                 )
         elif summary := ev.get("summaryEvent"):
             run.summary = summary
+    for step in run.steps:
+        if step.op == "replace" and not REPLACEMENT_OPS & set(step.ops):
+            # only `delete-replaced` (then `remove-pending-replace`): the engine deletes the old resource of a
+            # URN the program no longer declares, ahead of a replacement it depends on; the CLI prints
+            # `delete original` and nothing recreates it (pkg/resource/deploy/step_generator.go
+            # `calculateDependentReplacements`, pkg/display/rows.go)
+            step.op = "delete"
     return run
 
 

@@ -225,9 +225,9 @@ def markdown(result: GateResult) -> str:
     out = [
         f"## Policy gate: {verdict} for stack `{result.stack}`",
         "",
-        f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s); policy config "
-        f"`{_relative(result.policy_config_file, result.root)}`; retirement evaluated on "
-        f"{result.evaluation_date}.",
+        f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s);",
+        f"policy config `{_relative(result.policy_config_file, result.root)}`;",
+        f"retirement evaluated on {result.evaluation_date}.",
         "",
     ]
     for evaluation in result.evaluations:

@@ -108,6 +108,19 @@ def arm_identity(
         if not _known(azure_name, scope):
             return None
         return f"{scope}/providers/{LOCK_TYPE}/{azure_name}", azure_name, LOCK_TYPE
+    if typ == "azure-native:authorization:ManagementLockAtResourceGroupLevel":
+        # ManagementLocks_CreateOrUpdateAtResourceGroupLevel (azure-rest-api-specs
+        # specification/resources/resource-manager/Microsoft.Authorization/stable/2020-05-01/locks.json)
+        azure_name, rg = inputs.get("lockName") or name, inputs.get("resourceGroupName")
+        if not _known(azure_name, rg):
+            return None
+        return f"{group_id(sub, rg)}/providers/{LOCK_TYPE}/{azure_name}", azure_name, LOCK_TYPE
+    if typ == "azure-native:authorization:ManagementLockAtSubscriptionLevel":
+        # ManagementLocks_CreateOrUpdateAtSubscriptionLevel (the same locks.json)
+        azure_name = inputs.get("lockName") or name
+        if not _known(azure_name):
+            return None
+        return f"/subscriptions/{sub}/providers/{LOCK_TYPE}/{azure_name}", azure_name, LOCK_TYPE
     if typ == "azure-native:authorization:ManagementLockAtResourceLevel":
         azure_name = inputs.get("lockName") or name
         parts = [

@@ -61,6 +61,35 @@ def test_a_delete_keeps_the_old_state_as_its_inputs() -> None:
     assert spot.inputs == spot.old_inputs and spot.inputs["computeName"] == "a100-spot"
 
 
+def _pre(op: str, urn: str, old: dict | None, new: dict | None) -> dict:
+    """One `resourcePreEvent` as apitype.ResourcePreEvent carries it (metadata: StepEventMetadata)."""
+    meta = {"op": op, "urn": urn, "type": "azure-native:authorization:RoleAssignment", "old": old, "new": new}
+    return {"resourcePreEvent": {"metadata": meta}}
+
+
+def test_a_delete_replaced_with_nothing_recreating_it_is_a_delete() -> None:
+    """A resource the program no longer declares, deleted ahead of a replacement that depends on it: the
+    engine sends `delete-replaced` then `remove-pending-replace` and no `replace`/`create-replacement`
+    (the plain display's `delete original`)."""
+    urn = "urn:pulumi:prod::azml-gpu::azure-native:authorization:RoleAssignment::old-grant"
+    old = {"urn": urn, "custom": True, "inputs": {"scope": "/s"}, "outputs": {"id": "/s/g"}}
+    parsed = events.parse(
+        0, [_pre("delete-replaced", urn, old, None), _pre("remove-pending-replace", urn, old, None)]
+    )
+    assert [(s.op, s.ops) for s in parsed.steps] == [
+        ("delete", ["delete-replaced", "remove-pending-replace"])
+    ]
+    assert parsed.steps[0].inputs == {"scope": "/s"}
+
+
+@pytest.mark.parametrize("second", ["replace", "create-replacement"])
+def test_a_delete_replaced_with_a_recreation_stays_a_replace(second: str) -> None:
+    urn = "urn:pulumi:prod::azml-gpu::azure-native:authorization:RoleAssignment::grant"
+    old = {"urn": urn, "custom": True, "inputs": {"scope": "/s"}}
+    parsed = events.parse(0, [_pre("delete-replaced", urn, old, None), _pre(second, urn, old, old)])
+    assert [s.op for s in parsed.steps] == ["replace"]
+
+
 def test_policy_events_split_the_description_from_the_message() -> None:
     [retired] = [
         v for v in run("dev-retired-size", "first-deploy").violations if v.policy == "no-retired-vm-series"

@@ -121,13 +121,6 @@ def test_a_state_of_another_stack_and_project_is_refused(dev: dict[str, Outcome]
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="preflight/__main__.py _progress prints with print(), which writes the line and its newline "
-    "separately: the first deploy's and the update's threads report at once, and their lines run together "
-    "('...with the policy pack ...preflight: update: pulumi up ...' then an empty line), seen in 3 of 8 "
-    "runs of dev",
-)
 def test_progress_lines_are_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two threads report progress at once (the gate's first deploy and update run together): each line
     reaches stderr whole. The stream below lets both threads' first writes happen before either goes on, as

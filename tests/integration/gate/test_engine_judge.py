@@ -33,20 +33,11 @@ POLICY_LINE = re.compile(
 #: declares (it has a new name): `delete-replaced`, then `remove-pending-replace`, with no replacement. The
 #: JSON display leaves it out; the plain display's row says `delete original`.
 DELETE_ORIGINAL = re.compile(r"^ -- (?P<type>\S+) (?P<name>\S+) delete original\s*$")
-DELETE_REPLACED_BUG = (
-    "preflight/events.py parse folds `delete-replaced` into `replace` even when the URN gets no "
-    "`create-replacement` (the program no longer declares it), so the gate reports a replacement ('will be "
-    "recreated (new one first, then the old deleted) (no input named)') where the CLI prints `delete "
-    "original`, and leaves it out of the deletes"
-)
 CASES = [
     pytest.param(
         spec.name,
         kind,
         id=f"{spec.name}-{kind}",
-        marks=[pytest.mark.xfail(strict=True, reason=DELETE_REPLACED_BUG)]
-        if spec.name == "prod-renamed-workspace"
-        else [],
     )
     for spec in JUDGED
     for kind in spec.judge

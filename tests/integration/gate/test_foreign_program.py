@@ -144,15 +144,6 @@ def test_the_plan_reads_clusters_as_the_policies_do(runs: dict[str, Outcome]) ->
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="preflight/provider/armids.py ID_TEMPLATES has no template for "
-    "azure-native:authorization:ManagementLockAtResourceGroupLevel: the update's `pulumi up` into the "
-    "offline "
-    "provider fails ('Exception calling application: the offline azure-native provider has no ARM id "
-    "template "
-    "...') and the gate exits 2 instead of reporting the lock",
-)
 def test_a_resource_group_level_lock_is_judged_in_both_evaluations(runs: dict[str, Outcome]) -> None:
     outcome = runs[FOREIGN_GROUP_LOCK.name]
     assert outcome.errors == []

@@ -160,12 +160,6 @@ def test_renaming_the_workspace_replaces_the_clusters(runs: dict[str, Outcome]) 
     assert any(u.endswith("::ws-llm-mlw") for u in evaluation["deletes"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="preflight/events.py parse folds `delete-replaced` into `replace` for a URN the program no longer "
-    "declares: the old clusters' role assignments (renamed with the workspace) are reported as replaced "
-    "('will be recreated (new one first, then the old deleted) (no input named)') instead of deleted",
-)
 def test_renaming_the_workspace_deletes_the_role_assignments_of_the_old_name(
     runs: dict[str, Outcome],
 ) -> None:

@@ -137,6 +137,20 @@ CASES: list[tuple[str, dict[str, Any], tuple[str, str, str]]] = [
             "Microsoft.Authorization/locks",
         ),
     ),
+    (  # ManagementLocks_CreateOrUpdateAtResourceGroupLevel's path in the Microsoft.Authorization locks.json
+        "azure-native:authorization:ManagementLockAtResourceGroupLevel",
+        {"lockName": "rg-lock", "resourceGroupName": "rg-train", "level": "CanNotDelete"},
+        (f"{RG}/providers/Microsoft.Authorization/locks/rg-lock", "rg-lock", "Microsoft.Authorization/locks"),
+    ),
+    (  # ManagementLocks_CreateOrUpdateAtSubscriptionLevel
+        "azure-native:authorization:ManagementLockAtSubscriptionLevel",
+        {"lockName": "sub-lock", "level": "ReadOnly"},
+        (
+            f"/subscriptions/{SUB}/providers/Microsoft.Authorization/locks/sub-lock",
+            "sub-lock",
+            "Microsoft.Authorization/locks",
+        ),
+    ),
     (
         "azure-native:authorization:ManagementLockAtResourceLevel",
         {
@@ -216,6 +230,12 @@ def test_the_subscription_and_the_names_are_kept_as_given() -> None:
             {"resourceGroupName": "rg", "privateEndpointName": UNKNOWN},
         ),
         ("azure-native:authorization:ManagementLockByScope", {"lockName": "l", "scope": UNKNOWN}),
+        ("azure-native:authorization:ManagementLockAtResourceGroupLevel", {"lockName": "l"}),  # no group
+        (
+            "azure-native:authorization:ManagementLockAtResourceGroupLevel",
+            {"lockName": "l", "resourceGroupName": UNKNOWN},
+        ),
+        ("azure-native:authorization:ManagementLockAtSubscriptionLevel", {"lockName": UNKNOWN}),
         (
             "azure-native:authorization:ManagementLockAtResourceLevel",
             {
