@@ -57,7 +57,11 @@ def test_the_exceptions_exist() -> None:
 
 
 def test_every_test_folder_is_a_package() -> None:
-    folders = {p.parent for p in TESTS.rglob("*.py")} - {TESTS / "fixtures"}
+    """A folder of test modules is a package, so two folders may hold test files of the same name (pytest's
+    rootdir-relative module names). A folder of other Python files (a user's trainer a test runs as a script)
+    need not be one."""
+    tested = {p.parent for p in [*TESTS.rglob("test_*.py"), *TESTS.rglob("conftest.py")]}
+    folders = tested - {TESTS / "fixtures"}
     folders = {f for f in folders if "fixtures" not in f.relative_to(TESTS).parts}
     assert sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").is_file()) == []
 
