@@ -1,6 +1,8 @@
 """azml-gpu stack program: validate the config, build the components, export the stack outputs.
 
-Runs unchanged under `pulumi preview/up` and offline under `preflight.program.run_program` (mocks).
+Runs unchanged under `pulumi preview/up`; offline, under the gate's inline language host
+(`python -m preflight STACK`: preflight/langhost.py) and, in tests, under `pulumi.runtime.set_mocks`
+(tests/components/program_mocks.py).
 Invalid config: every problem at once as a `pulumi.RunError`, which the engine prints without a
 stack trace (pulumi-language-python-exec), and nothing is declared.
 """

@@ -22,7 +22,7 @@ check, reports them (here as mandatory violations; the gate refuses the config w
 Not order-free (the one exception, docs/policies.md "Companion policies"): pulumi-policy gives each policy
 only its own config, so quota-reservation-unknown cannot read `quotas` itself without users writing the
 quotas twice. This policy leaves the advisory findings it computed (`findings`) for it; the registry
-registers the companion after it and tests/policies/test_policy_template.py pins that order.
+registers the companion after it and tests/policies/test_registry.py pins that order.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each entry is a policy module of the one shape (policies/_policy.py): NAME, DESCRIPTION, ENFORCEMENT, CONFIG,
 KIND and `validate`. The order is the order the CLI lists the policies in; no policy depends on it, except
 quota-reservation-unknown, which must follow quota-reservation (policies/quota_reservation.py says why;
-tests/policies/test_policy_template.py pins it).
+tests/policies/test_registry.py pins it).
 """
 
 from __future__ import annotations

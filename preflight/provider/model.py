@@ -12,7 +12,7 @@ schema as the provider binary of that version, so they cannot drift from the pin
   inputs, else the provider config `azure-native:location`, else is unknown while `resourceGroupName` is
   unknown, else the resource group's location (`getDefaultLocation`); v3 adds `azureApiVersion` (the
   resource's API version) when absent. Schema defaults are NOT added by Check (they come from the SDK's
-  `...Args` classes, in the program). Auto-naming is not replayed: this program names every resource.
+  `...Args` classes, in the program). Auto-naming is not modelled: this program names every resource.
 - `detailed_diff` -> `Diff`: `Diff` -> `diff.go` `diff` / `objectDiff` / `valueDiff` /
   `calculateDetailedDiff` / `calculateChangesAndReplacements` (read at pulumi-azure-native v3-era
   `provider/pkg/provider/diff.go`, `provider.go (*azureNativeProvider).Diff`). Old inputs against new checked

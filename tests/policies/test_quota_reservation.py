@@ -206,7 +206,7 @@ def test_the_companion_reports_each_finding_once() -> None:
 
 
 def test_config_problems_is_the_gate_check_too() -> None:
-    """The gate (preflight/analyzer.py) asks the registry for each policy's own config check."""
+    """The gate (preflight/policyconfig.py) asks the registry for each policy's own config check."""
     assert registry.config_problems(policy.NAME, {"quotas": QUOTAS}) == []
     assert registry.config_problems(policy.NAME, {}) == []
     assert registry.config_problems(policy.NAME, {"quotas": "not an object"}) == []

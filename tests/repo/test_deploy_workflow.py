@@ -1,7 +1,7 @@
 """The deploy pipeline (.github/workflows/deploy.yml calling deploy-stack.yml): dev first, prod only after
 dev passed and behind its GitHub environment; each runs `pulumi up` with the pack and the stack's policy
 config after an OIDC login, then check-deploy and the smoke job under `jobs run` with a JSON verdict kept
-as an artifact. Schema validity is checked for every workflow in test_preflight_workflows.py."""
+as an artifact. Schema validity is checked for every workflow in tests/preflight/test_stacks.py."""
 
 from __future__ import annotations
 
