@@ -68,7 +68,7 @@ $(PACK_VENV)/.installed: policies/requirements.txt $(PACK_CATALOG) | $(PACK_VENV
 
 $(AZURITE): doubles/localml/package.json doubles/localml/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "make: npm not found: Azurite (doubles/localml/package-lock.json) needs Node.js 20+ with npm; on Debian/Ubuntu run \`sudo apt-get install -y nodejs npm\`, then make again" >&2; exit 2; }
-	npm ci --prefix localml --no-audit --no-fund --loglevel=error
+	npm ci --prefix doubles/localml --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The end-to-end and checkpoint tests mount localml's blob file system (FUSE 3: fusermount3

@@ -11,7 +11,7 @@ Preemption model (the seed: low-priority capacity "can be taken back at any time
 of them", so the risk "grows with node count"): each node fails independently as a Poisson process with mean
 time between failures `node_mtbf_h`; the job fails when any node does, so its MTBF is node_mtbf_h / nodes.
 The headline uses 3 failures expected in the 5-hour run, the drill's count (2 preemptions + 1 node loss,
-tests/e2e/test_runs_drills.py): job MTBF 5/3 h. A sensitivity table covers other rates.
+tests/integration/e2e/test_runs_drills.py): job MTBF 5/3 h. A sensitivity table covers other rates.
 
 Checkpoints (Young 1974 / Daly 2006, jobs/runplan.py `young_daly`): interval tau = sqrt(2 C M) with C the time
 training is held per checkpoint, but never shorter than one background write (at most one save in flight,

@@ -89,7 +89,7 @@ TESTS = {
         "tests/stackconfig/test_combinations.py",  # the combinations and the lock decision
         "tests/stackconfig/test_identity.py",  # the grant plan (combinations.plan)
     ],
-    "preflight/replacements.py": ["tests/preflight/test_replacement_findings.py"],
+    "preflight/replacements.py": ["tests/preflight/test_replacements.py"],
     "stackconfig/network.py": [
         "tests/stackconfig/test_network.py",
         "tests/stackconfig/test_combinations.py",

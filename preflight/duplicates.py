@@ -3,7 +3,7 @@
 The engine refuses a second registration of a URN and stops the deployment: `Duplicate resource URN '<urn>';
 try giving it a unique name` (pulumi/pulumi v3.274.1 pkg/resource/deploy/step_generator.go `generateURN` ->
 sdk/go/common/diag/errors.go `GetDuplicateResourceURNError`, error 2001; `pulumi preview` then exits
-non-zero). Under mocks the program runs on, so every duplicate is found at once. In this program a duplicate
+non-zero), at the first duplicate. In this program a duplicate
 comes from two entries of a config list that derive the same resource name (two `identity.data_stores` ids
 ending in the same account name, the same person and role twice in `identity.role_assignments`):
 `config_entries` finds the list entries whose values appear in the resource's name, and keeps a list where

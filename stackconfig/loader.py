@@ -1,7 +1,7 @@
 """Where the raw namespace comes from: a Pulumi.<stack>.yaml file, or the running Pulumi program's config.
 
-`read_config_block` is the one reader of stack files (stackconfig's CLI and `load_stack_file`, and
-preflight's `run_program` and `--config-file`), so a bad file gets the same message everywhere.
+`read_config_block` is the one reader of stack files (stackconfig's CLI and `load_stack_file`, and the
+gate's stack and `--config-file` checks), so a bad file gets the same message everywhere.
 
 Stack files are read as the Pulumi CLI reads them: `gopkg.in/yaml.v3` (pulumi/pulumi sdk/go/common/encoding/
 marshal.go `yamlMarshaler`, used by sdk/go/common/workspace/loaders.go `LoadProjectStack`, which strips a

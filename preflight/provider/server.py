@@ -38,7 +38,7 @@ Each RPC follows pulumi/pulumi-azure-native `provider/pkg/provider/provider.go` 
   sdk/go/common/resource/plugin/provider_plugin.go `GetProviderAttachPort`, `NewProvider`): the gate starts
   one provider for all its CLI runs (`preflight.provider.process`).
 
-Where it differs from azure-native: docs/engine.md ("The stand-in provider").
+Where it differs from azure-native: docs/engine.md ("The offline azure-native provider").
 """
 
 from __future__ import annotations

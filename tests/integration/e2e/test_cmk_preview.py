@@ -1,7 +1,7 @@
 """`pulumi preview` of the real engine on a stack with a customer-managed key, against localml: the program's
 `getVault` of the key's vault (outside the stack) is a GET to ARM by the offline azure-native provider, as
 azure-native's invoke is: the vault missing, then without purge protection, then with it. The same outcomes as
-the gate's (tests/components/test_components_customer_key_vault.py), through the engine's own invoke path.
+the gate's (tests/components/test_workspace.py), through the engine's own invoke path.
 
 From the sources: "When creating Azure Key Vault, you must enable soft delete and purge protection"
 (how-to-setup-customer-managed-keys.md); a missing resource is ARM's ResourceNotFound (azure-resource-manager

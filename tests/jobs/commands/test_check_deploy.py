@@ -1,7 +1,7 @@
 """`python -m jobs check-deploy` against azure-ai-ml's real HTTP pipeline, answered at the transport with the
 REST spec's own example of an AmlCompute GET (tests/jobs/drift_util.py): each field that differs named with
 its recovery, a delete still running, clusters the stack lacks, outputs of an older program, a refused query.
-The end-to-end runs against localml are in tests/e2e/test_check_deploy.py."""
+The end-to-end runs against localml are in tests/integration/e2e/test_check_deploy.py."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ The bodies are the REST specs' own examples (Azure/azure-rest-api-specs): `Works
 Vault definition is the same as 2024-11-01's) and `Vaults_GetDeleted` (stable/2022-11-01
 examples/getDeletedVault.json -> fixtures/keyvault-get-deleted.json). Long-running answers follow the specs:
 `Workspaces_Delete` and `Vaults_PurgeDeleted` answer 202 with `Location` and `Retry-After`, and the Location
-answers 202 until done. The end-to-end runs against localml are in tests/e2e/test_teardown.py.
+answers 202 until done. The end-to-end runs against localml are in tests/integration/e2e/test_teardown.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Why a job ended and whether a resubmit can help (jobs/runs/causes.py `classify`), from the texts Azure ML
 and the job scripts really print, and the evidence line a cause names. The loop that acts on it runs end to
-end against localml in tests/e2e/test_runs_drills.py."""
+end against localml in tests/integration/e2e/test_runs_drills.py."""
 
 from __future__ import annotations
 
