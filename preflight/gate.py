@@ -577,9 +577,27 @@ def _evaluate(
 
     result = GateResult(stack=stack, root=root, evaluation_date=(on or date.today()).isoformat())
     project = project_name(root)
+    # While the input is checked: the CLI found (its version is a process), the scratch stack initialised (a
+    # process), and the program's imports (a thread). Their failures count only if the input is good.
+    from preflight import langhost, pulumicli
+    from preflight.workspace import Workspace
+
+    stack_file = config_file or root / f"Pulumi.{stack}.yaml"
+
+    def prepare() -> tuple[pulumicli.Cli, Workspace, Workspace]:
+        cli = pulumicli.find()
+        stack_text = stack_file.read_text(encoding="utf-8")
+        empty = Workspace.create(
+            cli, folder / FIRST_DEPLOY, stack, root / "Pulumi.yaml", stack_text, provider.port
+        )
+        return cli, empty, empty.copy(folder / UPDATE)
+
+    preparing = ThreadPoolExecutor(1)
+    prepared = preparing.submit(prepare)
+    preparing.shutdown(wait=False)
+    warming = langhost.warm(root) if (root / "__main__.py").is_file() else None
 
     # 1. The input, every problem at once.
-    stack_file = config_file or root / f"Pulumi.{stack}.yaml"
     block: dict[str, Any] = {}
     if config_file is None and not stack_file.is_file():
         result.errors.append(
@@ -609,70 +627,86 @@ def _evaluate(
     given, _effective = chosen
 
     # 2. The CLI, the provider, the workspaces.
-    from preflight import langhost, pulumicli
     from preflight.provider.process import ProviderError
-    from preflight.workspace import Workspace, WorkspaceError, write_pack_launcher
+    from preflight.workspace import WorkspaceError, write_pack_launcher
 
     try:
-        cli = pulumicli.find()
+        cli, empty, stacked = prepared.result()
     except pulumicli.CliMissing as e:
+        result.errors.append(str(e))
+        return result
+    except (WorkspaceError, ProviderError) as e:
         result.errors.append(str(e))
         return result
     result.engine = cli.as_json()
     result.notes.extend(cli.notes)
     journal = folder / "invokes.jsonl"
-    say(f"Pulumi CLI {cli.version} ({cli.source}: {cli.path}); scratch workspace {folder}")
+    say(
+        f"Pulumi CLI {cli.version} ({cli.source}: {cli.path}); scratch workspace {folder} (pulumi stack init "
+        f"{stack}, a local file backend)"
+    )
     try:
         policy_file = folder / "policy-config.json"
         policy_file.write_text(json.dumps(_with_date(given, on), indent=2))
         pack = write_pack_launcher(folder, pack_dir(root))
         policy_args = ["--policy-pack", str(pack), "--policy-pack-config", str(policy_file)]
-        stack_text = stack_file.read_text(encoding="utf-8")
-        port = provider.port
-
-        say(f"pulumi stack init {stack} (a local file backend in the scratch folder)")
-        empty = Workspace.create(cli, folder / FIRST_DEPLOY, stack, root / "Pulumi.yaml", stack_text, port)
-        stacked = empty.copy(folder / UPDATE)
 
         def first_deploy() -> tuple[Run, float]:
             ws = empty
             say(f"{FIRST_DEPLOY}: pulumi preview of a new stack {stack!r} with the policy pack")
             return _preview(ws, host.address, policy_args, folder / "first-deploy.jsonl")
 
-        def deployed() -> tuple[Workspace, str, Run | None]:
-            """The update's workspace with its state: imported, or deployed by `pulumi up`."""
+        def updated() -> tuple[str, Run | None, dict[str, Any] | None, tuple[Run, float] | None]:
+            """The update's state (imported, or deployed by `pulumi up`), then its preview: (label, the
+            failed `pulumi up`, the exported state, the preview)."""
             ws = stacked
             if state_path is not None:
                 say(f"{UPDATE}: pulumi stack import --file {state_path}")
                 ws.cli_checked("stack", "import", "--file", str(state_path.resolve()), "--stack", stack)
-                return ws, str(state_path), None
-            say(f"{UPDATE}: pulumi up of the stack as declared, into the offline provider")
-            started = time.monotonic()
-            up = ws.run("up", "--yes", "--skip-preview", client=host.address, event_log=folder / "up.jsonl")
-            ran = events.parse(up.returncode, events.read(folder / "up.jsonl"), up.stderr)
-            label = f"the stack deployed as declared (pulumi up, {time.monotonic() - started:.1f} s)"
-            return ws, label, (ran if up.returncode != 0 else None)
+                label = str(state_path)
+            else:
+                say(f"{UPDATE}: pulumi up of the stack as declared, into the offline provider")
+                started = time.monotonic()
+                up = ws.run(
+                    "up", "--yes", "--skip-preview", client=host.address, event_log=folder / "up.jsonl"
+                )
+                if up.returncode != 0:
+                    return (
+                        "",
+                        events.parse(up.returncode, events.read(folder / "up.jsonl"), up.stderr),
+                        None,
+                        None,
+                    )
+                label = f"the stack deployed as declared (pulumi up, {time.monotonic() - started:.1f} s)"
+            exported = None
+            if export_state:
+                exported = json.loads(ws.cli_checked("stack", "export", "--show-secrets", "--stack", stack))
+            say(f"{UPDATE}: pulumi preview against {label}")
+            return label, None, exported, _preview(ws, host.address, policy_args, folder / "update.jsonl")
 
-        with langhost.serve(root) as host, ThreadPoolExecutor(2) as pool:
-            # The first deploy's preview and the update's state are independent: both at once (each CLI
-            # run waits on its plugins and the program a good part of the time).
-            first_future, deployed_future = pool.submit(first_deploy), pool.submit(deployed)
+        # The first deploy's preview and the update (its state, then its preview) are independent: both at
+        # once (each CLI run waits on its plugins and the program a good part of the time). Without --state
+        # the update's `pulumi up` is the longer path: its program runs first (langhost `up_first`).
+        with (
+            langhost.serve(root, warming, up_first=state_path is None) as host,
+            ThreadPoolExecutor(2) as pool,
+        ):
+            first_future, update_future = pool.submit(first_deploy), pool.submit(updated)
             first, first_seconds = first_future.result()
             evaluation = Evaluation(FIRST_DEPLOY, "none (a new stack)", first, seconds=first_seconds)
             evaluation.violations = list(first.violations)
             result.evaluations.append(evaluation)
-            ws, label, failed_up = deployed_future.result()
+            label, failed_up, exported, previewed = update_future.result()
             errors = _engine_errors(FIRST_DEPLOY, first, block, result)
             if not errors and failed_up is not None:
                 errors = _engine_errors("update (pulumi up)", failed_up, block, result)
             if errors:
                 result.errors = errors
                 return result
-            if export_state:
-                out = ws.cli_checked("stack", "export", "--show-secrets", "--stack", stack)
-                result.exported_state = json.loads(out)
-            say(f"{UPDATE}: pulumi preview against {label}")
-            second, second_seconds = _preview(ws, host.address, policy_args, folder / "update.jsonl")
+            assert previewed is not None
+            if exported is not None:
+                result.exported_state = exported
+            second, second_seconds = previewed
         update = Evaluation(UPDATE, label, second, seconds=second_seconds)
         result.evaluations.append(update)
         errors = _engine_errors(UPDATE, second, block, result)
