@@ -597,6 +597,15 @@ def _evaluate(
     preparing.shutdown(wait=False)
     warming = langhost.warm(root) if (root / "__main__.py").is_file() else None
 
+    def refused() -> GateResult:
+        """Bad input: the preparation still writes into `folder`, which the caller deletes once this
+        returns, so wait for it; its own failures do not count."""
+        try:
+            prepared.result()
+        except Exception:  # noqa: BLE001 - the input's problems are the answer
+            pass
+        return result
+
     # 1. The input, every problem at once.
     block: dict[str, Any] = {}
     if config_file is None and not stack_file.is_file():
@@ -604,7 +613,7 @@ def _evaluate(
             f"STACK {stack!r}: no Pulumi.{stack}.yaml in {root}; use one of: "
             f"{', '.join(known_stacks(root)) or '(none)'}"
         )
-        return result
+        return refused()
     try:
         block = read_config_block(stack_file)
     except StackFileError as e:
@@ -623,7 +632,7 @@ def _evaluate(
         except ExistingFileError as e:
             result.errors.append(str(e))
     if result.errors or chosen is None:
-        return result
+        return refused()
     given, _effective = chosen
 
     # 2. The CLI, the provider, the workspaces.
