@@ -15,12 +15,14 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 SCRIPTS = ("azml-gpu-jobs", "azml-gpu-preflight", "azml-gpu-stackconfig")
 
 
@@ -45,7 +47,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=600,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    (found,) = out.glob("azml_gpu-0.1.0-*.whl")
+    (found,) = out.glob(f"azml_gpu-{VERSION}-*.whl")
     return found
 
 
@@ -107,6 +109,15 @@ def test_the_wheel_holds_the_packages_and_their_data(wheel: Path) -> None:
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert sorted(line.split(" = ")[0] for line in text.splitlines() if " = " in line) == sorted(SCRIPTS)
+
+
+def test_the_wheel_names_its_license_and_carries_the_text(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    info = f"azml_gpu-{VERSION}.dist-info"
+    metadata = archive.read(f"{info}/METADATA").decode()
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
+    assert "License-File: LICENSE" in metadata.splitlines()
+    assert "Apache License" in archive.read(f"{info}/licenses/LICENSE").decode()
 
 
 def test_console_scripts_run_from_another_folder(venv: Path, tmp_path: Path) -> None:
