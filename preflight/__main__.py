@@ -45,6 +45,14 @@ def parser() -> argparse.ArgumentParser:
         "stack", metavar="STACK", help="stack name: reads Pulumi.STACK.yaml and policies/config/STACK.json"
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON (schema: docs/preflight.md)")
+    p.add_argument(
+        "--program",
+        type=Path,
+        metavar="DIR",
+        help="the Pulumi program to run (a folder with Pulumi.yaml: any Python program, its own project "
+        "name in the URNs; its stack files and policies/config/STACK.json are read from DIR); default: the "
+        "current folder when it has a Pulumi.yaml, else this repository's program",
+    )
     p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="evaluate VM retirement on this day")
     p.add_argument(
         "--state",
@@ -130,6 +138,32 @@ def _outputs_file_problems(path: Path) -> list[str]:
     return []
 
 
+def _program_problems(program: Path) -> list[str]:
+    """--program: a folder the Pulumi CLI can run as a Python program (Pulumi.yaml `runtime: python`)."""
+    import yaml
+
+    if not program.is_dir():
+        what = "is a file" if program.exists() else "does not exist"
+        return [f"--program: {program} {what}; give the folder that holds the program's Pulumi.yaml"]
+    manifest = program / "Pulumi.yaml"
+    if not manifest.is_file():
+        return [
+            f"--program: no Pulumi.yaml in {program}; give the folder that holds the program's Pulumi.yaml"
+        ]
+    try:
+        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        return [f"--program: {manifest} is not readable YAML ({e}); fix the file"]
+    runtime = data.get("runtime") if isinstance(data, dict) else None
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if name != "python":
+        return [
+            f"--program: {manifest} has runtime {name!r}; the gate runs Python programs (runtime: python) "
+            "with its own language host"
+        ]
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["init-config"]:
@@ -150,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                 "--export-state: writes the stack deployed as declared, which --state replaces; drop one of "
                 "them"
             )
+    if args.program is not None:
+        problems += _program_problems(args.program)
     for flag, path in (("--config-file", args.config_file), ("--policy-config", args.policy_config)):
         if path is not None and not path.is_file():
             what = "is a directory" if path.is_dir() else "does not exist"
@@ -158,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, problems)
     result = evaluate(
         args.stack,
+        root=args.program,
         config_file=args.config_file,
         policy_config_path=args.policy_config,
         state_path=args.state,

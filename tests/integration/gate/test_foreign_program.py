@@ -6,9 +6,12 @@ the dependencies there and from the value in the update."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tests.integration.gate.runner import Gates, Outcome
+from tests.integration.gate.runner import Command, Gates, Outcome
 from tests.integration.gate.specs import FOREIGN, FOREIGN_GROUP_LOCK, HAND_BUILT, SUB
 
 GROUP = f"/subscriptions/{SUB}/resourceGroups/rg-hand"
@@ -150,3 +153,19 @@ def test_a_resource_group_level_lock_is_judged_in_both_evaluations(runs: dict[st
     for evaluation in outcome.document["evaluations"]:
         assert ("no-resource-group-locks", "rg-lock") in mandatory(evaluation)
     assert outcome.exit_code == 1
+
+
+def test_the_cli_runs_another_program_with_program_dir(gates: Gates, tmp_path: Path) -> None:
+    """`python -m preflight raw --program DIR`, from a folder that is neither the program nor this repository:
+    the program's own stack file, policy config and project name, and the same verdict as above."""
+    outcome = gates.one(
+        Command("cli-program", ("raw", "--json", "--program", str(HAND_BUILT)), cwd=str(tmp_path))
+    )
+    document = json.loads(outcome.stdout)
+    assert outcome.exit_code == 1, outcome.stderr
+    assert document["stack"] == "raw"
+    assert document["policy_config"]["file"] == str(HAND_BUILT / "policies" / "config" / "raw.json")
+    assert {r["urn"].split("::")[1] for r in document["resources"]} == {"hand-built-azure"}
+    first, update = document["evaluations"]
+    assert ("no-resource-group-locks-by-dependency", "rg-lock-by-id") in mandatory(first)
+    assert ("no-resource-group-locks", "rg-lock-by-id") in mandatory(update)
