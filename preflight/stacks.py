@@ -5,6 +5,7 @@ without editing a workflow: docs/config.md, "Adding a stack").
 - no flag: the JSON list of stacks on stdout;
 - `--github-output`: also appends `stacks=<json>` (every stack) and `promoted=<json>` (every stack but the
   canary `dev`, deployed after it) to `$GITHUB_OUTPUT`;
+- `--root DIR`: list another program's stacks (the reusable gate workflow, .github/workflows/gate.yml);
 - `--smoke-cluster STACK`: the cluster the post-deploy smoke job runs on, the first of the stack file's
   `azml-gpu:clusters` (read by `stackconfig.loader`, so this one needs the project's virtualenv).
 The listing itself uses the standard library only: the workflows run it before any setup.
@@ -49,15 +50,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--smoke-cluster", metavar="STACK", help="print the cluster the smoke job of STACK runs on"
     )
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        metavar="DIR",
+        help="the program folder whose Pulumi.*.yaml are listed (default: this repository's)",
+    )
     args = p.parse_args(argv)
+    if not (args.root / "Pulumi.yaml").is_file():
+        print(
+            f"preflight.stacks: --root: no Pulumi.yaml in {args.root}; give the program's folder",
+            file=sys.stderr,
+        )
+        return 2
     if args.smoke_cluster:
         try:
-            print(smoke_cluster(args.smoke_cluster))
+            print(smoke_cluster(args.smoke_cluster, args.root))
         except (OSError, ValueError) as e:
             print(f"preflight.stacks: {e}", file=sys.stderr)
             return 2
         return 0
-    listed = stacks()
+    listed = stacks(args.root)
     print(json.dumps(listed))
     if args.github_output:
         target = os.environ.get("GITHUB_OUTPUT")
@@ -68,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         with open(target, "a", encoding="utf-8") as out:
-            out.write(f"stacks={json.dumps(listed)}\npromoted={json.dumps(promoted())}\n")
+            out.write(f"stacks={json.dumps(listed)}\npromoted={json.dumps(promoted(args.root))}\n")
     return 0
 
 

@@ -126,3 +126,21 @@ def test_main_previews_each_stack_with_the_pack_through_oidc() -> None:
     assert pulumi["policyPackConfigs"] == "policies/config/${{ matrix.stack }}.json"
     for stack in STACKS:
         assert (ROOT / "policies" / "config" / f"{stack}.json").is_file()
+
+
+def test_root_lists_another_programs_stacks_and_refuses_a_folder_without_a_program(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from preflight.stacks import main
+
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    for stack in ("qa", "dev", "prod"):
+        (tmp_path / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    assert main(["--root", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == ["dev", "prod", "qa"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["--root", str(empty)]) == 2
+    assert capsys.readouterr().err == (
+        f"preflight.stacks: --root: no Pulumi.yaml in {empty}; give the program's folder\n"
+    )
