@@ -48,7 +48,7 @@ def _messages(value: Any, min_seconds: int, max_seconds: int) -> list[str]:
         return [
             "nodeIdleTimeBeforeScaleDown is not set: "
             "Azure applies its own default, so idle GPU nodes are billed for a time nobody chose. "
-            "Fix: set idle_time_before_scale_down in the stack config."
+            "Fix: set idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) in the stack config."
         ]
     seconds = parse_seconds(value)
     if seconds is None:
@@ -58,12 +58,12 @@ def _messages(value: Any, min_seconds: int, max_seconds: int) -> list[str]:
             f"idle timer {seconds} s is below {min_seconds} s: "
             "nodes are released between back-to-back jobs, "
             "so each job waits minutes for allocation and image pull again. "
-            f"Fix: set idle_time_before_scale_down to at least {min_seconds}."
+            f"Fix: set idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) to at least {min_seconds}."
         ]
     if seconds > max_seconds:
         return [
             f"idle timer {seconds} s is above {max_seconds} s: "
             f"every job leaves every node billed for {seconds // 60} idle minutes. "
-            f"Fix: set idle_time_before_scale_down to at most {max_seconds}."
+            f"Fix: set idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) to at most {max_seconds}."
         ]
     return []

@@ -34,5 +34,6 @@ def _messages(value: Any) -> list[str]:
     return [
         f"nodeIdleTimeBeforeScaleDown {value!r} is not an ISO-8601 duration of fixed length, "
         "which ARM expects (a .NET TimeSpan): the deployment fails or the timer is not the one intended. "
-        "Fix: set idle_time_before_scale_down in seconds in the stack config (the program sends e.g. 'PT5M')."
+        "Fix: set idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) in seconds in the stack config "
+        "(the program sends e.g. 'PT5M')."
     ]

@@ -39,6 +39,7 @@ def _messages(cluster: Cluster, allow: list[str]) -> list[str]:
     return [
         f"min_instances={cluster.min_nodes} keeps {cluster.min_nodes} node(s) of {cluster.size} "
         "running and billed around the clock, even with no job. "
-        f"Fix: set min_instances to 0, or add '{cluster.name}' to the min-nodes-zero allow list "
+        f"Fix: set min_instances (scaleSettings.minNodeCount) to 0, or add '{cluster.name}' to the "
+        "min-nodes-zero allow list "
         "in the policy config if warm nodes are intended."
     ]

@@ -40,7 +40,8 @@ def _messages(size: str | None, max_nodes: int | None) -> list[str]:
         return [
             f"{size} is not in the size catalog and its name does not follow Azure's naming convention, so "
             f"RDMA cannot be confirmed for max_instances={max_nodes}. "
-            "Fix: use a catalog size with 'r' (e.g. Standard_ND96isr_H100_v5), or set max_instances to 1."
+            "Fix: use a catalog size with 'r' (e.g. Standard_ND96isr_H100_v5), or set max_instances "
+            "(scaleSettings.maxNodeCount) to 1."
         ]
     if described.rdma_usable:
         return []
@@ -53,5 +54,6 @@ def _messages(size: str | None, max_nodes: int | None) -> list[str]:
     return [
         f"{described.name} {why}{how}; with max_instances={max_nodes}, NCCL falls back to TCP sockets, so "
         f"gradient all-reduce crawls and extra nodes are paid for without speeding training up. Fix: use an "
-        f"RDMA size (an 'r' in the name, e.g. Standard_ND96isr_H100_v5), or set max_instances to 1."
+        "RDMA size (an 'r' in the name, e.g. Standard_ND96isr_H100_v5), or set max_instances "
+        "(scaleSettings.maxNodeCount) to 1."
     ]

@@ -250,7 +250,7 @@ def findings(
                         f"{auth or 'AccessKey (default)'}: "
                         "its datastores authenticate with the account key, "
                         "so uploads, mounts and datastore reads fail. "
-                        "Fix: set identity.system_datastores_auth_mode: identity.",
+                        "Fix: set identity.system_datastores_auth_mode (systemDatastoresAuthMode): identity.",
                         storage.urn,
                     )
                 )
@@ -313,7 +313,8 @@ def findings(
                 f"cluster {cluster.name}: node public IP is off "
                 "but the cluster has no subnet and its workspace has no managed network: "
                 "the nodes have no route to the workspace and jobs never start. "
-                "Fix: set subnet_id, add network.managed, or set node_public_ip: true.",
+                "Fix: set subnet_id (subnet.id), add network.managed (the workspace's managedNetwork), or "
+                "set node_public_ip (enableNodePublicIp): true.",
                 r.urn,
             )
         )

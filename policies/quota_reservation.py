@@ -187,7 +187,7 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
             mandatory.append(
                 f"{pool.region} {pool.label}: {who} {pool.vcpus} vCPUs, quota is {quota}: "
                 "clusters hold quota even at zero nodes, so jobs queue for hours once the pool is exhausted. "
-                "Fix: lower max_instances, delete unused clusters, "
+                "Fix: lower max_instances (scaleSettings.maxNodeCount), delete unused clusters, "
                 f"or request {pool.vcpus - quota} more vCPUs of quota."
             )
     return mandatory, advisory

@@ -86,7 +86,8 @@ def _cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> l
             "SSH is enabled on the cluster, and with it local authentication "
             "(on Azure ML computes local auth is SSH): "
             "anyone holding the key can log in to every node outside Microsoft Entra ID. "
-            "Fix: set ssh: disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters "
+            "Fix: set ssh: disabled (remoteLoginPortPublicAccess: Disabled, fixed at creation), or add the "
+            "cluster to secure-defaults.ssh_clusters "
             "in the policy config if you need SSH to debug it."
         )
     elif not cluster.ssh_enabled and cluster.disable_local_auth is not True:
@@ -99,7 +100,7 @@ def _cluster_messages(cluster: Cluster, ssh_clusters: Collection[str] = ()) -> l
         found.append(
             "nodes get public IP addresses although the cluster has a subnet: "
             "every node is reachable from the internet and Azure adds a public IP and load balancer. "
-            "Fix: set node_public_ip: false (fixed at creation)."
+            "Fix: set node_public_ip (enableNodePublicIp): false (fixed at creation)."
         )
     return found
 
@@ -127,7 +128,8 @@ def _resource_messages(
             return [
                 f"workspace publicNetworkAccess is {shown}: "
                 "the workspace API is reachable from the internet. "
-                "Fix: set workspace.public_network_access: Disabled and reach it through a private endpoint, "
+                "Fix: set workspace.public_network_access (publicNetworkAccess): Disabled and reach it "
+                "through a private endpoint, "
                 "or list the workspace in secure-defaults.public_workspaces if public access is intended."
             ]
     elif resource_type == STORAGE_ACCOUNT:
@@ -158,6 +160,7 @@ def _resource_messages(
             "key vault purge protection is off: "
             "a deleted vault and the workspace's secrets can be purged at once, "
             "and the workspace cannot switch to another vault. "
-            "Fix: set workspace.key_vault_purge_protection: true (irreversible, by design)."
+            "Fix: set workspace.key_vault_purge_protection (the vault's enablePurgeProtection): true "
+            "(irreversible, by design)."
         ]
     return []

@@ -50,13 +50,14 @@ def _messages(cluster: Cluster) -> list[str]:
             f"remoteLoginPortPublicAccess is {shown}: "
             "Azure then opens or closes the SSH port depending on the network and fixes it at creation, "
             "and it cannot be changed without recreating the cluster. "
-            "Fix: set ssh to 'disabled' or to {admin_user, public_key} in the stack config."
+            "Fix: set ssh to 'disabled' or to {admin_user, public_key} in the stack config "
+            "(remoteLoginPortPublicAccess, userAccountCredentials)."
         )
     elif access == "Enabled" and not cluster.ssh_public_key:
         found.append(
             "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, "
             "and adding a key later means recreating the cluster. "
-            "Fix: give ssh.public_key (an OpenSSH public key)."
+            "Fix: give ssh.public_key (userAccountCredentials.adminUserSshPublicKey), an OpenSSH public key."
         )
     if cluster.ssh_public_key and (problem := public_key_problem(cluster.ssh_public_key)):
         what, _, fix = problem.partition("; ")

@@ -66,13 +66,15 @@ def test_bounds_schema_accepts_zero_and_refuses_negative() -> None:
 def test_the_messages_in_full() -> None:
     assert verdict(policy, cluster(**{IDLE: "PT119S"}), BOUNDS) == [
         "idle timer 119 s is below 120 s: nodes are released between back-to-back jobs, so each job waits "
-        "minutes for allocation and image pull again. Fix: set idle_time_before_scale_down to at least 120."
+        "minutes for allocation and image pull again. Fix: set idle_time_before_scale_down "
+        "(nodeIdleTimeBeforeScaleDown) to at least 120."
     ]
     assert verdict(policy, cluster(**{IDLE: "PT901S"}), BOUNDS) == [
         "idle timer 901 s is above 900 s: every job leaves every node billed for 15 idle minutes. Fix: set "
-        "idle_time_before_scale_down to at most 900."
+        "idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) to at most 900."
     ]
     assert verdict(policy, cluster(**{IDLE: DELETE}), BOUNDS) == [
         "nodeIdleTimeBeforeScaleDown is not set: Azure applies its own default, so idle GPU nodes are billed "
-        "for a time nobody chose. Fix: set idle_time_before_scale_down in the stack config."
+        "for a time nobody chose. Fix: set idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) in the "
+        "stack config."
     ]

@@ -38,5 +38,6 @@ def test_the_message_in_full() -> None:
     assert verdict(policy, cluster(**{IDLE: "P1M"})) == [
         "nodeIdleTimeBeforeScaleDown 'P1M' is not an ISO-8601 duration of fixed length, which ARM expects (a "
         ".NET TimeSpan): the deployment fails or the timer is not the one intended. Fix: set "
-        "idle_time_before_scale_down in seconds in the stack config (the program sends e.g. 'PT5M')."
+        "idle_time_before_scale_down (nodeIdleTimeBeforeScaleDown) in seconds in the stack config (the "
+        "program sends e.g. 'PT5M')."
     ]

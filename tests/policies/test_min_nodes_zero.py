@@ -39,6 +39,7 @@ def test_should_fail(overrides: dict[str, Any], config: dict[str, Any], expected
 def test_the_message_in_full() -> None:
     assert verdict(policy, cluster(**{MIN: 1})) == [
         "min_instances=1 keeps 1 node(s) of Standard_ND96isr_H100_v5 running and billed around the clock, "
-        "even with no job. Fix: set min_instances to 0, or add 'h100-x4' to the min-nodes-zero allow list "
+        "even with no job. Fix: set min_instances (scaleSettings.minNodeCount) to 0, or add 'h100-x4' to the "
+        "min-nodes-zero allow list "
         "in the policy config if warm nodes are intended."
     ]

@@ -64,10 +64,10 @@ def test_the_message_in_full() -> None:
         "Standard_NC96ads_A100_v4 has no RDMA/InfiniBand network; with max_instances=2, NCCL falls back to "
         "TCP sockets, so gradient all-reduce crawls and extra nodes are paid for without speeding training "
         "up. Fix: use an RDMA size (an 'r' in the name, e.g. Standard_ND96isr_H100_v5), or set "
-        "max_instances to 1."
+        "max_instances (scaleSettings.maxNodeCount) to 1."
     ]
     assert verdict(policy, cluster(**{SIZE: "gpu-large"})) == [
         "gpu-large is not in the size catalog and its name does not follow Azure's naming convention, so "
         "RDMA cannot be confirmed for max_instances=4. Fix: use a catalog size with 'r' (e.g. "
-        "Standard_ND96isr_H100_v5), or set max_instances to 1."
+        "Standard_ND96isr_H100_v5), or set max_instances (scaleSettings.maxNodeCount) to 1."
     ]

@@ -321,7 +321,9 @@ def test_the_mandatory_messages_in_full() -> None:
         [
             "cluster h100-x4: node public IP is off but the cluster has no subnet and its workspace has no "
             "managed network: the nodes have no route to the workspace and jobs never start. Fix: set "
-            "subnet_id, add network.managed, or set node_public_ip: true."
+            "subnet_id (subnet.id), add network.managed (the workspace's managedNetwork), or set "
+            "node_public_ip "
+            "(enableNodePublicIp): true."
         ],
         [],
     )

@@ -305,7 +305,8 @@ def test_the_messages_in_full() -> None:
     assert mandatory == [
         "eastus total regional dedicated vCPUs: h100-x4 (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves "
         "384 vCPUs, quota is 383: clusters hold quota even at zero nodes, so jobs queue for hours once the "
-        "pool is exhausted. Fix: lower max_instances, delete unused clusters, or request 1 more vCPUs of "
+        "pool is exhausted. Fix: lower max_instances (scaleSettings.maxNodeCount), delete unused clusters, "
+        "or request 1 more vCPUs of "
         "quota."
     ]
     _, advisory = run([A100_SPOT], {})

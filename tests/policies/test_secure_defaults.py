@@ -205,7 +205,8 @@ MESSAGES: dict[str, tuple[str, dict[str, Any], str]] = {
         cluster(),
         "SSH is enabled on the cluster, and with it local authentication (on Azure ML computes local auth "
         "is SSH): anyone holding the key can log in to every node outside Microsoft Entra ID. Fix: set ssh: "
-        "disabled (fixed at creation), or add the cluster to secure-defaults.ssh_clusters in the policy "
+        "disabled (remoteLoginPortPublicAccess: Disabled, fixed at creation), or add the cluster to "
+        "secure-defaults.ssh_clusters in the policy "
         "config if you need SSH to debug it.",
     ),
     "cluster: local auth without SSH": (
@@ -219,14 +220,16 @@ MESSAGES: dict[str, tuple[str, dict[str, Any], str]] = {
         COMPUTE,
         cluster(**{**NO_SSH, SUBNET_ID: {"id": SUBNET}}),
         "nodes get public IP addresses although the cluster has a subnet: every node is reachable from the "
-        "internet and Azure adds a public IP and load balancer. Fix: set node_public_ip: false (fixed at "
+        "internet and Azure adds a public IP and load balancer. Fix: set node_public_ip "
+        "(enableNodePublicIp): false (fixed at "
         "creation).",
     ),
     "workspace: public": (
         WORKSPACE,
         workspace(publicNetworkAccess="Enabled"),
         "workspace publicNetworkAccess is Enabled: the workspace API is reachable from the internet. Fix: "
-        "set workspace.public_network_access: Disabled and reach it through a private endpoint, or list the "
+        "set workspace.public_network_access (publicNetworkAccess): Disabled and reach it through a private "
+        "endpoint, or list the "
         "workspace in secure-defaults.public_workspaces if public access is intended.",
     ),
     "storage: public blobs": (
@@ -246,7 +249,8 @@ MESSAGES: dict[str, tuple[str, dict[str, Any], str]] = {
         {"properties": {"enablePurgeProtection": False}},
         "key vault purge protection is off: a deleted vault and the workspace's secrets can be purged at "
         "once, and the workspace cannot switch to another vault. Fix: set "
-        "workspace.key_vault_purge_protection: true (irreversible, by design).",
+        "workspace.key_vault_purge_protection (the vault's enablePurgeProtection): true (irreversible, by "
+        "design).",
     ),
 }
 

@@ -76,12 +76,14 @@ MESSAGES: dict[str, tuple[dict[str, Any], str]] = {
         {REMOTE: DELETE},
         "remoteLoginPortPublicAccess is absent: Azure then opens or closes the SSH port depending on the "
         "network and fixes it at creation, and it cannot be changed without recreating the cluster. Fix: set "
-        "ssh to 'disabled' or to {admin_user, public_key} in the stack config.",
+        "ssh to 'disabled' or to {admin_user, public_key} in the stack config (remoteLoginPortPublicAccess, "
+        "userAccountCredentials).",
     ),
     "Enabled without a key": (
         {SSH_KEY: DELETE},
         "SSH is Enabled without an SSH public key: nobody can log in to debug a hung node, and adding a key "
-        "later means recreating the cluster. Fix: give ssh.public_key (an OpenSSH public key).",
+        "later means recreating the cluster. Fix: give ssh.public_key "
+        "(userAccountCredentials.adminUserSshPublicKey), an OpenSSH public key.",
     ),
     "a 1024-bit RSA key": (
         {SSH_KEY: KEY_1024},

@@ -148,7 +148,8 @@ def test_over_quota_message_and_plan(runs: dict[str, Outcome]) -> None:
         "eastus standardNDSH100v5Family: h100-x4 (4 x 96 vCPUs of Standard_ND96isr_H100_v5) reserves 384 "
         "vCPUs, quota is 192: clusters hold quota even at zero nodes, so jobs queue for hours once the pool "
         "is "
-        "exhausted. Fix: lower max_instances, delete unused clusters, or request 192 more vCPUs of quota."
+        "exhausted. Fix: lower max_instances (scaleSettings.maxNodeCount), delete unused clusters, or "
+        "request 192 more vCPUs of quota."
     ]
     summary = document["summary"]
     assert [
