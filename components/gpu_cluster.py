@@ -12,6 +12,9 @@ import pulumi
 import pulumi_azure_native.machinelearningservices as ml
 import pulumi_azure_native.managedidentity as managedidentity
 
+import vmsizes
+from components.arguments import ArgumentsError, plain, renamed
+from stackconfig.sizes import canonical_size
 from vmsizes.quota import ClusterDemand, reserve
 
 TYPE_TOKEN = "azml-gpu:components:GpuCluster"
@@ -126,7 +129,7 @@ class GpuClusterArgs:
     """
 
     name: str
-    size: CatalogSize
+    size: CatalogSize | str
     workspace_name: pulumi.Input[str]
     resource_group_name: pulumi.Input[str]
     workspace_region: str
@@ -140,6 +143,38 @@ class GpuClusterArgs:
     node_public_ip: bool = True
     user_assigned_identity_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Checked by stackconfig's cluster rules (components.arguments): every problem at once, as
+        ArgumentsError; a size given by name becomes its catalog entry."""
+        from stackconfig.regions import canonical_region, region_problem
+        from stackconfig.validation import cluster_problems
+
+        given = self.size if isinstance(self.size, str) else self.size.name
+        ssh = self.ssh
+        keys = "disabled" if ssh is None else {"admin_user": ssh.admin_user, "public_key": ssh.public_key}
+        raw = plain(
+            {
+                "name": self.name,
+                "size": given,
+                "region": self.region,
+                "min_instances": self.min_instances,
+                "max_instances": self.max_instances,
+                "idle_time_before_scale_down": self.idle_seconds,
+                "tier": self.tier,
+                "ssh": keys,
+                "subnet_id": self.subnet_id,
+                "node_public_ip": self.node_public_ip,
+                "user_assigned_identity_id": self.user_assigned_identity_id,
+            }
+        )
+        problems = renamed(cluster_problems(raw), {"idle_time_before_scale_down": "idle_seconds"})
+        if isinstance(self.workspace_region, str) and canonical_region(self.workspace_region) is None:
+            problems.append(f"workspace_region: {region_problem(self.workspace_region)}")
+        if problems:
+            raise ArgumentsError("GpuClusterArgs", problems)
+        if isinstance(self.size, str):
+            object.__setattr__(self, "size", vmsizes.describe(canonical_size(self.size)))
 
     @property
     def cluster_region(self) -> str:

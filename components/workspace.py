@@ -18,6 +18,7 @@ import pulumi_azure_native.resources as resources
 import pulumi_azure_native.storage as storage
 
 from components import naming
+from components.arguments import ArgumentsError, plain, renamed
 from components.identity import (
     Grant,
     PlannedGrantLike,
@@ -107,6 +108,32 @@ class WorkspaceArgs:
     customer_managed_key: CustomerKey | None = None
     user_assigned_identity_id: str | None = None
     identity_grants: Sequence[PlannedGrantLike] = ()
+
+    def __post_init__(self) -> None:
+        """Checked by stackconfig's workspace rules (components.arguments): every problem at once."""
+        from stackconfig.validation import workspace_problems
+
+        raw = plain(
+            {
+                "name": self.name,
+                "region": self.region,
+                "resource_group": {"name": self.resource_group, "create": self.create_resource_group},
+                "public_network_access": self.public_network_access,
+                "container_registry": self.container_registry,
+                "key_vault_soft_delete_days": self.key_vault_soft_delete_days,
+                "key_vault_purge_protection": self.key_vault_purge_protection,
+                "friendly_name": self.friendly_name,
+                "description": self.description,
+                "tags": dict(self.tags),
+            }
+        )
+        # The stack file's resource_group.{name, create} are two arguments here.
+        problems = renamed(
+            workspace_problems(raw),
+            {"resource_group.name": "resource_group", "resource_group.create": "create_resource_group"},
+        )
+        if problems:
+            raise ArgumentsError("WorkspaceArgs", problems)
 
 
 @dataclass(frozen=True)

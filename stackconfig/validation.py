@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from stackconfig import combinations, rules
-from stackconfig.errors import ConfigError, key_path, problem, translate
-from stackconfig.models import SKIP_CROSS_RULES, SSH_TAGS, ClusterConfig, StackConfig
+from stackconfig.errors import NAMESPACE, ConfigError, key_path, problem, translate
+from stackconfig.models import SKIP_CROSS_RULES, SSH_TAGS, ClusterConfig, StackConfig, WorkspaceConfig
 
 
 def _failed(errors: list[Any]) -> set[tuple[str | int, ...]]:
@@ -84,3 +84,34 @@ def validate(raw: Any) -> StackConfig:
     if problems or config is None:
         raise ConfigError(problems)
     return config
+
+
+def _relative(line: str) -> str:
+    """`azml-gpu:max_instances: ...` -> `max_instances: ...` (a model validated alone, not in a stack)."""
+    prefix = f"{NAMESPACE}:"
+    return line[len(prefix) :] if line.startswith(prefix) else line
+
+
+def cluster_problems(raw: Mapping[str, Any]) -> list[str]:
+    """One cluster's problems by the rules `validate` applies to each of `clusters` (the same checks and
+    messages), each `<key>: <what>; <fix>`: for a cluster described outside a stack file (the GpuCluster
+    component's arguments). Network combinations need the workspace and stay with `validate`."""
+    try:
+        ClusterConfig.model_validate(dict(raw), context={SKIP_CROSS_RULES: True})
+        errors: list[Any] = []
+    except ValidationError as exc:
+        errors = exc.errors()
+    problems = [_relative(translate(ClusterConfig, error, strip=SSH_TAGS)) for error in errors]
+    values = _clean_values(raw, (), _failed(errors))
+    problems += [f"{key}: {message}" for key, message in rules.cluster_rules(values, managed_network=None)]
+    return list(dict.fromkeys(problems))
+
+
+def workspace_problems(raw: Mapping[str, Any]) -> list[str]:
+    """The workspace's own problems by `validate`'s rules (the Workspace component's arguments), each
+    `<key>: <what>; <fix>`."""
+    try:
+        WorkspaceConfig.model_validate(dict(raw))
+    except ValidationError as exc:
+        return list(dict.fromkeys(_relative(translate(WorkspaceConfig, e)) for e in exc.errors()))
+    return []

@@ -234,7 +234,9 @@ class Run:
 _PLACEHOLDER = object()
 
 
-def _evaluate(program: Path, stack: str, config: dict[str, str], mocks: AzureMocks, preview: bool) -> Any:
+def _evaluate(
+    program: Path, stack: str, config: dict[str, str], mocks: AzureMocks, preview: bool, project: str
+) -> Any:
     """Run the program in this (copied) context on a fresh event loop; the RunError it raised, if any."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -242,7 +244,7 @@ def _evaluate(program: Path, stack: str, config: dict[str, str], mocks: AzureMoc
         pulumi.runtime.set_all_config(config, [])
         pulumi_settings.ROOT.set(_PLACEHOLDER)  # type: ignore[arg-type]
         recorder = Recorder(mocks)
-        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview, monitor=recorder)
+        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=recorder)
         pulumi_settings.ROOT.set(None)
         pulumi_settings.SETTINGS.outputs.clear()
         try:
@@ -262,9 +264,11 @@ def run_program(
     program: Path = REPO / "__main__.py",
     preview: bool = True,
     existing: Mapping[str, dict[str, Any]] | None = None,
+    project: str = PROJECT,
 ) -> Run:
     """Run `program` for `stack` with `config` (`namespace:key` -> value as in the stack file; default: the
-    shipped `Pulumi.<stack>.yaml`). A RunError (an invalid config, a customer key Azure ML would refuse) is
+    shipped `Pulumi.<stack>.yaml`); `project`: the Pulumi.yaml `name:` of another program. A RunError (an
+    invalid config, a customer key Azure ML would refuse) is
     the result's `error`; any other exception is a bug and propagates."""
     flat = cli_config(read_stack(stack) if config is None else config)
     mocks = AzureMocks(
@@ -276,7 +280,9 @@ def run_program(
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
     try:
-        recorder, failure = contextvars.copy_context().run(_evaluate, program, stack, flat, mocks, preview)
+        recorder, failure = contextvars.copy_context().run(
+            _evaluate, program, stack, flat, mocks, preview, project
+        )
     finally:
         gc.set_threshold(*thresholds)
     run = Run(stack=stack, config=flat, resources=list(recorder.recorded), invokes=list(mocks.calls))

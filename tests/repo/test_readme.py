@@ -28,17 +28,6 @@ def test_the_readme_is_for_users_and_short() -> None:
             assert (ROOT / link).exists(), link
 
 
-def test_the_library_example_runs_under_pulumis_mocks(tmp_path: Path) -> None:
-    from tests.components.program_mocks import run_program
-
-    [program] = _blocks("python")
-    (tmp_path / "__main__.py").write_text(program)
-    run = run_program("team", {"azure-native:location": "eastus"}, program=tmp_path / "__main__.py")
-    assert run.error is None
-    computes = [r for r in run.resources if r.type == "azure-native:machinelearningservices:Compute"]
-    assert [c.inputs["properties"]["properties"]["vmSize"] for c in computes] == ["Standard_ND96isr_H100_v5"]
-
-
 def test_the_example_verdict_is_the_policys_own_message() -> None:
     """The verdict shown is multi-node-requires-rdma's message for the example's cluster, word for word (the
     gate's markdown wraps it at 100 characters)."""

@@ -204,6 +204,30 @@ def test_the_installed_gate_passes_a_copied_dev_stack_with_a_cli_on_path(venv: P
     assert "Traceback" not in r.stderr and str(ROOT) not in r.stderr
 
 
+def test_the_installed_gate_runs_the_example_program_with_program_dir(venv: Path, tmp_path: Path) -> None:
+    """examples/team-gpu copied out of the checkout: a team's own program using the installed components,
+    gated from another folder with `--program`, its own project name in the URNs."""
+    from preflight import pulumicli
+
+    program = tmp_path / "team-gpu"
+    shutil.copytree(ROOT / "examples" / "team-gpu", program)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").symlink_to(pulumicli.find().path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", pulumicli.ENV_CLI)}
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    env["AZML_ENGINE_CACHE"] = str(tmp_path / "no-cache")
+    r = subprocess.run(
+        [venv / "bin" / "azml-gpu-preflight", "dev", "--json", "--program", str(program)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    document = json.loads(r.stdout)
+    assert document["summary"]["evaluations"] == {"first-deploy": 0, "update": 0}
+    assert {u["urn"].split("::")[1] for u in document["resources"]} == {"team-gpu"}
+    assert "Traceback" not in r.stderr and str(ROOT) not in r.stderr
+
+
 def test_the_installed_gate_without_a_cli_says_how_to_install_one(venv: Path, tmp_path: Path) -> None:
     folder = tmp_path / "team"
     folder.mkdir()
