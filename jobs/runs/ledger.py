@@ -64,6 +64,9 @@ class Attempt:
     time_lost_s: float | None = None
     logs: str | None = None
     ms_per_step: float | None = None
+    canceled: str | None = (
+        None  # an attempt not final when it ended (NotResponding), canceled before the next
+    )
 
 
 @dataclass
@@ -73,9 +76,8 @@ class Ledger:
     max_restarts: int
     max_hours: float | None
     attempts: list[Attempt] = field(default_factory=list)
-    outcome: str = (
-        "running"  # completed | gave-up | user-error | canceled | paused | time-limit | not-verified
-    )
+    # completed | gave-up | user-error | canceled | paused | time-limit | not-verified | cancel-failed
+    outcome: str = "running"
     exit_code: int | None = None
     path: str | None = None
 

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_OTHER = errors.EXIT_OK, errors.EXIT_FAILED, errors.EXIT_ENDED_OTHERWISE
 
+#: States a job never leaves. azure-ai-ml's TERMINAL_STATUSES (operations/_run_history_constants.py) also
+#: hold NotResponding, where following a job stops; but "NotResponding is the only state that is exempt from
+#: strict transition orders. A run can go from NotResponding to any of the previous states" (azure-ai-ml
+#: _restclient/arm_ml_service/models/_enums.py, JobStatus.NOT_RESPONDING): such an attempt may run again and
+#: write the checkpoint folder the next attempt resumes from, so it is canceled first.
+FINAL = ("Completed", "Failed", "Canceled")
+CANCEL_TIMEOUT_S = 900.0
+CANCEL_POLL_S = 10.0
+
 
 @dataclass
 class Policy:
@@ -56,6 +65,43 @@ def run_error(ml: MLClient, name: str | None) -> str | None:
     if inner is None:
         return None
     return f"{getattr(inner, 'code', None) or 'Error'}: {getattr(inner, 'message', '') or ''}".strip()
+
+
+def cancel_unfinished(
+    ml: MLClient,
+    name: str,
+    status: str | None,
+    *,
+    console: Console,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    timeout_s: float = CANCEL_TIMEOUT_S,
+    poll_s: float = CANCEL_POLL_S,
+) -> tuple[str | None, str]:
+    """Cancel attempt `name`, last seen `status` (not final), and wait until it is final: (its final status,
+    or None when it did not get there, and what happened)."""
+    from jobs.lifecycle import _status
+
+    console.log(
+        f"job {name} is {status}, which is not final (a NotResponding job may run again and write the same "
+        "checkpoint folder): canceling it before the next attempt",
+        markup=False,
+    )
+    try:
+        ml.jobs.begin_cancel(name)
+    except Exception as exc:
+        return None, f"cancel of {name} failed: {errors.error_detail(exc)}"
+    start, now = clock(), status
+    while True:
+        try:
+            now = _status(ml.jobs.get(name).status)
+        except Exception as exc:
+            console.log(f"job {name}: status query failed while canceling: {errors.error_detail(exc)}")
+        if now in FINAL:
+            return now, f"{status} -> canceled -> {now} after {clock() - start:g} s"
+        if clock() - start >= timeout_s:
+            return None, f"job {name} is still {now} {timeout_s:g} s after the cancel"
+        sleep(poll_s)
 
 
 def attempt_row(n: int, out: Outcome, cause: Cause) -> Attempt:
@@ -138,6 +184,22 @@ def managed(
             console.log(f"{built.label}: --max-hours {policy.max_hours:g} reached; not resubmitting")
             ledger.write(ledger_path)
             return EXIT_FAILED
+        if out.name and out.status not in FINAL:
+            ledger.write(ledger_path)  # before waiting on the cancel, as before any wait
+            final, what = cancel_unfinished(
+                ml, out.name, out.status, console=console, sleep=sleep, clock=clock
+            )
+            row.canceled = what
+            if final is None:
+                ledger.outcome, ledger.exit_code = "cancel-failed", EXIT_FAILED
+                console.log(
+                    f"{built.label}: {what}; not resubmitting while it may still write the checkpoint "
+                    f"folder: cancel it (`az ml job cancel --name {out.name}`), then run again to resume",
+                    markup=False,
+                )
+                ledger.write(ledger_path)
+                return EXIT_FAILED
+            console.log(f"{built.label}: job {out.name}: {what}", markup=False)
         row.backoff_s = wait
         ledger.write(ledger_path)
         console.log(

@@ -72,6 +72,7 @@ class Script:
     attempts: list[dict]
     now: float = 1000.0
     calls: list[dict] = field(default_factory=list)
+    events: list[tuple[str, str]] = field(default_factory=list)  # submits and cancels, in order
     slept: list[float] = field(default_factory=list)
     ledger_at_sleep: list[dict] = field(default_factory=list)
     ledger_path: Path | None = None
@@ -88,6 +89,7 @@ class Script:
     def submit(self, ml, built, *, console, **kwargs) -> Outcome:
         n = len(self.calls) + 1
         self.calls.append({"label": built.label, "nodes": built.nodes, **kwargs})
+        self.events.append(("submit", f"job-{n}"))
         a = self.attempts[n - 1]
         name = f"job-{n}"
         logs = None
@@ -110,9 +112,44 @@ class Script:
         )
 
 
-def _route(errors: dict[str, str]):
+def _job(name: str, status: str) -> dict:
+    """A command job as the ARM jobs GET returns it (JobBase: properties.jobType and status)."""
+    ws = WORKSPACE["id"]
+    return {
+        "id": f"{ws}/jobs/{name}",
+        "name": name,
+        "type": "Microsoft.MachineLearningServices/workspaces/jobs",
+        "properties": {
+            "jobType": "Command",
+            "status": status,
+            "command": "python smoke.py",
+            "environmentId": "azureml://registries/azureml/environments/acpt/labels/latest",
+            "computeId": f"{ws}/computes/h100-x4",
+        },
+    }
+
+
+def _route(errors: dict[str, str], jobs: dict[str, list] | None = None, events: list | None = None):
+    """`jobs`: each job's answers to GET after a cancel (a status, or an HTTP code; the last repeats);
+    `events`: where the cancel requests are recorded, beside the script's submits."""
+    jobs = jobs if jobs is not None else {}
+
     def route(method: str, url: str):
         path = url.split("?")[0]
+        if method == "POST" and path.endswith("/cancel"):  # Jobs_Cancel: 200 or 202 (localml answers 200)
+            name = path.rsplit("/", 2)[-2]
+            if events is not None:
+                events.append(("cancel", name))
+            if name not in jobs:
+                return 404, {"error": {"code": "UserError", "message": f"job {name!r} not found"}}
+            return 200, None
+        if method == "GET" and "/jobs/" in path and path.rsplit("/", 1)[1] in jobs:
+            name = path.rsplit("/", 1)[1]
+            answers = jobs[name]
+            answer = answers.pop(0) if len(answers) > 1 else answers[0]
+            if isinstance(answer, int):
+                return answer, {"error": {"code": "InternalServerError", "message": "try again later"}}
+            return 200, _job(name, answer)
         if url.startswith("http://example.com"):  # the workspace's discoveryUrl (workspace-get.json)
             return 200, {"api": "https://eastus.api.azureml.ms"}
         if "/history/v1.0/" in path and path.endswith("/details"):
@@ -128,11 +165,18 @@ def _route(errors: dict[str, str]):
     return route
 
 
-def drive(monkeypatch, tmp_path, attempts, policy: Policy, errors: dict[str, str] | None = None):
+def drive(
+    monkeypatch,
+    tmp_path,
+    attempts,
+    policy: Policy,
+    errors: dict[str, str] | None = None,
+    job_states: dict[str, list] | None = None,
+):
     """Run `managed` over the script; returns (exit code, ledger JSON as written, script, console text)."""
     script = Script(tmp_path, attempts)
     monkeypatch.setattr(jobs.lifecycle, "submit", script.submit)
-    ml = ml_client(ReadingTransport(_route(errors or {})), retry_total=0)
+    ml = ml_client(ReadingTransport(_route(errors or {}, job_states, script.events)), retry_total=0)
     target = cluster_target(outputs.from_file(OUTPUTS), "h100-x4")
     ledger = Ledger("r1", "train", policy.max_restarts, policy.max_hours)
     path = tmp_path / "run-r1.ledger.json"
@@ -360,3 +404,58 @@ def test_a_paused_job_ends_otherwise_like_submit_and_is_not_resubmitted(monkeypa
     paused = {"status": "Paused", "exit": 5, "logs": {0: SIGTERM.format(step=3)}}
     code, data, script, _ = drive(monkeypatch, tmp_path, [paused, DONE], Policy(max_restarts=3))
     assert (code, data["outcome"], data["exit_code"], len(script.calls)) == (5, "paused", 5, 1)
+
+
+# NotResponding is not final: "A run can go from NotResponding to any of the previous states" (azure-ai-ml
+# JobStatus.NOT_RESPONDING); submit stops following there (exit 5) and the cause is a retry.
+NOT_RESPONDING = {"status": "NotResponding", "exit": 5, "logs": {0: steps_log(0, [10])}}
+
+
+def test_a_not_responding_attempt_that_runs_again_is_canceled_before_the_next(monkeypatch, tmp_path):
+    states = {"job-1": ["Running", "CancelRequested", "Canceled"]}
+    policy = Policy(max_restarts=2, backoff_s=30, backoff_max_s=600)
+    code, data, script, text = drive(monkeypatch, tmp_path, [NOT_RESPONDING, DONE], policy, job_states=states)
+    assert code == 0
+    assert script.events == [("submit", "job-1"), ("cancel", "job-1"), ("submit", "job-2")]
+    first = data["attempts"][0]
+    assert (first["cause"], first["status"]) == ("not-responding", "NotResponding")
+    assert first["canceled"] == "NotResponding -> canceled -> Canceled after 20 s"
+    assert data["attempts"][1]["canceled"] is None
+    assert script.slept == [10.0, 10.0, 30]  # two polls while it cancels, then the backoff
+    assert "job job-1 is NotResponding, which is not final" in text
+
+
+def test_an_attempt_that_will_not_cancel_stops_the_run(monkeypatch, tmp_path):
+    states = {"job-1": ["Running"]}
+    code, data, script, text = drive(
+        monkeypatch, tmp_path, [NOT_RESPONDING, DONE], Policy(max_restarts=2), job_states=states
+    )
+    assert (code, data["outcome"], data["exit_code"]) == (1, "cancel-failed", 1)
+    assert script.events == [("submit", "job-1"), ("cancel", "job-1")]
+    assert data["attempts"][0]["canceled"] == "job job-1 is still Running 900 s after the cancel"
+    assert script.slept == [10.0] * 90
+    assert "cancel it (`az ml job cancel --name job-1`), then run again to resume" in text
+
+
+def test_a_cancel_the_service_refuses_stops_the_run(monkeypatch, tmp_path):
+    code, data, script, _ = drive(monkeypatch, tmp_path, [NOT_RESPONDING, DONE], Policy(max_restarts=2))
+    assert (code, data["outcome"], len(script.calls)) == (1, "cancel-failed", 1)
+    assert data["attempts"][0]["canceled"].startswith("cancel of job-1 failed: ")
+    assert "not found" in data["attempts"][0]["canceled"]
+
+
+@pytest.mark.parametrize("final", ["Failed", "Canceled", "Completed"])
+def test_a_status_query_that_fails_while_canceling_is_retried(monkeypatch, tmp_path, final):
+    states = {"job-1": [500, final]}
+    code, data, script, text = drive(
+        monkeypatch, tmp_path, [NOT_RESPONDING, DONE], Policy(max_restarts=2), job_states=states
+    )
+    assert code == 0 and len(script.calls) == 2
+    assert data["attempts"][0]["canceled"] == f"NotResponding -> canceled -> {final} after 10 s"
+    assert "status query failed while canceling" in text
+
+
+def test_a_final_attempt_is_not_canceled(monkeypatch, tmp_path):
+    _, data, script, _ = drive(monkeypatch, tmp_path, [KILLED, DONE], Policy(max_restarts=2))
+    assert script.events == [("submit", "job-1"), ("submit", "job-2")]
+    assert [a["canceled"] for a in data["attempts"]] == [None, None]
