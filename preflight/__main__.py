@@ -75,6 +75,12 @@ def parser() -> argparse.ArgumentParser:
         help="text (default) or markdown (verdict first, each violation once: for a CI job summary)",
     )
     p.add_argument(
+        "--permissions",
+        action="store_true",
+        help="list each Azure permission `pulumi up` and `pulumi destroy` need (default: the role that "
+        "covers them, one line); --json always has them",
+    )
+    p.add_argument(
         "--outputs-file",
         type=Path,
         metavar="F",
@@ -233,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from preflight.report import render
 
-        render(result, sys.stdout, rich_output=sys.stdout.isatty())
+        render(result, sys.stdout, rich_output=sys.stdout.isatty(), permissions_shown=args.permissions)
     return result.exit_code
 
 

@@ -439,6 +439,23 @@ def _cluster_rows(steps: list[Step]) -> list[dict[str, Any]]:
     return rows
 
 
+#: A pool at or above this share of its quota is shown as a warning ("near"): one more cluster, or another VM
+#: of the family in the region, and the next scale-up waits for quota.
+QUOTA_WARN_PERCENT = 90
+
+
+def quota_status(reserved: int, quota: int | None) -> str:
+    """`over` (more than the quota: quota-reservation's mandatory violation), `full` (exactly the quota: it
+    fits, with no headroom), `near` (at least QUOTA_WARN_PERCENT), `ok`, or `unknown` (no quota given)."""
+    if quota is None:
+        return "unknown"
+    if reserved > quota:
+        return "over"
+    if reserved == quota:
+        return "full"
+    return "near" if quota and 100 * reserved >= QUOTA_WARN_PERCENT * quota else "ok"
+
+
 def _quota_rows(steps: list[Step], quotas: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The pools the quota-reservation policy checks (its own reservation), each with its configured quota."""
     from policies.clusters import aml_cluster
@@ -448,7 +465,6 @@ def _quota_rows(steps: list[Step], quotas: Mapping[str, Any]) -> list[dict[str, 
     rows = []
     for pool in reservation(clusters)[0].pools:
         quota = configured_quota(quotas, pool)
-        status = "unknown" if quota is None else ("over" if pool.vcpus > quota else "ok")
         rows.append(
             {
                 "region": pool.region,
@@ -457,7 +473,9 @@ def _quota_rows(steps: list[Step], quotas: Mapping[str, Any]) -> list[dict[str, 
                 "label": pool.label,
                 "reserved_vcpus": pool.vcpus,
                 "quota": quota,
-                "status": status,
+                "headroom_vcpus": None if quota is None else quota - pool.vcpus,
+                "used_percent": None if not quota else round(100 * pool.vcpus / quota, 1),
+                "status": quota_status(pool.vcpus, quota),
                 "clusters": sorted(pool.clusters),
             }
         )

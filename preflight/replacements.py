@@ -88,7 +88,7 @@ def _cluster_name(step: Step) -> str:
     return str(step.inputs.get("computeName") or step.name)
 
 
-def summary(step: Step) -> str:
+def summary(step: Step, steps: Iterable[Step] = ()) -> str:
     """'h100-x4 will be deleted and recreated (vmSize: Standard_ND96isr_H100_v5 ->
     Standard_ND96is_H100_v5)'."""
     changes = []
@@ -101,12 +101,50 @@ def summary(step: Step) -> str:
         else "recreated (new one first, then the old deleted)"
     )
     name = _cluster_name(step) if step.type == COMPUTE else step.name
-    return f"{name} will be {how} ({'; '.join(changes) or 'no input named'})"
+    text = f"{name} will be {how} ({'; '.join(changes) or 'no input named'})"
+    if preview_only(step, steps):
+        text += (
+            "; preview only: every input that forces it is unknown until the update, so `pulumi up` replaces "
+            "it only if the value then differs"
+        )
+    return text
+
+
+def preview_only(step: Step, steps: Iterable[Step]) -> bool:
+    """A replacement the preview shows only because the new value of every input that forces it is unknown,
+    and each of those values comes from a resource the update changes in place: azure-native's `Update`
+    preview leaves its outputs unknown but for `name` and `location` (`stableOutputs`; preflight.provider.
+    model `preview_outputs`), e.g. a cluster's identity principalId during a scale change, while the real
+    update keeps them. A value from a resource the update replaces (a new cluster, a new identity) does
+    change: that replacement is real. The source of an unknown value is the step whose old outputs hold the
+    input's old value (the engine's events carry no dependencies); with no such step it is not labelled."""
+    fields = replace_fields(step)
+    if not fields or not all(is_unknown(_value_at(step.inputs, f)) for f in fields):
+        return False
+    others = [s for s in steps if s.urn != step.urn and s.old is not None]
+    for f in fields:
+        old = _value_at(step.old_inputs, f)
+        if old is None or isinstance(old, Mapping | list):
+            return False
+        sources = [s for s in others if _holds(dict(s.old.get("outputs") or {}), old)]  # type: ignore[union-attr]
+        if not sources or any(s.op != "update" for s in sources):
+            return False
+    return True
+
+
+def _holds(node: Any, value: Any) -> bool:
+    """Whether `value` is a leaf of `node` (outputs: nested mappings and lists)."""
+    if isinstance(node, Mapping):
+        return any(_holds(v, value) for v in node.values())
+    if isinstance(node, list):
+        return any(_holds(v, value) for v in node)
+    return node == value
 
 
 def replacement_rows(steps: Iterable[Step]) -> list[dict[str, Any]]:
     """Every resource the update replaces, with the inputs that force it (old -> new)."""
     rows = []
+    steps = list(steps)
     for s in sorted(steps, key=lambda s: (s.name, s.urn)):
         if s.op != "replace":
             continue
@@ -121,7 +159,8 @@ def replacement_rows(steps: Iterable[Step]) -> list[dict[str, Any]]:
                     for f in replace_fields(s)
                 ],
                 "delete_before_replace": delete_before_replace(s),
-                "summary": summary(s),
+                "preview_only": preview_only(s, steps),
+                "summary": summary(s, steps),
             }
         )
     return rows
@@ -181,7 +220,7 @@ def findings(steps: Iterable[Step], config: Mapping[str, Any]) -> list[Violation
         if s.type != COMPUTE:
             continue
         if s.op == "replace":
-            targets.append((_cluster_name(s), s.urn, s.old_id, summary(s)))
+            targets.append((_cluster_name(s), s.urn, s.old_id, summary(s, steps)))
         elif s.op in DELETE_OPS:
             targets.append((_cluster_name(s), s.urn, s.old_id, f"{_cluster_name(s)} will be deleted"))
     for cluster, urn, arm_id, what in sorted(targets):

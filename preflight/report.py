@@ -16,13 +16,27 @@ from pathlib import Path
 from typing import IO
 
 from preflight import permissions
-from preflight.gate import Evaluation, GateResult
+from preflight.gate import QUOTA_WARN_PERCENT, Evaluation, GateResult
 
 LEVEL_ORDER = ("mandatory", "advisory", "remediate", "disabled")
 
 
+#: The quota table's status words (gate.quota_status).
+QUOTA_STATUS = {
+    "over": "OVER QUOTA (mandatory)",
+    "full": "at quota: no headroom (warning)",
+    "near": f"near quota, {QUOTA_WARN_PERCENT}%+ (warning)",
+    "ok": "ok",
+    "unknown": "quota unknown",
+}
+
+
 def _fmt(value: object) -> str:
     return "-" if value is None else str(value)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}%"
 
 
 def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -52,14 +66,16 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
     out.append(
         (
             "Quota reserved (max nodes x vCPUs) against the policy config",
-            ["region", "pool", "reserved vCPUs", "quota", "status", "clusters"],
+            ["region", "pool", "reserved vCPUs", "quota", "headroom", "used", "status", "clusters"],
             [
                 [
                     q["region"],
                     q["label"],
                     str(q["reserved_vcpus"]),
                     _fmt(q["quota"]),
-                    q["status"],
+                    _fmt(q["headroom_vcpus"]),
+                    _percent(q["used_percent"]),
+                    QUOTA_STATUS[q["status"]],
                     ", ".join(q["clusters"]),
                 ]
                 for q in result.quota
@@ -135,9 +151,14 @@ def _evaluation_lines(evaluation: Evaluation) -> list[tuple[str, str]]:
     return lines
 
 
-def _tail_lines(result: GateResult) -> list[str]:
+def _tail_lines(result: GateResult, permissions_shown: bool) -> list[str]:
     lines = []
-    if result.permissions:
+    if result.permissions and not permissions_shown:
+        lines.append(
+            f"Azure permissions: {permissions.roles(result.permissions)} (--permissions lists the "
+            f"{len(result.permissions)} actions)"
+        )
+    elif result.permissions:
         lines.append("Azure permissions `pulumi up` of this stack needs (and `pulumi destroy`):")
         for row in result.permissions:
             lines.append(f"  {row['action']}  ({row['granted_by']})")
@@ -145,8 +166,10 @@ def _tail_lines(result: GateResult) -> list[str]:
     return lines
 
 
-def render(result: GateResult, stream: IO[str], rich_output: bool) -> None:
-    """Write the plan, both evaluations and the verdict to `stream`, with rich tables when `rich_output`."""
+def render(result: GateResult, stream: IO[str], rich_output: bool, permissions_shown: bool = False) -> None:
+    """Write the plan, both evaluations and the verdict to `stream`, with rich tables when `rich_output`;
+    the Azure permissions `pulumi up` needs action by action with `permissions_shown` (`--permissions`), else
+    the one line of roles that covers them."""
     header = f"Policy gate for stack {result.stack} (retirement evaluated on {result.evaluation_date})"
     config = f"policy config: {result.policy_config_file or 'none (the pack defaults)'}"
     if rich_output:
@@ -168,7 +191,7 @@ def render(result: GateResult, stream: IO[str], rich_output: bool) -> None:
         for evaluation in result.evaluations:
             for style, text in _evaluation_lines(evaluation):
                 console.print(text, style=style or None, highlight=False, markup=False)
-        for line in _tail_lines(result):
+        for line in _tail_lines(result, permissions_shown):
             console.print(line, highlight=False, markup=False)
         console.print(_verdict(result), highlight=False)
         return
@@ -182,7 +205,7 @@ def render(result: GateResult, stream: IO[str], rich_output: bool) -> None:
         for _style, text in _evaluation_lines(evaluation):
             stream.write(text + "\n")
         stream.write("\n")
-    for line in _tail_lines(result):
+    for line in _tail_lines(result, permissions_shown):
         stream.write(line + "\n")
     if result.permissions:
         stream.write("\n")
@@ -242,22 +265,52 @@ def markdown(result: GateResult) -> str:
         for v in found:
             seen = ", ".join(result.evaluations_of(v))
             out.append(f"- **{v.policy}** on {_subject(v.urn)} ({seen}):")
-            out += textwrap.wrap(v.message, width=100, initial_indent="  ", subsequent_indent="  ")
+            out += _wrapped(v.message)
         out.append("")
     changes = [row for e in result.evaluations for row in e.replacements]
     deletes = [u for e in result.evaluations for u in e.deletes]
     if changes or deletes:
         out += ["### What the update replaces or deletes", ""]
-        out += [f"- replace: {row['summary']}" for row in sorted(changes, key=lambda r: r["summary"])]
+        for row in sorted(changes, key=lambda r: r["summary"]):
+            out += _wrapped(f"replace: {row['summary']}", first="- ")
         out += [f"- delete: {_subject(u)}" for u in sorted(set(deletes))]
         out.append("")
     if result.clusters:
-        out += ["### Clusters", "", "| cluster | size | max nodes | region | tier |", "|---|---|---|---|---|"]
         out += [
-            "| "
-            + " | ".join([c["name"], *(_fmt(c[k]) for k in ("size", "max_nodes", "region")), c["tier"]])
-            + " |"
-            for c in result.clusters
+            "### Clusters",
+            "",
+            "| cluster | size | GPUs/node | max nodes | region | tier | idle | SSH |",
+            "|---|---|---:|---:|---|---|---:|---|",
         ]
+        for c in result.clusters:
+            idle = f"{c['idle_seconds']} s" if c["idle_seconds"] is not None else _fmt(c["idle"])
+            cells = [c["name"], _fmt(c["size"]), _fmt(c["gpus_per_node"]), _fmt(c["max_nodes"])]
+            cells += [_fmt(c["region"]), c["tier"], idle, c["ssh"]]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    if result.quota:
+        out += [
+            "### Quota reserved (max nodes x vCPUs per node)",
+            "",
+            "| region | pool | reserved vCPUs | quota | headroom | used | status |",
+            "|---|---|---:|---:|---:|---:|---|",
+        ]
+        for q in result.quota:
+            cells = [q["region"], q["label"], str(q["reserved_vcpus"]), _fmt(q["quota"])]
+            cells += [_fmt(q["headroom_vcpus"]), _percent(q["used_percent"]), QUOTA_STATUS[q["status"]]]
+            out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def _wrapped(text: str, first: str = "  ") -> list[str]:
+    """Lines of at most 100 characters, never broken inside a word: a key such as
+    `compute-in-virtual-network.acknowledged` or a URL stays whole (textwrap breaks on hyphens by default)."""
+    return textwrap.wrap(
+        text,
+        width=100,
+        initial_indent=first,
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )

@@ -253,7 +253,8 @@ def test_cluster_and_quota_rows_are_read_as_the_policies_read_them() -> None:
     }  # fmt: skip
     quotas = {"eastus": {"standardNDSH100v5Family": 384, "total": 383}}
     quota = {(q["kind"], q["family"]): q for q in gate._quota_rows(steps, quotas)}
-    assert quota[("family", "standardNDSH100v5Family")]["status"] == "ok"  # 4 x 96 = 384: at the quota
+    family = quota[("family", "standardNDSH100v5Family")]  # 4 x 96 = 384: exactly the quota
+    assert (family["status"], family["headroom_vcpus"], family["used_percent"]) == ("full", 0, 100.0)
     assert (
         quota[("regional-total", None)]["reserved_vcpus"] == 384
         and quota[("regional-total", None)]["status"] == "over"
@@ -314,3 +315,19 @@ def test_the_json_names_the_cli_and_each_evaluations_engine_exit() -> None:
     }  # fmt: skip
     assert document["summary"]["resources"] == 35
     assert {r["op"] for r in document["resources"]} == {"same"}
+
+
+@pytest.mark.parametrize(
+    ("reserved", "quota", "status"),
+    [
+        (345, 384, "ok"),  # 89.8%
+        (346, 384, "near"),  # 90.1%: at least 90% is a warning
+        (383, 384, "near"),
+        (384, 384, "full"),  # fits, with no headroom
+        (385, 384, "over"),  # quota-reservation's mandatory violation
+        (96, None, "unknown"),
+        (0, 0, "full"),
+    ],
+)
+def test_quota_status_at_and_around_its_bounds(reserved: int, quota: int | None, status: str) -> None:
+    assert gate.quota_status(reserved, quota) == status

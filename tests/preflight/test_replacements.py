@@ -192,3 +192,72 @@ def test_the_check_is_declared_advisory_with_an_acknowledged_list() -> None:
     entry = replacements.GATE_CHECKS["cluster-replacement"]
     assert entry["enforcementLevel"] == "advisory"
     assert entry["configSchema"]["properties"]["acknowledged"]["type"] == "array"
+
+
+CLUSTER = "azure-native:machinelearningservices:Compute"
+GRANT = "azure-native:authorization:RoleAssignment"
+PRINCIPAL = "1ecec376-abf9-5539-863c-4608fd585378"
+
+
+def _cluster(op: str) -> Step:
+    outputs = {"identity": {"type": "SystemAssigned", "principalId": PRINCIPAL}, "name": "h100-x4"}
+    return Step(
+        op,
+        f"urn:pulumi:prod::azml-gpu::azml-gpu:components:GpuCluster${CLUSTER}::h100-x4",
+        CLUSTER,
+        True,
+        "",
+        {"inputs": {"computeName": "h100-x4"}, "outputs": outputs},
+        {"inputs": {"computeName": "h100-x4"}},
+    )
+
+
+def _grant(new_principal: object, scope: str = "/st") -> Step:
+    return Step(
+        "replace",
+        f"urn:pulumi:prod::azml-gpu::azml-gpu:components:RoleAssignments${GRANT}::h100-x4-blob",
+        GRANT,
+        True,
+        "",
+        {"inputs": {"principalId": PRINCIPAL, "scope": "/st"}},
+        {"inputs": {"principalId": new_principal, "scope": scope}},
+        keys=["principalId"],
+        detailed_diff={"principalId": {"diffKind": "update-replace"}},
+        ops=["delete-replaced", "create-replacement"],
+    )
+
+
+def test_a_replacement_from_a_value_of_a_resource_updated_in_place_is_preview_only() -> None:
+    """The issue's case: a scale change updates the cluster in place, whose identity's principalId the
+    Update preview leaves unknown, so the grant naming it shows a replacement `pulumi up` would not make."""
+    grant, steps = _grant(UNKNOWN), [_cluster("update")]
+    assert replacements.preview_only(grant, [grant, *steps]) is True
+    (row,) = replacements.replacement_rows([grant, *steps])
+    assert row["preview_only"] is True
+    assert row["summary"].endswith(
+        "(principalId: 1ecec376-abf9-5539-863c-4608fd585378 -> (known after the update)); preview only: "
+        "every input that forces it is unknown until the update, so `pulumi up` replaces it only if the "
+        "value then differs"
+    )
+
+
+@pytest.mark.parametrize(
+    ("grant", "cluster_op"),
+    [
+        (_grant(UNKNOWN), "replace"),  # the cluster is recreated: a new identity, a real new principal
+        (_grant(UNKNOWN), None),  # no resource of the update holds the old value: not labelled
+        (_grant("other-principal"), "update"),  # a known new value: a real replacement
+    ],
+)
+def test_a_replacement_is_real_when_its_source_is_replaced_or_its_value_known(
+    grant: Step, cluster_op: str | None
+) -> None:
+    steps = [grant] + ([_cluster(cluster_op)] if cluster_op else [])
+    assert replacements.preview_only(grant, steps) is False
+    assert "preview only" not in replacements.summary(grant, steps)
+
+
+def test_one_known_forcing_value_makes_it_real() -> None:
+    grant = _grant(UNKNOWN, scope="/other")
+    grant.detailed_diff["scope"] = {"diffKind": "update-replace"}
+    assert replacements.preview_only(grant, [grant, _cluster("update")]) is False

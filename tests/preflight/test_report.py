@@ -69,7 +69,7 @@ def test_markdown_leads_with_the_verdict_and_names_resources_not_urns(resized: g
     assert "- update preview fails (2 replace, 33 same)" in text
     assert "- **cluster-replacement** on h100-x4 (Compute) (update):" in text
     assert "### What the update replaces or deletes" in text
-    assert "| h100-x4 | Standard_ND96isr_H200_v5 | 4 | eastus | dedicated |" in text
+    assert "| h100-x4 | Standard_ND96isr_H200_v5 | 8 | 4 | eastus | dedicated | 300 s | Disabled |" in text
 
 
 def test_a_stack_level_finding_is_the_stacks() -> None:
@@ -89,3 +89,50 @@ def test_a_stack_level_finding_is_the_stacks() -> None:
     assert (
         "- **quota-reservation** on the stack (update):" in text and "- **p** on the stack (update):" in text
     )
+
+
+def test_markdown_has_the_quota_table_with_headroom(resized: gate.GateResult) -> None:
+    text = report.markdown(resized)
+    assert "| region | pool | reserved vCPUs | quota | headroom | used | status |" in text
+    # prod after the resize: 4 x 96 vCPUs of the H200 family against the 384 given: exactly the quota
+    assert (
+        "| eastus | standardNDISRH200V5Family | 384 | 384 | 0 | 100% | at quota: no headroom (warning) |"
+        in text
+    )
+    assert "| eastus | low-priority vCPUs (all families) | 24 | - | - | - | quota unknown |" in text
+
+
+def test_markdown_never_breaks_a_key_or_a_long_word_across_lines() -> None:
+    key = "compute-in-virtual-network.acknowledged"
+    result = gate.GateResult("prod", evaluation_date="2026-12-05")
+    evaluation = gate.Evaluation(gate.UPDATE, "s", run("prod", "update"))
+    words = "cluster h100-x4 is in no virtual network and its nodes take public IPs; Fix: add it to"
+    evaluation.violations = [
+        Violation("p", "advisory", "", f"{words} {key} if the cluster is public on purpose")
+    ]
+    result.evaluations = [evaluation]
+    lines = report.markdown(result).splitlines()
+    assert any(key in line for line in lines)
+    assert all(len(line) <= 100 or line.startswith("|") for line in lines)
+
+
+def test_permissions_are_one_line_unless_asked(resized: gate.GateResult) -> None:
+    resized.permissions = [
+        {
+            "action": "Microsoft.MachineLearningServices/workspaces/computes/write",
+            "granted_by": "Contributor",
+        },
+        {
+            "action": "Microsoft.MachineLearningServices/workspaces/computes/delete",
+            "granted_by": "Contributor",
+        },
+    ]
+    try:
+        short, full = io.StringIO(), io.StringIO()
+        report.render(resized, short, rich_output=False)
+        report.render(resized, full, rich_output=False, permissions_shown=True)
+    finally:
+        resized.permissions = []
+    assert "computes/write" not in short.getvalue()
+    assert "(--permissions lists the 2 actions)" in short.getvalue()
+    assert "  Microsoft.MachineLearningServices/workspaces/computes/write  (Contributor)" in full.getvalue()

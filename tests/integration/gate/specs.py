@@ -127,6 +127,7 @@ def recorded(name: str) -> Spec:
         stack_text=text,
         state_of=base if against_state else None,
         judge=(UPDATE,) if against_state else (FIRST,),
+        on=record.RECORDED_ON.isoformat(),
     )
 
 

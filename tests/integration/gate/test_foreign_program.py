@@ -134,7 +134,7 @@ def test_the_plan_reads_clusters_as_the_policies_do(runs: dict[str, Outcome]) ->
         (q["region"], q["kind"], q["reserved_vcpus"], q["quota"], q["status"], q["clusters"])
         for q in summary["quota"]
     ] == [
-        ("eastus", "family", 192, 192, "ok", ["h100-hand"]),
+        ("eastus", "family", 192, 192, "full", ["h100-hand"]),
         ("eastus", "regional-total", 192, 500, "ok", ["h100-hand"]),
         ("eastus", "low-priority", 24, 16, "over", ["spot-a100"]),
     ]
