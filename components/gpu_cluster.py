@@ -12,6 +12,7 @@ import pulumi
 import pulumi_azure_native.machinelearningservices as ml
 import pulumi_azure_native.managedidentity as managedidentity
 
+from components.compute_delete import compute_delete_hook
 from vmsizes.quota import ClusterDemand, reserve
 
 TYPE_TOKEN = "azml-gpu:components:GpuCluster"
@@ -226,6 +227,11 @@ class GpuCluster(pulumi.ComponentResource):
                 replace_on_changes=list(IMMUTABLE_PROPERTY_PATHS),
                 # The compute name is fixed, so the old cluster must go before the new one exists.
                 delete_before_replace=True,
+                # Deleted by the before-delete hook with underlyingResourceAction=Delete, never by
+                # azure-native's plain DELETE (components/compute_delete.py); `pulumi destroy` needs
+                # `--run-program` for the hook to run.
+                retain_on_delete=True,
+                hooks=pulumi.ResourceHookBinding(before_delete=[compute_delete_hook()]),
             ),
         )
         self.compute_id: pulumi.Output[str] = self.compute.id

@@ -400,4 +400,3 @@ class ArmClient:
         if res.status_code not in (200, 202, 204):
             raise self._error(res)
         self._poll(res, f"DELETE {arm_id}")
-

@@ -180,6 +180,8 @@ class Recorder(pulumi_mocks.MockMonitor):
                 "deleteBeforeReplaceDefined": bool(request.deleteBeforeReplaceDefined),
                 "protect": bool(request.protect),
                 "ignoreChanges": list(request.ignoreChanges),
+                "retainOnDelete": bool(request.retainOnDelete),
+                "beforeDelete": list(request.hooks.before_delete),
             },
         )
         if record.custom:

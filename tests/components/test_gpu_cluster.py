@@ -257,6 +257,18 @@ def test_only_clusters_carry_replace_options(run):
     for r in run.declared:
         if r.type != COMPUTE:
             assert r.replace_on_changes == [] and r.delete_before_replace is False, r.urn
+            assert r.options["retainOnDelete"] is False and r.options["beforeDelete"] == [], r.urn
+
+
+def test_every_cluster_is_deleted_by_the_hook_and_never_by_azure_natives_plain_delete(run):
+    """azure-native's DELETE carries no `underlyingResourceAction` (provider.go `Delete`); the cluster is
+    retained by the engine (no provider Delete: pulumi step.go `DeleteStep.Apply`) and deleted by the named
+    before-delete hook, which sends it (components/compute_delete.py)."""
+    clusters = run.of_type(COMPUTE)
+    assert clusters
+    for r in clusters:
+        assert r.options["retainOnDelete"] is True, r.name
+        assert r.options["beforeDelete"] == ["azml-gpu-compute-delete"], r.name
 
 
 def test_clusters_depend_on_the_workspace(run):

@@ -649,8 +649,8 @@ def test_delete_sends_what_azure_natives_provider_go_builds_and_localml_refuses_
 ) -> None:
     """pulumi-azure-native provider/pkg/provider/provider.go `Delete` (default case):
     `k.azureClient.Delete(ctx, id, apiVersion, res.DeleteAsyncStyle, nil)`, and client_azcore.go `Delete`
-    starts its query from `{"api-version": apiVersion}` and adds only the (nil) queryParams: a plain DELETE for
-    every resource, a compute included. Compute_Delete 2025-12-01 requires `underlyingResourceAction`
+    starts its query from `{"api-version": apiVersion}` and adds only the (nil) queryParams: a plain DELETE
+    for every resource, a compute included. Compute_Delete 2025-12-01 requires `underlyingResourceAction`
     (azure-rest-api-specs machinelearningservices stable/2025-12-01 `UnderlyingResourceActionParameter`,
     required): localml answers 400, and the provider shows ARM's error as azure-native does."""
     _arm_create(live, GROUP, GROUP_INPUTS)
@@ -663,8 +663,8 @@ def test_delete_sends_what_azure_natives_provider_go_builds_and_localml_refuses_
             provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties), Context()
         )
     assert info.value.args[1] == (
-        'Status=400 Code="UserError" Message="underlyingResourceAction must be one of Delete, Detach (got None); '
-        'it is a required query parameter of Compute_Delete"'
+        'Status=400 Code="UserError" Message="underlyingResourceAction must be one of Delete, Detach '
+        '(got None); it is a required query parameter of Compute_Delete"'
     )
     assert plane.store.arm(COMPUTE_ID) is not None  # nothing deleted
     live.Delete(provider_pb2.DeleteRequest(id=SA_ID, urn=ACCOUNT), Context())
