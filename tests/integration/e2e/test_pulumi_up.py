@@ -2,8 +2,8 @@
 azure-native provider sends each resource to ARM as azure-native does (CanCreate GET, PUT with the request
 body built from its inputs, readAfterWrite GET; preflight/provider/arm.py), localml keeps every one in its one
 ARM store with the body sent, checked against the REST spec of its API version, and `pulumi destroy` deletes
-every one (DELETE; the compute's with `underlyingResourceAction=Delete`; the resource group's long-running)
-and leaves nothing."""
+every one (DELETE with `api-version` only, as azure-native sends it; the compute by its before-delete hook,
+with `underlyingResourceAction=Delete`; the resource group's long-running) and leaves nothing."""
 
 from __future__ import annotations
 
