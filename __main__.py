@@ -147,7 +147,7 @@ def main() -> None:
         )
 
     grants = stack_grants(workspace, clusters, plan)
-    RoleAssignments(
+    access = RoleAssignments(
         f"{ws_cfg.name}-access",
         RoleAssignmentsArgs(
             subscription_id=workspace.subscription_id,
@@ -168,7 +168,16 @@ def main() -> None:
     if targets:
         ResourceLocks(
             f"{ws_cfg.name}-locks",
-            ResourceLocksArgs(targets=targets, stack_label=f"{pulumi.get_project()}/{pulumi.get_stack()}"),
+            ResourceLocksArgs(
+                targets=targets,
+                stack_label=f"{pulumi.get_project()}/{pulumi.get_stack()}",
+                # Deleted after every lock: the clusters and the role assignments (components/locks.py).
+                blocks=[
+                    *clusters.values(),
+                    access,
+                    *([workspace.identity_assignments] if workspace.identity_assignments else []),
+                ],
+            ),
         )
 
     # The subscription of the provider's credentials (authorization.get_client_config(), read by Workspace),
