@@ -276,6 +276,24 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
                         )
                     )
 
+    if private_endpoint_rule_targets(network) and config.identity.workspace_identity_id is None:
+        # User-defined private-endpoint rules are approved with the Azure AI Enterprise Network Connection
+        # Approver role on each target, which Azure no longer gives the workspace identity itself
+        # (how-to-managed-network.md; stackconfig.identity.grant_plan). A user-assigned identity's principal
+        # exists before the workspace, so the stack grants it first; a system-assigned one's only after the
+        # workspace, i.e. after the network is provisioned (with the workspace under provision_at_creation,
+        # else with the first cluster, and every stack has one).
+        out.append(
+            (
+                "network.managed.outbound_rules",
+                "private_endpoint rules need the workspace identity's Azure AI Enterprise Network "
+                "Connection Approver grant on each target before the managed network is provisioned (with "
+                "the workspace, or with the first cluster), and a system-assigned identity exists only after "
+                "the workspace; set identity.workspace_identity_id to a user-assigned identity (the stack "
+                "grants it the role before the workspace), or remove the private_endpoint rules",
+            )
+        )
+
     if "container_registry" in targets and not ws.container_registry:
         out.append(
             (

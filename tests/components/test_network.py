@@ -23,6 +23,7 @@ from .components_helpers import (
     ML_WORKSPACE,
     PRIVATE_ENDPOINT,
     STORAGE,
+    UAI,
     ns,
     one,
     variant,
@@ -149,6 +150,9 @@ def workspace_inputs(stack_configs, **managed):
     net = dict(ns(base, "network"))
     net["managed"] = {**net["managed"], **managed}
     changes = {"network": net}
+    if any(r.get("type") == "private_endpoint" for r in managed.get("outbound_rules", [])):
+        # A private-endpoint rule needs a user-assigned workspace identity (stackconfig.combinations).
+        changes["identity"] = dict(ns(base, "identity"), workspace_identity_id=UAI)
     if managed.get("isolation_mode") == "Disabled":  # nodes without a public IP need a managed network
         changes["clusters"] = [dict(c, node_public_ip=True) for c in ns(base, "clusters")]
     result = run_program("prod", variant(base, **changes))

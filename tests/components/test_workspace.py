@@ -218,7 +218,13 @@ def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
         "subresource_target": "blob",
     }
     network["managed"] = dict(network["managed"], outbound_rules=[rule])
-    identity = dict(ns(base, "identity"), data_stores=[DATA], customer_managed_key=customer_key())
+    # A private-endpoint rule needs a user-assigned workspace identity (stackconfig.combinations): the key's.
+    identity = dict(
+        ns(base, "identity"),
+        data_stores=[DATA],
+        customer_managed_key=customer_key(),
+        workspace_identity_id=UAI,
+    )
     result = run_program(
         "prod",
         variant(base, clusters=clusters, identity=identity, network=network),
@@ -236,9 +242,19 @@ def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
     readers = [g for g in result.of_type(ROLE_ASSIGNMENT) if role_of(g) == "Storage Blob Data Reader"]
     assert {g.inputs["scope"] for g in readers} == {DATA} and len(readers) == 2  # one per cluster
     principals = {g.inputs["principalId"] for g in readers}
-    assert len(principals) == 1 and GUID.match(principals.pop())  # the identity the getter returned
+    assert len(principals) == 1 and GUID.match(next(iter(principals)))  # the identity the getter returned
     mlw = one(result, ML_WORKSPACE)
-    assert mlw.inputs["identity"] == {"type": "SystemAssigned,UserAssigned", "userAssignedIdentities": [UAI]}
+    assert mlw.inputs["identity"] == {"type": "UserAssigned", "userAssignedIdentities": [UAI]}
+    # The rule's approver grant is the Workspace component's, made before the workspace (so before the
+    # network provisioned with it): how-to-managed-network.md, "add the Azure AI Enterprise Network
+    # Connection Approver role to your identity".
+    (approver,) = [
+        g
+        for g in result.of_type(ROLE_ASSIGNMENT)
+        if role_of(g) == "Azure AI Enterprise Network Connection Approver"
+    ]
+    assert approver.inputs["scope"] == DATA and approver.urn in mlw.dependencies
+    assert {approver.inputs["principalId"]} == principals  # UAI's principal, known before the workspace
     assert mlw.inputs["encryption"] == {
         "status": "Enabled",
         "keyVaultProperties": {"keyVaultArmId": KV_CMK, "keyIdentifier": KEY_URI},
