@@ -29,6 +29,7 @@ from components import (
     WorkspaceDiagnostics,
     WorkspaceDiagnosticsArgs,
     stack_grants,
+    workspace_isolation,
     workspace_lock_targets,
 )
 from stackconfig import ConfigError, StackConfig, from_pulumi_config
@@ -143,6 +144,14 @@ def main() -> None:
                 node_public_ip=cluster.node_public_ip,
                 user_assigned_identity_id=cluster.user_assigned_identity_id,
                 tags=ws_cfg.tags,
+                workspace_isolation=workspace_isolation(
+                    network.managed_enabled,
+                    network.private_endpoints is not None
+                    and (
+                        network.private_endpoints.targets is None
+                        or "workspace" in network.private_endpoints.targets
+                    ),
+                ),
             ),
         )
 

@@ -36,6 +36,11 @@ Sources:
   into a no-public-IP node of a managed network is documented for compute instances only; a cluster's SSH
   there may be unreachable. Conservative reading (docs/azure-behaviour.md section 15): refused, since SSH
   (and with it local auth) is fixed at creation and would be left on for nothing.
+- [PL] learn.microsoft.com/azure/machine-learning/how-to-configure-private-link, "Add a private endpoint to a
+  workspace": "If you have any existing compute targets associated with this workspace, and they aren't
+  behind the same virtual network that the private endpoint is created in, they won't work." A private
+  workspace (public access Disabled) reached through its own private endpoint, with no managed network:
+  each cluster needs a subnet (of that network).
 - [LOCK] learn.microsoft.com/azure/azure-resource-manager/management/lock-resources, "Considerations
   before applying your locks": "A cannot-delete lock on a resource or resource group prevents the deletion
   of Azure RBAC assignments"; how-to-managed-network.md, "Limitations": "Make sure there are no scope locks
@@ -222,6 +227,23 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
                     "documents SSH to such nodes for compute instances only (how-to-managed-network.md, "
                     "Limitations), and SSH (with local auth) can't be changed after creation; set ssh: "
                     "disabled (debug through the job's logs and `jobs submit health`)",
+                )
+            )
+        if (
+            ws.public_network_access == "Disabled"
+            and workspace_endpoint
+            and not managed
+            and not cluster.subnet_id
+        ):
+            out.append(
+                (
+                    f"{at}.subnet_id",
+                    f"cluster '{cluster.name}' is in no virtual network, and the workspace is reached only "
+                    "through its private endpoint (public_network_access Disabled, no managed network): "
+                    '"compute targets ... not behind the same virtual network that the private endpoint '
+                    "is created in ... won't work\" (how-to-configure-private-link.md, Add a private "
+                    "endpoint to a workspace); set subnet_id to a subnet of the private endpoint's virtual "
+                    "network, or enable network.managed (the cluster then joins the managed network)",
                 )
             )
         for key, message in rules.cluster_rules(

@@ -154,7 +154,9 @@ def workspace_inputs(stack_configs, **managed):
         # A private-endpoint rule needs a user-assigned workspace identity (stackconfig.combinations).
         changes["identity"] = dict(ns(base, "identity"), workspace_identity_id=UAI)
     if managed.get("isolation_mode") == "Disabled":  # nodes without a public IP need a managed network
-        changes["clusters"] = [dict(c, node_public_ip=True) for c in ns(base, "clusters")]
+        # ... and a private workspace's clusters a subnet of its endpoint's network (private-link page).
+        subnet = net["private_endpoints"]["subnet_id"].rsplit("/", 1)[0] + "/snet-train"
+        changes["clusters"] = [dict(c, node_public_ip=True, subnet_id=subnet) for c in ns(base, "clusters")]
     result = run_program("prod", variant(base, **changes))
     assert result.ok, result.error
     return one(result, ML_WORKSPACE).inputs

@@ -177,8 +177,12 @@ def test_a_registry_reached_privately_either_way_is_premium(stack_configs, reach
     (container-registry-private-link: "available in the Premium container registry service tier")."""
     base = stack_configs["prod"]
     network = {reached_by: ns(base, "network")[reached_by]}
-    # Without a managed network the nodes need a public IP (or a subnet of yours).
+    # Without a managed network the nodes need a public IP (or a subnet of yours), and a private workspace's
+    # clusters a subnet of the private endpoint's network (how-to-configure-private-link.md).
     clusters = [dict(c, node_public_ip=reached_by != "managed") for c in ns(base, "clusters")]
+    if reached_by != "managed":
+        subnet = ns(base, "network")["private_endpoints"]["subnet_id"].rsplit("/", 1)[0] + "/snet-train"
+        clusters = [dict(c, subnet_id=subnet) for c in clusters]
     result = run_program("prod", variant(base, network=network, clusters=clusters))
     assert result.ok, result.error
     assert one(result, REGISTRY).inputs["sku"] == {"name": "Premium"}

@@ -271,10 +271,44 @@ def test_a_cross_region_cluster_next_to_a_workspace_private_endpoint_is_refused(
         "azml-gpu:clusters[0].region: 'westus3' differs from the workspace region (eastus), and a cluster in "
         "another region is not available for a workspace with a private endpoint (how-to-create-attach-"
         "compute-cluster.md, Limitations); put the cluster in eastus, or give that region its own workspace "
-        "(stack) and quota"
+        "(stack) and quota",
+        NO_VNET_REFUSAL.format(name=raw["clusters"][0]["name"]),
     ]
     raw["network"]["private_endpoints"]["targets"] = ["storage_blob"]  # no endpoint to the workspace itself
     validate(raw)
+
+
+NO_VNET_REFUSAL = (
+    "azml-gpu:clusters[0].subnet_id: cluster '{name}' is in no virtual network, and the workspace is reached "
+    'only through its private endpoint (public_network_access Disabled, no managed network): "compute '
+    "targets ... not behind the same virtual network that the private endpoint is created in ... won't "
+    'work" (how-to-configure-private-link.md, Add a private endpoint to a workspace); set subnet_id to a '
+    "subnet of the private endpoint's virtual network, or enable network.managed (the cluster then joins the "
+    "managed network)"
+)
+
+
+def test_a_private_workspace_refuses_each_cluster_in_no_vnet_without_a_managed_network() -> None:
+    raw = public()
+    raw["workspace"]["public_network_access"] = "Disabled"
+    raw["network"] = {"private_endpoints": {"subnet_id": PE_SUBNET}}
+    raw["clusters"] = [dict(raw["clusters"][0], name=n) for n in ("gpu-a", "gpu-b")]
+    assert problems(raw) == [
+        NO_VNET_REFUSAL.format(name="gpu-a"),
+        NO_VNET_REFUSAL.format(name="gpu-b").replace("clusters[0]", "clusters[1]"),
+    ]
+    # Each way out: the cluster in a subnet, a managed network, public access, no endpoint to the workspace.
+    in_vnet = copy.deepcopy(raw)
+    for c in in_vnet["clusters"]:
+        c["subnet_id"] = PE_SUBNET.replace("snet-pe", "snet-train")
+    assert problems(in_vnet) == []
+    assert problems(dict(raw, network={**raw["network"], **copy.deepcopy(MANAGED)})) == []
+    public_ws = copy.deepcopy(raw)
+    public_ws["workspace"]["public_network_access"] = "Enabled"
+    assert problems(public_ws) == []
+    storage_only = copy.deepcopy(raw)
+    storage_only["network"]["private_endpoints"]["targets"] = ["storage_blob"]
+    assert problems(storage_only) == []
 
 
 @pytest.mark.parametrize(
