@@ -24,6 +24,7 @@ once), the policy config (`preflight.policyconfig`), duplicate URNs traced to co
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import tempfile
@@ -600,10 +601,8 @@ def _evaluate(
     def refused() -> GateResult:
         """Bad input: the preparation still writes into `folder`, which the caller deletes once this
         returns, so wait for it; its own failures do not count."""
-        try:
+        with contextlib.suppress(Exception):  # the input's problems are the answer
             prepared.result()
-        except Exception:  # noqa: BLE001 - the input's problems are the answer
-            pass
         return result
 
     # 1. The input, every problem at once.
