@@ -118,3 +118,39 @@ def test_destroy_without_run_program_is_refused_before_anything_is_deleted(
         down = d.destroy()
         assert down.ok, down.tail(40)
     assert store.resources == {}
+
+
+def test_enabling_a_managed_network_replaces_every_cluster(fresh: LocalAzureML, tmp_path: Path) -> None:
+    """how-to-managed-network.md, "Migration of compute resources": after enabling the managed virtual
+    network, "delete all existing managed compute resources and recreate them". The clusters' replacement
+    trigger is how the workspace is reached (components/gpu_cluster.py), so the real engine replaces each one
+    (the hook's DELETE with `underlyingResourceAction=Delete`, then a PUT) in the update that enables it."""
+    assert fresh.control_plane is not None
+    store, log = fresh.control_plane.store, fresh.control_plane.server.log
+    config = stack_config("dev")
+    assert "azml-gpu:network" not in config or not config["azml-gpu:network"].get("managed")
+    with deployment(fresh, "dev", tmp_path / "deploy", config) as d:
+        up = d.up(skip_preview=True)
+        assert up.ok, up.tail(40)
+        names = sorted(_computes(d.export()))
+        assert names
+        changed = copy.deepcopy(config)
+        changed["azml-gpu:network"] = {"managed": {"isolation_mode": "AllowInternetOutbound"}}
+        d.set_stack_text(stack_text(changed))
+        before = len(log)
+        up = d.up(skip_preview=True)
+        assert up.ok, up.tail(40)
+        deletes = _compute_deletes(log[before:])
+        assert sorted(n for n, _, _ in deletes) == names
+        assert {(tuple(sorted(q.items())), status) for _, q, status in deletes} == {(ACTION, 200)}
+        puts = [
+            c.path.rsplit("/", 1)[-1] for c in log[before:] if c.method == "PUT" and "/computes/" in c.path
+        ]
+        assert sorted(puts) == names
+        state = _computes(d.export())
+        assert {n: r["replacementTrigger"] for n, r in state.items()} == {
+            n: "managed-network=True;workspace-private-endpoint=False" for n in names
+        }
+        down = d.destroy()
+        assert down.ok, down.tail(40)
+    assert store.resources == {}
