@@ -150,11 +150,11 @@ class StackDeployment:
         return self._run("preview", "--diff", *self._policy_args, program=True)
 
     def destroy(self, refresh: bool = False, run_program: bool = True) -> Ran:
-        """`pulumi destroy --yes --run-program`, as the project's commands run it (README): the program runs, so the
-        clusters' before-delete hook is there to delete each compute (components/compute_delete.py);
-        `run_program=False`: a plain `pulumi destroy` (the state alone says what to delete; the engine then
-        stops at each cluster: its hook is not registered). `refresh`: read every resource first
-        (`--refresh`), so what was deleted outside Pulumi is not deleted again."""
+        """`pulumi destroy --yes --run-program`, as the project's commands run it (README): the program runs,
+        so the clusters' before-delete hook is there to delete each compute (components/compute_delete.py);
+        `run_program=False`: a plain `pulumi destroy` (the state alone says what to delete; the CLI then
+        refuses the whole destroy, since the clusters have delete hooks). `refresh`: read every resource
+        first (`--refresh`), so what was deleted outside Pulumi is not deleted again."""
         return self._run(
             "destroy",
             "--yes",
