@@ -29,6 +29,7 @@ from components import (
     WorkspaceDiagnostics,
     WorkspaceDiagnosticsArgs,
     stack_grants,
+    workspace_isolation,
     workspace_lock_targets,
 )
 from stackconfig import ConfigError, StackConfig, from_pulumi_config
@@ -143,11 +144,19 @@ def main() -> None:
                 node_public_ip=cluster.node_public_ip,
                 user_assigned_identity_id=cluster.user_assigned_identity_id,
                 tags=ws_cfg.tags,
+                workspace_isolation=workspace_isolation(
+                    network.managed_enabled,
+                    network.private_endpoints is not None
+                    and (
+                        network.private_endpoints.targets is None
+                        or "workspace" in network.private_endpoints.targets
+                    ),
+                ),
             ),
         )
 
     grants = stack_grants(workspace, clusters, plan)
-    RoleAssignments(
+    access = RoleAssignments(
         f"{ws_cfg.name}-access",
         RoleAssignmentsArgs(
             subscription_id=workspace.subscription_id,
@@ -168,7 +177,16 @@ def main() -> None:
     if targets:
         ResourceLocks(
             f"{ws_cfg.name}-locks",
-            ResourceLocksArgs(targets=targets, stack_label=f"{pulumi.get_project()}/{pulumi.get_stack()}"),
+            ResourceLocksArgs(
+                targets=targets,
+                stack_label=f"{pulumi.get_project()}/{pulumi.get_stack()}",
+                # Deleted after every lock: the clusters and the role assignments (components/locks.py).
+                blocks=[
+                    *clusters.values(),
+                    access,
+                    *([workspace.identity_assignments] if workspace.identity_assignments else []),
+                ],
+            ),
         )
 
     # The subscription of the provider's credentials (authorization.get_client_config(), read by Workspace),

@@ -12,6 +12,7 @@ from components.gpu_cluster import (
     GpuClusterArgs,
     SshAccess,
     idle_duration,
+    workspace_isolation,
 )
 from components.identity import Grant, RoleAssignments, RoleAssignmentsArgs, stack_grants
 from components.locks import LockTarget, ResourceLocks, ResourceLocksArgs, workspace_lock_targets
@@ -48,4 +49,5 @@ __all__ = [
     "WorkspaceArgs",
     "idle_duration",
     "workspace_lock_targets",
+    "workspace_isolation",
 ]

@@ -14,6 +14,7 @@ import pulumi_azure_native.managedidentity as managedidentity
 
 import vmsizes
 from components.arguments import ArgumentsError, plain, renamed
+from components.compute_delete import compute_delete_hook
 from stackconfig.sizes import canonical_size
 from vmsizes.quota import ClusterDemand, reserve
 
@@ -125,6 +126,17 @@ class GpuClusterArgs:
     - `user_assigned_identity_id` (default None = a system-assigned identity): ARM id of an existing
       user-assigned identity for the nodes; the component looks it up (`managedidentity.
       get_user_assigned_identity`) so a missing identity fails at preview, and exposes its principal.
+    - `workspace_isolation` (default None = no trigger): how the workspace is reached, such as
+      "managed-network=False;workspace-private-endpoint=True" (`workspace_isolation`). It is the cluster's
+      replacement trigger: a change replaces the cluster, because a cluster made before the workspace got
+      a managed network or a private endpoint does not work in it. "You'll need to delete all existing
+      managed compute resources and recreate them after enabling the managed virtual network"
+      (how-to-managed-network.md, "Migration of compute resources"); "If you have any existing compute
+      targets associated with this workspace, and they aren't behind the same virtual network that the
+      private endpoint is created in, they won't work" (how-to-configure-private-link.md, "Add a private
+      endpoint to a workspace"). The engine compares it with the value in the state (pulumi
+      step_generator.go `shouldTriggerReplace`; a state written before the trigger existed holds none, so
+      the first update with it replaces nothing).
     - `tags` (default empty).
     """
 
@@ -143,6 +155,7 @@ class GpuClusterArgs:
     node_public_ip: bool = True
     user_assigned_identity_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
+    workspace_isolation: str | None = None
 
     def __post_init__(self) -> None:
         """Checked by stackconfig's cluster rules (components.arguments): every problem at once, as
@@ -179,6 +192,11 @@ class GpuClusterArgs:
     @property
     def cluster_region(self) -> str:
         return self.region or self.workspace_region
+
+
+def workspace_isolation(managed_network: bool, workspace_private_endpoint: bool) -> str:
+    """The cluster's replacement trigger for how its workspace is reached (`GpuClusterArgs`)."""
+    return f"managed-network={managed_network};workspace-private-endpoint={workspace_private_endpoint}"
 
 
 def reserved_vcpus(size: CatalogSize, max_instances: int, region: str, tier: str, name: str) -> int:
@@ -261,6 +279,13 @@ class GpuCluster(pulumi.ComponentResource):
                 replace_on_changes=list(IMMUTABLE_PROPERTY_PATHS),
                 # The compute name is fixed, so the old cluster must go before the new one exists.
                 delete_before_replace=True,
+                # Deleted by the before-delete hook with underlyingResourceAction=Delete, never by
+                # azure-native's plain DELETE (components/compute_delete.py); `pulumi destroy` needs
+                # `--run-program` for the hook to run.
+                retain_on_delete=True,
+                hooks=pulumi.ResourceHookBinding(before_delete=[compute_delete_hook()]),
+                # Re-created when the workspace gets a managed network or a private endpoint (GpuClusterArgs).
+                replacement_trigger=args.workspace_isolation,
             ),
         )
         self.compute_id: pulumi.Output[str] = self.compute.id

@@ -69,7 +69,12 @@ class ResourceLocksArgs:
 
     Required: `targets`, the resources to lock (may be empty: then nothing is declared).
     Optional: `stack_label` (default "azml-gpu"): named in each lock's notes so whoever meets the
-    lock in the portal knows which stack owns it.
+    lock in the portal knows which stack owns it. `blocks` (default empty): the stack's resources a lock
+    would keep from being deleted, besides its target: the clusters (a workspace lock covers its computes)
+    and the role assignments scoped at or under a locked resource ("a lock blocks deleting the role
+    assignments on it", docs/config.md). Each lock depends on them, so `pulumi destroy`, which deletes
+    dependents before what they depend on, removes every lock before any of them (and before its target,
+    which it depends on through its scope); `pulumi up` creates the locks after them.
     The level is always CanNotDelete: ReadOnly would also block writes Azure ML needs (for example
     listing storage keys is a POST, which a ReadOnly lock refuses:
     learn.microsoft.com/azure/azure-resource-manager/management/lock-resources, "Considerations").
@@ -77,6 +82,7 @@ class ResourceLocksArgs:
 
     targets: Sequence[LockTarget]
     stack_label: str = "azml-gpu"
+    blocks: Sequence[pulumi.Resource] = ()
 
 
 class LockFlags(Protocol):
@@ -159,6 +165,6 @@ class ResourceLocks(pulumi.ComponentResource):
                 level=authorization.LockLevel.CAN_NOT_DELETE,
                 scope=target.resource.id.apply(check_resource_scope),
                 notes=notes[:512],
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.blocks)),
             )
         self.register_outputs({"lockNames": sorted(self.locks)})

@@ -396,10 +396,11 @@ class Workspace(pulumi.ComponentResource):
                 RoleAssignmentsArgs(
                     subscription_id=client.subscription_id,
                     name_seed=f"/subscriptions/{client.subscription_id}/resourceGroups/{args.resource_group}",
+                    # A scope outside the stack (a private-endpoint rule target): an ARM id, as given.
                     grants=[
-                        Grant(g.key, scopes[g.scope], uai_principal, g.principal_type, g.role)
+                        Grant(g.key, scopes.get(g.scope, g.scope), uai_principal, g.principal_type, g.role)
                         for g in args.identity_grants
-                        if g.before_workspace and g.scope in scopes
+                        if g.before_workspace and (g.scope in scopes or g.scope.startswith("/subscriptions/"))
                     ],
                 ),
                 opts=child,

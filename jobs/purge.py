@@ -260,9 +260,10 @@ def run(
 
 def next_steps(stack: str) -> list[str]:
     return [
-        f"pulumi destroy --stack {stack} --refresh --yes: the refresh reads every resource first, finds the "
-        "workspace, its clusters and the key vault gone and drops them from the state; the destroy deletes "
-        "the rest",
+        f"pulumi destroy --stack {stack} --run-program --refresh --yes: the refresh reads every resource "
+        "first, finds the workspace, its clusters and the key vault gone and drops them from the state; the "
+        "destroy deletes the rest (--run-program: the clusters' delete hook is in the program, and the CLI "
+        "refuses a destroy without it)",
         f"pulumi up --stack {stack}: creates the workspace and the key vault again under the same names. "
         "The Log Analytics workspace the destroy soft-deleted comes back with its data, because the up "
         "creates it again with the same name, subscription, resource group and region",

@@ -36,6 +36,11 @@ Sources:
   into a no-public-IP node of a managed network is documented for compute instances only; a cluster's SSH
   there may be unreachable. Conservative reading (docs/azure-behaviour.md section 15): refused, since SSH
   (and with it local auth) is fixed at creation and would be left on for nothing.
+- [PL] learn.microsoft.com/azure/machine-learning/how-to-configure-private-link, "Add a private endpoint to a
+  workspace": "If you have any existing compute targets associated with this workspace, and they aren't
+  behind the same virtual network that the private endpoint is created in, they won't work." A private
+  workspace (public access Disabled) reached through its own private endpoint, with no managed network:
+  each cluster needs a subnet (of that network).
 - [LOCK] learn.microsoft.com/azure/azure-resource-manager/management/lock-resources, "Considerations
   before applying your locks": "A cannot-delete lock on a resource or resource group prevents the deletion
   of Azure RBAC assignments"; how-to-managed-network.md, "Limitations": "Make sure there are no scope locks
@@ -224,6 +229,23 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
                     "disabled (debug through the job's logs and `jobs submit health`)",
                 )
             )
+        if (
+            ws.public_network_access == "Disabled"
+            and workspace_endpoint
+            and not managed
+            and not cluster.subnet_id
+        ):
+            out.append(
+                (
+                    f"{at}.subnet_id",
+                    f"cluster '{cluster.name}' is in no virtual network, and the workspace is reached only "
+                    "through its private endpoint (public_network_access Disabled, no managed network): "
+                    '"compute targets ... not behind the same virtual network that the private endpoint '
+                    "is created in ... won't work\" (how-to-configure-private-link.md, Add a private "
+                    "endpoint to a workspace); set subnet_id to a subnet of the private endpoint's virtual "
+                    "network, or enable network.managed (the cluster then joins the managed network)",
+                )
+            )
         for key, message in rules.cluster_rules(
             {"node_public_ip": cluster.node_public_ip, "subnet_id": cluster.subnet_id}, managed
         ):
@@ -275,6 +297,24 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
                             "subresource_target: blob}",
                         )
                     )
+
+    if private_endpoint_rule_targets(network) and config.identity.workspace_identity_id is None:
+        # User-defined private-endpoint rules are approved with the Azure AI Enterprise Network Connection
+        # Approver role on each target, which Azure no longer gives the workspace identity itself
+        # (how-to-managed-network.md; stackconfig.identity.grant_plan). A user-assigned identity's principal
+        # exists before the workspace, so the stack grants it first; a system-assigned one's only after the
+        # workspace, i.e. after the network is provisioned (with the workspace under provision_at_creation,
+        # else with the first cluster, and every stack has one).
+        out.append(
+            (
+                "network.managed.outbound_rules",
+                "private_endpoint rules need the workspace identity's Azure AI Enterprise Network "
+                "Connection Approver grant on each target before the managed network is provisioned (with "
+                "the workspace, or with the first cluster), and a system-assigned identity exists only after "
+                "the workspace; set identity.workspace_identity_id to a user-assigned identity (the stack "
+                "grants it the role before the workspace), or remove the private_endpoint rules",
+            )
+        )
 
     if "container_registry" in targets and not ws.container_registry:
         out.append(

@@ -331,7 +331,18 @@ def grant_plan(
         grants.append(PlannedGrant("ws/mlw/contributor", "workspace", ws, sp, "Contributor"))
     for target in dict.fromkeys(private_endpoint_rule_targets):
         label = target.rstrip("/").rsplit("/", 1)[-1]
-        grants.append(PlannedGrant(f"ws/{label}/network-approver", target, ws, sp, NETWORK_APPROVER))
+        # Before the workspace when its identity is user-assigned: the rules are approved when the network is
+        # provisioned, which can be at the workspace's creation (stackconfig.combinations refuses the rest).
+        grants.append(
+            PlannedGrant(
+                f"ws/{label}/network-approver",
+                target,
+                ws,
+                sp,
+                NETWORK_APPROVER,
+                before_workspace=identity.workspace_identity_id is not None,
+            )
+        )
     for name in cluster_names:
         node = f"cluster:{name}"
         if datastores:

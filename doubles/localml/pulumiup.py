@@ -4,7 +4,7 @@
         with StackDeployment("dev", work, local.subprocess_env()) as d:
             d.up()                      # pulumi up (the policy pack too), every resource PUT to localml
             code, outputs, err = d.outputs()   # pulumi stack output --json --show-secrets
-            d.destroy()                 # pulumi destroy
+            d.destroy()                 # pulumi destroy --run-program
 
 The parts are preflight's (docs/engine.md): the CLI `preflight.pulumicli.find()` picks (PATH, or the one `make
 engine` built), a scratch project and file backend (`preflight.workspace.Workspace`), the stack program served
@@ -20,6 +20,7 @@ of a stack).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -121,8 +122,17 @@ class StackDeployment:
         log = self.work / f"{command}-{time.monotonic_ns()}.jsonl"
         started = time.monotonic()
         if program:
-            with langhost.serve(self.root) as host:
-                r = self._ws.run(command, *args, client=host.address, event_log=log, timeout=self.timeout)
+            # The program (and the clusters' before-delete hook in it, components/compute_delete.py) runs in
+            # this process: it sees localml's environment (ARM endpoint, identity, CA) for the run, as a
+            # program the CLI starts inherits the CLI's.
+            saved = dict(os.environ)
+            os.environ.update(self.env)
+            try:
+                with langhost.serve(self.root) as host:
+                    r = self._ws.run(command, *args, client=host.address, event_log=log, timeout=self.timeout)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
         else:
             r = self._ws.run(command, *args, event_log=log, timeout=self.timeout)
         run = events.parse(r.returncode, events.read(log), r.stderr) if log.exists() else None
@@ -139,11 +149,19 @@ class StackDeployment:
     def preview(self) -> Ran:
         return self._run("preview", "--diff", *self._policy_args, program=True)
 
-    def destroy(self, refresh: bool = False) -> Ran:
-        """`pulumi destroy --yes` (the program does not run: the state says what to delete); `refresh`: read
-        every resource first (`--refresh`), so what was deleted outside Pulumi is not deleted again."""
+    def destroy(self, refresh: bool = False, run_program: bool = True) -> Ran:
+        """`pulumi destroy --yes --run-program`, as the project's commands run it (README): the program runs,
+        so the clusters' before-delete hook is there to delete each compute (components/compute_delete.py);
+        `run_program=False`: a plain `pulumi destroy` (the state alone says what to delete; the CLI then
+        refuses the whole destroy, since the clusters have delete hooks). `refresh`: read every resource
+        first (`--refresh`), so what was deleted outside Pulumi is not deleted again."""
         return self._run(
-            "destroy", "--yes", "--skip-preview", *(["--refresh"] if refresh else []), program=False
+            "destroy",
+            "--yes",
+            "--skip-preview",
+            *(["--run-program"] if run_program else []),
+            *(["--refresh"] if refresh else []),
+            program=run_program,
         )
 
     def set_stack_text(self, text: str) -> None:

@@ -140,7 +140,7 @@ def run(work: Path, as_json: bool) -> int:
                 steps.add("pulumi up", up.exit_code, up.seconds, **report)
                 if up.ok:
                     _after_up(deployment, env, work, steps)
-                say(f"$ pulumi destroy --yes --stack {STACK}")
+                say(f"$ pulumi destroy --yes --run-program --stack {STACK}")
                 down = deployment.destroy()
                 left = sorted(r.id for r in local.control_plane.store.resources.values())
                 extra: dict[str, Any] = {"left_in_store": left}

@@ -10,8 +10,14 @@ azure-native's calls (pulumi/pulumi-azure-native `provider/pkg/provider/crud/cru
   long-running operation) to its end; then `readAfterWrite`, a GET, whose answer becomes the outputs.
 - Update: the PUT and the GET, no CanCreate.
 - Read: a GET; a 404 is "the resource was deleted" (an empty id).
-- Delete: DELETE, which accepts 200, 202 and 204, polls a 202, and takes a 404 as already deleted; a compute
-  with the query `underlyingResourceAction=Delete`.
+- Delete: DELETE `<id>?api-version=<the resource's API version>` and no other query parameter, for every
+  resource a compute included (provider.go `Delete`: `k.azureClient.Delete(ctx, id, apiVersion,
+  res.DeleteAsyncStyle, nil)`, the query parameters nil; azure-native has no custom resource for
+  machinelearningservices computes, provider/pkg/resources/customresources), which accepts 200, 202 and 204,
+  polls a 202, and takes a 404 as already deleted (client_azcore.go `Delete`: "If the resource is already
+  deleted, we don't want to return an error"). Compute_Delete's required `underlyingResourceAction` is
+  therefore never sent by azure-native; the stack's clusters are deleted by their before-delete hook
+  (components/compute_delete.py), which sends it.
 - A failed call is `Status=<status> Code="<code>" Message="<message>"` (`PulumiAzcoreResponseError`).
 
 The request body is the SDK inputs in the REST shape (`convert/sdkInputsToRequestBody.go`
@@ -386,16 +392,11 @@ class ArmClient:
             raise self._error(res)
         self._poll(res, f"PUT {arm_id}")
 
-    def delete(self, arm_id: str, version: str, **query: str) -> None:
-        res = self._send("DELETE", arm_id, version, **query)
+    def delete(self, arm_id: str, version: str) -> None:
+        """azure-native's DELETE: `api-version` is its one query parameter (module docstring)."""
+        res = self._send("DELETE", arm_id, version)
         if res.status_code == 404:
             return  # already deleted
         if res.status_code not in (200, 202, 204):
             raise self._error(res)
         self._poll(res, f"DELETE {arm_id}")
-
-
-def delete_query(token: str) -> dict[str, str]:
-    """The query a DELETE of `token` carries: a compute's `underlyingResourceAction` (required by the spec's
-    `Compute_Delete`)."""
-    return {"underlyingResourceAction": "Delete"} if token == COMPUTE else {}

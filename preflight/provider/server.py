@@ -26,7 +26,8 @@ Each RPC follows pulumi/pulumi-azure-native `provider/pkg/provider/provider.go` 
 - `Read` (refresh, `pulumi destroy --refresh`): with an ARM endpoint, a GET (404: an empty id, the resource
   was deleted), the outputs from the answer and the inputs refreshed as azure-native does
   (`arm.refreshed_inputs`); offline, the state as given (nothing changed since it was written).
-- `Delete`: with an ARM endpoint, DELETE (a compute with `underlyingResourceAction=Delete`); offline, nothing.
+- `Delete`: with an ARM endpoint, DELETE `<id>?api-version=` and nothing else, for every resource (provider.go
+  `Delete` passes nil query parameters; `arm.ArmClient.delete`); offline, nothing.
 - `Invoke`: `getClientConfig`, `getResourceGroup`, `getUserAssignedIdentity`, `getVault`
   (`preflight.provider.invokes`). `getResourceGroup` and `getVault` read ARM (a GET; a 404 fails the invoke
   with ARM's error, as azure-native's does) when an endpoint is configured, else the resources outside the
@@ -270,7 +271,7 @@ class AzureNativeStandIn(provider_pb2_grpc.ResourceProviderServicer):
         olds = _plain(request.old_inputs) if request.HasField("old_inputs") else {}
         version = str(_plain(request.properties).get("azureApiVersion") or arm.api_version(token, olds))
         try:
-            self.arm.delete(request.id, version, **arm.delete_query(token))
+            self.arm.delete(request.id, version)
         except arm.ArmError as e:
             context.abort(grpc.StatusCode.UNKNOWN, str(e))
         return empty_pb2.Empty()

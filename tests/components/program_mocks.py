@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from google.protobuf import json_format
 from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
@@ -180,6 +181,13 @@ class Recorder(pulumi_mocks.MockMonitor):
                 "deleteBeforeReplaceDefined": bool(request.deleteBeforeReplaceDefined),
                 "protect": bool(request.protect),
                 "ignoreChanges": list(request.ignoreChanges),
+                "retainOnDelete": bool(request.retainOnDelete),
+                "beforeDelete": list(request.hooks.before_delete),
+                "replacementTrigger": (
+                    json.loads(json_format.MessageToJson(request.replacement_trigger))
+                    if request.HasField("replacement_trigger")
+                    else None
+                ),
             },
         )
         if record.custom:

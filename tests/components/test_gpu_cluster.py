@@ -257,6 +257,18 @@ def test_only_clusters_carry_replace_options(run):
     for r in run.declared:
         if r.type != COMPUTE:
             assert r.replace_on_changes == [] and r.delete_before_replace is False, r.urn
+            assert r.options["retainOnDelete"] is False and r.options["beforeDelete"] == [], r.urn
+
+
+def test_every_cluster_is_deleted_by_the_hook_and_never_by_azure_natives_plain_delete(run):
+    """azure-native's DELETE carries no `underlyingResourceAction` (provider.go `Delete`); the cluster is
+    retained by the engine (no provider Delete: pulumi step.go `DeleteStep.Apply`) and deleted by the named
+    before-delete hook, which sends it (components/compute_delete.py)."""
+    clusters = run.of_type(COMPUTE)
+    assert clusters
+    for r in clusters:
+        assert r.options["retainOnDelete"] is True, r.name
+        assert r.options["beforeDelete"] == ["azml-gpu-compute-delete"], r.name
 
 
 def test_clusters_depend_on_the_workspace(run):
@@ -289,3 +301,32 @@ def test_reference_cluster_reserves_384_vcpus(runs):
     out = next(r for r in runs["prod"].of_type(CLUSTER_COMPONENT) if r.name == "h100-x4").outputs
     assert out["reservedVcpus"] == 384
     assert out["rdmaUsable"] is True and out["gpusPerNode"] == 8
+
+
+# --- re-created when the workspace's isolation changes ----------------------------------------------------
+
+
+def _triggers(result) -> dict[str, object]:
+    return {r.name: r.options["replacementTrigger"] for r in result.of_type(COMPUTE)}
+
+
+def test_each_cluster_is_replaced_when_its_workspace_gets_a_managed_network_or_private_endpoint(
+    runs, stack_configs
+):
+    """how-to-managed-network.md, "Migration of compute resources": "You'll need to delete all existing
+    managed compute resources and recreate them after enabling the managed virtual network"; how-to-configure-
+    private-link.md, "Add a private endpoint to a workspace": existing compute targets not behind the
+    endpoint's virtual network "won't work". The engine replaces a resource whose replacement trigger
+    changed (pulumi step_generator.go `shouldTriggerReplace`): each cluster's is how its workspace is
+    reached."""
+    public = "managed-network=False;workspace-private-endpoint=False"
+    assert set(_triggers(runs["dev"]).values()) == {public}
+    assert set(_triggers(runs["prod"]).values()) == {"managed-network=True;workspace-private-endpoint=True"}
+    base = stack_configs["dev"]
+    managed = run_program(
+        "dev", variant(base, network={"managed": {"isolation_mode": "AllowInternetOutbound"}})
+    )
+    assert managed.ok, managed.error
+    assert set(_triggers(managed).values()) == {"managed-network=True;workspace-private-endpoint=False"}
+    # Anything else about the network leaves the trigger as it was: no replacement.
+    assert _triggers(runs["dev"]) == {r.name: public for r in runs["dev"].of_type(COMPUTE)}

@@ -153,7 +153,9 @@ def test_dev_grants_only_the_key_vault_role(runs):
 
 
 def test_a_private_endpoint_rule_grants_the_approver_role_on_its_target(stack_configs):
-    """Azure AI Enterprise Network Connection Approver, no longer granted by Azure itself (grant_plan)."""
+    """Azure AI Enterprise Network Connection Approver, no longer granted by Azure itself (grant_plan), to the
+    user-assigned workspace identity (a system-assigned one is refused with private-endpoint rules:
+    stackconfig.combinations), before the workspace: prod provisions its managed network at creation."""
     base = stack_configs["prod"]
     network = dict(ns(base, "network"))
     rule = {
@@ -163,7 +165,10 @@ def test_a_private_endpoint_rule_grants_the_approver_role_on_its_target(stack_co
         "subresource_target": "blob",
     }
     network["managed"] = dict(network["managed"], outbound_rules=[rule])
-    result = run_program("prod", variant(base, network=network))
+    assert network["managed"]["provision_at_creation"] is True
+    ws_uai = UAI.replace("/id-train", "/id-ws")
+    identity = dict(ns(base, "identity"), workspace_identity_id=ws_uai)
+    result = run_program("prod", variant(base, network=network, identity=identity))
     assert result.ok, result.error
     (approver,) = [
         r
@@ -171,8 +176,10 @@ def test_a_private_endpoint_rule_grants_the_approver_role_on_its_target(stack_co
         if role_of(r) == "Azure AI Enterprise Network Connection Approver"
     ]
     assert approver.inputs["scope"] == DATA and approver.inputs["principalType"] == "ServicePrincipal"
-    assert approver.inputs["principalId"] == one(result, ML_WORKSPACE).state["identity"]["principalId"]
     assert approver.inputs["roleDefinitionId"].endswith("/b556d68e-0be0-4f35-a333-ad7ee1ce17ea")
+    mlw = one(result, ML_WORKSPACE)
+    assert approver.urn in mlw.dependencies  # made before the workspace and its network
+    assert GUID.match(approver.inputs["principalId"])  # the identity's, read before the workspace exists
 
 
 def test_a_user_assigned_workspace_identitys_grants_are_each_declared_once(stack_configs):

@@ -11,6 +11,7 @@ from components.locks import check_resource_scope
 
 from .components_helpers import (
     APP_INSIGHTS,
+    COMPUTE,
     GROUP_OR_SUBSCRIPTION,
     KEY_VAULT,
     LOCK,
@@ -64,6 +65,20 @@ def test_dev_and_prod_declare_no_locks(runs, stack):
     """dev: disposable; prod: a managed network asks for no scope locks (how-to-managed-network.md)."""
     assert runs[stack].of_type(LOCK) == []
     assert runs[stack].of_type(LOCKS_COMPONENT) == []
+
+
+def test_every_lock_depends_on_what_it_would_block_so_destroy_removes_it_first(stack_configs):
+    """A lock blocks deleting what lies under its scope: a workspace lock its computes, a storage or registry
+    lock the role assignments on it (lock-resources.md; docs/config.md). `pulumi destroy` deletes a resource's
+    dependents before it, so each lock depends on every cluster and every role assignment of the stack and
+    is deleted before any of them (the engine's order: tests/integration/e2e/test_pulumi_up.py)."""
+    base = stack_configs["capacity"]
+    result = run_program("capacity", variant(base, locks=dict(ns(base, "locks"), workspace=True)))
+    assert result.ok, result.error
+    blocked = {r.urn for r in result.of_type(COMPUTE)} | {r.urn for r in result.of_type(ROLE_ASSIGNMENT)}
+    assert result.of_type(COMPUTE) and result.of_type(ROLE_ASSIGNMENT)
+    for lock in result.of_type(LOCK):
+        assert blocked <= set(lock.dependencies), lock.name
 
 
 def test_workspace_lock_only_when_asked_and_says_it_covers_computes(stack_configs):

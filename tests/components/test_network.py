@@ -23,6 +23,7 @@ from .components_helpers import (
     ML_WORKSPACE,
     PRIVATE_ENDPOINT,
     STORAGE,
+    UAI,
     ns,
     one,
     variant,
@@ -149,8 +150,13 @@ def workspace_inputs(stack_configs, **managed):
     net = dict(ns(base, "network"))
     net["managed"] = {**net["managed"], **managed}
     changes = {"network": net}
+    if any(r.get("type") == "private_endpoint" for r in managed.get("outbound_rules", [])):
+        # A private-endpoint rule needs a user-assigned workspace identity (stackconfig.combinations).
+        changes["identity"] = dict(ns(base, "identity"), workspace_identity_id=UAI)
     if managed.get("isolation_mode") == "Disabled":  # nodes without a public IP need a managed network
-        changes["clusters"] = [dict(c, node_public_ip=True) for c in ns(base, "clusters")]
+        # ... and a private workspace's clusters a subnet of its endpoint's network (private-link page).
+        subnet = net["private_endpoints"]["subnet_id"].rsplit("/", 1)[0] + "/snet-train"
+        changes["clusters"] = [dict(c, node_public_ip=True, subnet_id=subnet) for c in ns(base, "clusters")]
     result = run_program("prod", variant(base, **changes))
     assert result.ok, result.error
     return one(result, ML_WORKSPACE).inputs

@@ -177,8 +177,12 @@ def test_a_registry_reached_privately_either_way_is_premium(stack_configs, reach
     (container-registry-private-link: "available in the Premium container registry service tier")."""
     base = stack_configs["prod"]
     network = {reached_by: ns(base, "network")[reached_by]}
-    # Without a managed network the nodes need a public IP (or a subnet of yours).
+    # Without a managed network the nodes need a public IP (or a subnet of yours), and a private workspace's
+    # clusters a subnet of the private endpoint's network (how-to-configure-private-link.md).
     clusters = [dict(c, node_public_ip=reached_by != "managed") for c in ns(base, "clusters")]
+    if reached_by != "managed":
+        subnet = ns(base, "network")["private_endpoints"]["subnet_id"].rsplit("/", 1)[0] + "/snet-train"
+        clusters = [dict(c, subnet_id=subnet) for c in clusters]
     result = run_program("prod", variant(base, network=network, clusters=clusters))
     assert result.ok, result.error
     assert one(result, REGISTRY).inputs["sku"] == {"name": "Premium"}
@@ -218,7 +222,13 @@ def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
         "subresource_target": "blob",
     }
     network["managed"] = dict(network["managed"], outbound_rules=[rule])
-    identity = dict(ns(base, "identity"), data_stores=[DATA], customer_managed_key=customer_key())
+    # A private-endpoint rule needs a user-assigned workspace identity (stackconfig.combinations): the key's.
+    identity = dict(
+        ns(base, "identity"),
+        data_stores=[DATA],
+        customer_managed_key=customer_key(),
+        workspace_identity_id=UAI,
+    )
     result = run_program(
         "prod",
         variant(base, clusters=clusters, identity=identity, network=network),
@@ -236,9 +246,19 @@ def test_user_assigned_identity_data_stores_and_customer_key(stack_configs):
     readers = [g for g in result.of_type(ROLE_ASSIGNMENT) if role_of(g) == "Storage Blob Data Reader"]
     assert {g.inputs["scope"] for g in readers} == {DATA} and len(readers) == 2  # one per cluster
     principals = {g.inputs["principalId"] for g in readers}
-    assert len(principals) == 1 and GUID.match(principals.pop())  # the identity the getter returned
+    assert len(principals) == 1 and GUID.match(next(iter(principals)))  # the identity the getter returned
     mlw = one(result, ML_WORKSPACE)
-    assert mlw.inputs["identity"] == {"type": "SystemAssigned,UserAssigned", "userAssignedIdentities": [UAI]}
+    assert mlw.inputs["identity"] == {"type": "UserAssigned", "userAssignedIdentities": [UAI]}
+    # The rule's approver grant is the Workspace component's, made before the workspace (so before the
+    # network provisioned with it): how-to-managed-network.md, "add the Azure AI Enterprise Network
+    # Connection Approver role to your identity".
+    (approver,) = [
+        g
+        for g in result.of_type(ROLE_ASSIGNMENT)
+        if role_of(g) == "Azure AI Enterprise Network Connection Approver"
+    ]
+    assert approver.inputs["scope"] == DATA and approver.urn in mlw.dependencies
+    assert {approver.inputs["principalId"]} == principals  # UAI's principal, known before the workspace
     assert mlw.inputs["encryption"] == {
         "status": "Enabled",
         "keyVaultProperties": {"keyVaultArmId": KV_CMK, "keyIdentifier": KEY_URI},

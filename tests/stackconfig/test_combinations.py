@@ -55,7 +55,7 @@ def private(**network: Any) -> dict[str, Any]:
     raw = public()
     raw["workspace"]["public_network_access"] = "Disabled"
     raw["clusters"][0]["node_public_ip"] = False
-    raw["network"] = {**MANAGED, "private_endpoints": {"subnet_id": PE_SUBNET}, **network}
+    raw["network"] = {**copy.deepcopy(MANAGED), "private_endpoints": {"subnet_id": PE_SUBNET}, **network}
     return raw
 
 
@@ -271,10 +271,44 @@ def test_a_cross_region_cluster_next_to_a_workspace_private_endpoint_is_refused(
         "azml-gpu:clusters[0].region: 'westus3' differs from the workspace region (eastus), and a cluster in "
         "another region is not available for a workspace with a private endpoint (how-to-create-attach-"
         "compute-cluster.md, Limitations); put the cluster in eastus, or give that region its own workspace "
-        "(stack) and quota"
+        "(stack) and quota",
+        NO_VNET_REFUSAL.format(name=raw["clusters"][0]["name"]),
     ]
     raw["network"]["private_endpoints"]["targets"] = ["storage_blob"]  # no endpoint to the workspace itself
     validate(raw)
+
+
+NO_VNET_REFUSAL = (
+    "azml-gpu:clusters[0].subnet_id: cluster '{name}' is in no virtual network, and the workspace is reached "
+    'only through its private endpoint (public_network_access Disabled, no managed network): "compute '
+    "targets ... not behind the same virtual network that the private endpoint is created in ... won't "
+    'work" (how-to-configure-private-link.md, Add a private endpoint to a workspace); set subnet_id to a '
+    "subnet of the private endpoint's virtual network, or enable network.managed (the cluster then joins the "
+    "managed network)"
+)
+
+
+def test_a_private_workspace_refuses_each_cluster_in_no_vnet_without_a_managed_network() -> None:
+    raw = public()
+    raw["workspace"]["public_network_access"] = "Disabled"
+    raw["network"] = {"private_endpoints": {"subnet_id": PE_SUBNET}}
+    raw["clusters"] = [dict(raw["clusters"][0], name=n) for n in ("gpu-a", "gpu-b")]
+    assert problems(raw) == [
+        NO_VNET_REFUSAL.format(name="gpu-a"),
+        NO_VNET_REFUSAL.format(name="gpu-b").replace("clusters[0]", "clusters[1]"),
+    ]
+    # Each way out: the cluster in a subnet, a managed network, public access, no endpoint to the workspace.
+    in_vnet = copy.deepcopy(raw)
+    for c in in_vnet["clusters"]:
+        c["subnet_id"] = PE_SUBNET.replace("snet-pe", "snet-train")
+    assert problems(in_vnet) == []
+    assert problems(dict(raw, network={**raw["network"], **copy.deepcopy(MANAGED)})) == []
+    public_ws = copy.deepcopy(raw)
+    public_ws["workspace"]["public_network_access"] = "Enabled"
+    assert problems(public_ws) == []
+    storage_only = copy.deepcopy(raw)
+    storage_only["network"]["private_endpoints"]["targets"] = ["storage_blob"]
+    assert problems(storage_only) == []
 
 
 @pytest.mark.parametrize(
@@ -311,12 +345,15 @@ def test_a_private_endpoint_rule_is_valid_under_internet_outbound() -> None:
         "service_resource_id": DATA,
         "subresource_target": "blob",
     }
-    validate(private(managed={"isolation_mode": "AllowInternetOutbound", "outbound_rules": [rule]}))
+    raw = private(managed={"isolation_mode": "AllowInternetOutbound", "outbound_rules": [rule]})
+    raw["identity"] = {"workspace_identity_id": WS_IDENTITY}  # its approver grant precedes the workspace
+    validate(raw)
 
 
 def test_a_data_store_under_approved_outbound_needs_a_private_endpoint_rule() -> None:
     raw = private()
-    raw["identity"] = {"data_stores": [DATA]}
+    # A user-assigned workspace identity: its approver grant on the rule's target precedes the workspace.
+    raw["identity"] = {"data_stores": [DATA], "workspace_identity_id": WS_IDENTITY}
     assert problems(raw) == [
         "azml-gpu:identity.data_stores[0]: the jobs read this storage account, and with "
         "AllowOnlyApprovedOutbound the managed network reaches a storage account only through a "
@@ -550,3 +587,47 @@ def test_the_walker_sees_the_models_combinations_edge() -> None:
 
 def test_stackconfig_has_no_import_cycle() -> None:
     assert cycles(graph()) == []
+
+
+PE_RULE_TARGET = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-data/providers/Microsoft.Storage/"
+    "storageAccounts/stdata"
+)
+WS_IDENTITY = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-id/providers/"
+    "Microsoft.ManagedIdentity/userAssignedIdentities/id-ws"
+)
+APPROVER_REFUSAL = (
+    "azml-gpu:network.managed.outbound_rules: private_endpoint rules need the workspace identity's Azure AI "
+    "Enterprise Network Connection Approver grant on each target before the managed network is provisioned "
+    "(with the workspace, or with the first cluster), and a system-assigned identity exists only after the "
+    "workspace; set identity.workspace_identity_id to a user-assigned identity (the stack grants it the role "
+    "before the workspace), or remove the private_endpoint rules"
+)
+
+
+def _pe_rule_stack(provision: bool, identity: dict[str, Any] | None = None) -> dict[str, Any]:
+    rule = {"name": "data", "type": "private_endpoint", "service_resource_id": PE_RULE_TARGET}
+    raw = private(
+        managed={
+            "isolation_mode": "AllowOnlyApprovedOutbound",
+            "provision_at_creation": provision,
+            "outbound_rules": [dict(rule, subresource_target="blob")],
+        }
+    )
+    if identity is not None:
+        raw["identity"] = identity
+    return raw
+
+
+@pytest.mark.parametrize("provision", [True, False])
+def test_private_endpoint_rules_with_a_system_identity_are_refused(provision):
+    """The approver role is no longer Azure's own grant (how-to-managed-network.md, user-defined outbound
+    rules); a system-assigned identity's principal exists only after the workspace, so its grant would follow
+    a network provisioned at creation, or at the first cluster (provision_at_creation false)."""
+    assert problems(_pe_rule_stack(provision)) == [APPROVER_REFUSAL]
+
+
+@pytest.mark.parametrize("provision", [True, False])
+def test_private_endpoint_rules_are_fine_with_a_user_assigned_identity(provision):
+    assert problems(_pe_rule_stack(provision, {"workspace_identity_id": WS_IDENTITY})) == []

@@ -382,7 +382,10 @@ def private(**network: Any) -> dict[str, Any]:
     return raw
 
 
-def test_a_private_endpoint_rule_grants_the_network_connection_approver_on_its_target() -> None:
+def test_a_private_endpoint_rule_grants_the_network_connection_approver_on_its_target_before_the_workspace():
+    """A user-assigned workspace identity's approver grant is made before the workspace, so it exists when the
+    managed network is provisioned at creation (how-to-managed-network.md: "add the Azure AI Enterprise
+    Network Connection Approver role to your identity")."""
     rule = {
         "name": "data",
         "type": "private_endpoint",
@@ -390,12 +393,14 @@ def test_a_private_endpoint_rule_grants_the_network_connection_approver_on_its_t
         "subresource_target": "blob",
     }
     raw = private(managed={"isolation_mode": "AllowOnlyApprovedOutbound", "outbound_rules": [rule]})
-    assert (
-        "ws/stdata/network-approver",
+    raw["identity"] = {"workspace_identity_id": WS_UAI}
+    (approver,) = [g for g in plan(validate(raw)) if g.key == "ws/stdata/network-approver"]
+    assert (approver.scope, approver.principal, approver.role, approver.before_workspace) == (
         DATA,
         "workspace",
         "Azure AI Enterprise Network Connection Approver",
-    ) in (grants(raw))
+        True,
+    )
 
 
 @pytest.mark.parametrize("auth_mode, storage_roles", [("identity", True), ("accessKey", False)])

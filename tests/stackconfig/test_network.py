@@ -16,12 +16,19 @@ DATA = f"/subscriptions/{SUB}/resourceGroups/rg-data/providers/Microsoft.Storage
 VNET = f"/subscriptions/{SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet-a"
 SUBNET = f"{VNET}/subnets/snet-pe"
 RULES = "azml-gpu:network.managed.outbound_rules"
+#: A user-assigned workspace identity: a private-endpoint rule needs one (its approver grant precedes the
+#: workspace; stackconfig.combinations).
+WS_IDENTITY = (
+    f"/subscriptions/{SUB}/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id"
+)
 
 
 def with_rules(*rules: dict, mode: str = "AllowOnlyApprovedOutbound") -> dict:
     raw = good_raw()
     raw["clusters"][1].pop("region")  # same region as the workspace: no combination problem
     raw["network"] = {"managed": {"isolation_mode": mode, "outbound_rules": list(rules)}}
+    if any(r.get("type") == "private_endpoint" for r in rules):
+        raw["identity"] = {"workspace_identity_id": WS_IDENTITY}
     return raw
 
 
@@ -217,6 +224,7 @@ def _raw(**network) -> dict:
             }
         ],
         **({"network": network} if network else {}),
+        "identity": {"workspace_identity_id": WS_IDENTITY},
     }
 
 

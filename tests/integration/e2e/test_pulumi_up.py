@@ -2,8 +2,8 @@
 azure-native provider sends each resource to ARM as azure-native does (CanCreate GET, PUT with the request
 body built from its inputs, readAfterWrite GET; preflight/provider/arm.py), localml keeps every one in its one
 ARM store with the body sent, checked against the REST spec of its API version, and `pulumi destroy` deletes
-every one (DELETE; the compute's with `underlyingResourceAction=Delete`; the resource group's long-running)
-and leaves nothing."""
+every one (DELETE with `api-version` only, as azure-native sends it; the compute by its before-delete hook,
+with `underlyingResourceAction=Delete`; the resource group's long-running) and leaves nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from doubles.localml import LocalAzureML
 from preflight.provider import arm
 
-from .conftest import arm_request, deployment
+from .conftest import arm_request, deployment, stack_config
 
 pytestmark = pytest.mark.slow
 
@@ -167,3 +167,37 @@ def test_a_lock_refuses_the_delete_of_what_it_locks(fresh: LocalAzureML, tmp_pat
         "Microsoft.Resources/resourceGroups",
         "Microsoft.Storage/storageAccounts",
     ]
+
+
+def test_destroy_removes_every_lock_before_the_clusters_and_grants_it_would_block(
+    fresh: LocalAzureML, tmp_path: Path
+) -> None:
+    """capacity with its workspace locked too: a CanNotDelete lock blocks deleting what lies under its scope
+    (the workspace's computes, the role assignments on a locked resource; lock-resources.md), and localml
+    refuses those deletes with ScopeLocked as ARM does. Each lock depends on every cluster and grant
+    (components/locks.py `blocks`), so the real engine's `pulumi destroy` deletes the locks first and the
+    destroy leaves nothing."""
+    assert fresh.control_plane is not None
+    store, log = fresh.control_plane.store, fresh.control_plane.server.log
+    config = stack_config("capacity")
+    config["azml-gpu:locks"] = dict(config["azml-gpu:locks"], workspace=True)
+    with deployment(fresh, "capacity", tmp_path / "deploy", config) as d:
+        up = d.up(skip_preview=True)
+        assert up.ok, up.tail(40)
+        types = {r["type"] for r in _custom(d.export())}
+        assert "azure-native:authorization:ManagementLockByScope" in types
+        before = len(log)
+        down = d.destroy()
+        assert down.ok, down.tail(40)
+    assert store.resources == {}
+    deletes = [c for c in log[before:] if c.method == "DELETE"]
+    assert all(c.status != 409 for c in deletes), [(c.path, c.status) for c in deletes if c.status == 409]
+    position = {c.path.lower(): i for i, c in reversed(list(enumerate(deletes)))}
+    locks = [i for p, i in position.items() if "/providers/microsoft.authorization/locks/" in p]
+    blocked = [
+        i
+        for p, i in position.items()
+        if "/computes/" in p or "/providers/microsoft.authorization/roleassignments/" in p
+    ]
+    assert len(locks) == 4 and blocked
+    assert max(locks) < min(blocked)

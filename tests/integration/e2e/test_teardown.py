@@ -113,7 +113,7 @@ def test_teardown_frees_both_names_and_they_can_be_created_again(local: LocalAzu
     code, out, err = _teardown(local, outputs, "--yes")
     assert code == 0, err[-4000:]
     assert f"teardown: key vault {vault} deleted and purged; its name is free now" in out
-    assert "  1. pulumi destroy --stack <stack> --refresh --yes" in out
+    assert "  1. pulumi destroy --stack <stack> --run-program --refresh --yes" in out
 
 
 def test_without_teardown_the_names_stay_taken(local: LocalAzureML, tmp_path: Path):

@@ -103,14 +103,18 @@ def test_prod_report(runs: dict[str, Outcome]) -> None:
     assert cluster["op"] == "same" and cluster["inputs"]["azureApiVersion"] == "2025-12-01"
     assert cluster["parent"].endswith("azml-gpu:components:GpuCluster::h100-x4")
     assert cluster["inputs"]["properties"]["properties"]["vmSize"] == "Standard_ND96isr_H100_v5"
-    assert cluster["options"] == {}  # no protect, retainOnDelete or taint
+    # Retained: the before-delete hook deletes it with underlyingResourceAction=Delete (components/
+    # compute_delete.py); no protect or taint.
+    assert cluster["options"] == {"retainOnDelete": True}
 
 
 def test_prod_state_as_pulumi_up_deployed_it(runs: dict[str, Outcome]) -> None:
     """The exported state is the engine's own (`pulumi stack export --show-secrets`): ARM ids from the
     offline provider, the component's replaceOnChanges, the property dependencies."""
     state = runs["prod"].exported_state
-    assert state is not None and state["version"] == 3
+    # Version 4 with the "hooks" feature: the clusters carry a before-delete hook (pulumi
+    # pkg/resource/stack/deployment.go `hooksFeature`; components/compute_delete.py).
+    assert state is not None and (state["version"], state["features"]) == (4, ["hooks"])
     resources = state["deployment"]["resources"]
     compute = next(r for r in resources if r["urn"].endswith("::h100-x4") and r["type"] == COMPUTE)
     assert compute["id"] == (

@@ -136,7 +136,7 @@ def test_deletes_the_workspace_permanently_then_deletes_and_purges_the_vault(mon
     assert "teardown: deleting workspace ws-llm permanently (forceToPurge=true)" in err
     assert "teardown: purging key vault sample-vault in westus" in err
     assert [s.split(":")[0] for s in report["next_steps"]] == [
-        "pulumi destroy --stack <stack> --refresh --yes",
+        "pulumi destroy --stack <stack> --run-program --refresh --yes",
         "pulumi up --stack <stack>",
     ]
 
@@ -147,7 +147,7 @@ def test_plain_text_names_what_was_freed_and_the_next_commands(monkeypatch, caps
     assert code == 0
     assert "teardown: workspace ws-llm permanently deleted; its name is free now" in out
     assert "teardown: key vault sample-vault deleted and purged; its name is free now" in out
-    assert "  1. pulumi destroy --stack <stack> --refresh --yes" in out
+    assert "  1. pulumi destroy --stack <stack> --run-program --refresh --yes" in out
     assert "  2. pulumi up --stack <stack>" in out
 
 

@@ -270,5 +270,3 @@ def test_arm_is_used_only_when_an_endpoint_is_configured(monkeypatch: pytest.Mon
     assert not arm.configured()
     monkeypatch.setenv(arm.METADATA_ENV, "https://127.0.0.1:1/metadata")
     assert arm.configured()
-    assert arm.delete_query(arm.COMPUTE) == {"underlyingResourceAction": "Delete"}
-    assert arm.delete_query(STORAGE) == {}

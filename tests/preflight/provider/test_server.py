@@ -644,23 +644,50 @@ def test_update_puts_without_can_create_and_read_refreshes_from_arm(live, plane)
     assert inputs["accountName"] == "stdev"
 
 
-def test_read_of_a_deleted_resource_is_an_empty_id_and_delete_deletes(live, plane) -> None:
+def test_delete_sends_what_azure_natives_provider_go_builds_and_localml_refuses_a_compute_without_action(
+    live, plane
+) -> None:
+    """pulumi-azure-native provider/pkg/provider/provider.go `Delete` (default case):
+    `k.azureClient.Delete(ctx, id, apiVersion, res.DeleteAsyncStyle, nil)`, and client_azcore.go `Delete`
+    starts its query from `{"api-version": apiVersion}` and adds only the (nil) queryParams: a plain DELETE
+    for every resource, a compute included. Compute_Delete 2025-12-01 requires `underlyingResourceAction`
+    (azure-rest-api-specs machinelearningservices stable/2025-12-01 `UnderlyingResourceActionParameter`,
+    required): localml answers 400, and the provider shows ARM's error as azure-native does."""
     _arm_create(live, GROUP, GROUP_INPUTS)
+    _arm_create(live, ACCOUNT, ACCOUNT_INPUTS)
     _arm_create(live, WORKSPACE, WORKSPACE_INPUTS)
     r = _arm_create(live, ARM_CLUSTER, _arm_compute())
-    assert plane.store.arm(COMPUTE_ID) is not None
-    live.Delete(
-        provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties), Context()
+    live.arm.client.sent.clear()
+    with pytest.raises(Aborted) as info:
+        live.Delete(
+            provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties), Context()
+        )
+    assert info.value.args[1] == (
+        'Status=400 Code="UserError" Message="underlyingResourceAction must be one of Delete, Detach '
+        '(got None); it is a required query parameter of Compute_Delete"'
     )
-    (delete,) = [(path, q) for m, path, q, _ in live.arm.client.sent if m == "DELETE"]
-    assert delete == (COMPUTE_ID, {"api-version": "2025-12-01", "underlyingResourceAction": "Delete"})
-    assert plane.store.arm(COMPUTE_ID) is None
-    gone = live.Read(
-        provider_pb2.ReadRequest(id=COMPUTE_ID, urn=ARM_CLUSTER, properties=r.properties), Context()
-    )
+    assert plane.store.arm(COMPUTE_ID) is not None  # nothing deleted
+    live.Delete(provider_pb2.DeleteRequest(id=SA_ID, urn=ACCOUNT), Context())
+    assert plane.store.arm(SA_ID) is None
+    deletes = [(path, q) for m, path, q, _ in live.arm.client.sent if m == "DELETE"]
+    assert deletes == [
+        (COMPUTE_ID, {"api-version": "2025-12-01"}),
+        (SA_ID, {"api-version": "2024-01-01"}),
+    ]
+
+
+def test_read_of_a_deleted_resource_is_an_empty_id_and_deleting_it_again_is_done(live, plane) -> None:
+    _arm_create(live, GROUP, GROUP_INPUTS)
+    r = _arm_create(live, ACCOUNT, ACCOUNT_INPUTS)
+    live.Delete(provider_pb2.DeleteRequest(id=SA_ID, urn=ACCOUNT, properties=r.properties), Context())
+    assert plane.store.arm(SA_ID) is None
+    gone = live.Read(provider_pb2.ReadRequest(id=SA_ID, urn=ACCOUNT, properties=r.properties), Context())
     assert gone.id == ""
-    # Deleting what is already gone succeeds (a 204, or a 404 taken as done).
-    live.Delete(provider_pb2.DeleteRequest(id=COMPUTE_ID, urn=ARM_CLUSTER), Context())
+    # Deleting what is already gone succeeds: ARM's 404 is taken as done (client_azcore.go `Delete`: "If the
+    # resource is already deleted, we don't want to return an error").
+    live.arm.client.sent.clear()
+    live.Delete(provider_pb2.DeleteRequest(id=SA_ID, urn=ACCOUNT), Context())
+    assert [(m, path) for m, path, *_ in live.arm.client.sent] == [("DELETE", SA_ID)]
 
 
 def test_deleting_a_group_polls_until_arm_is_done(live, plane) -> None:
