@@ -99,7 +99,7 @@ def plan(config: StackLike) -> list[PlannedGrant]:
     """The stack's role assignments (`stackconfig.identity.grant_plan`) for this config."""
     return grant_plan(
         config.identity,
-        [c.name for c in config.clusters],
+        {c.name: c.user_assigned_identity_id for c in config.clusters},
         has_registry=config.workspace.container_registry,
         private_endpoint_rule_targets=private_endpoint_rule_targets(config.network),
     )

@@ -9,7 +9,7 @@ Combinations with other keys are checked in `stackconfig.combinations`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -271,15 +271,41 @@ class PlannedGrant:
         return f"{self.role} for {who}"
 
 
+def cluster_principals(identity: IdentityConfig, clusters: Mapping[str, str | None]) -> dict[str, str]:
+    """Cluster name -> the principal its grants go to: `cluster:<name>` for its own identity; with a
+    user-assigned identity (`clusters[name]`, an ARM id) that is the workspace's `workspace_identity_id`,
+    WORKSPACE_PRINCIPAL; one an earlier cluster already uses, `cluster:<that cluster>`. ARM ids compare
+    case-insensitively (resource-name-rules.md: "Always perform a case-insensitive comparison of names")."""
+    owner: dict[str, str] = {}
+    if identity.workspace_identity_id is not None:
+        owner[identity.workspace_identity_id.lower()] = WORKSPACE_PRINCIPAL
+    out: dict[str, str] = {}
+    for name, uai in clusters.items():
+        if uai is None:
+            out[name] = f"cluster:{name}"
+        else:
+            out[name] = owner.setdefault(uai.lower(), f"cluster:{name}")
+    return out
+
+
 def grant_plan(
     identity: IdentityConfig,
-    cluster_names: Sequence[str],
+    clusters: Mapping[str, str | None],
     *,
     has_registry: bool,
     private_endpoint_rule_targets: Sequence[str] = (),
 ) -> list[PlannedGrant]:
     """The role assignments the stack declares, never one Azure makes itself (ARM answers a second identical
-    assignment with 409 RoleAssignmentExists, so the first `pulumi up` would fail).
+    assignment with 409 RoleAssignmentExists, so the first `pulumi up` would fail), and one per (principal,
+    role, scope): `clusters` maps each cluster's name to its `user_assigned_identity_id` (None: system-
+    assigned), and clusters sharing one identity, or using the workspace's, are one principal
+    (`cluster_principals`) whose grant is declared once, under the first key that asks for it (the
+    workspace's, else the first such cluster's). ARM refuses a second assignment of the same role to the
+    same principal on the same scope under another name ("The resource provider does not allow having a role
+    assignment with the same properties - service principal, role definition and scope deployed more than
+    once when it is with different name", Azure/bicep discussion #19690; the error is "code:
+    RoleAssignmentExists message: The Role assignment already exists", learn.microsoft.com/rest/api/
+    authorization, privileged-role common errors).
 
     Sources (learn.microsoft.com/azure/machine-learning/how-to-identity-based-service-authentication,
     MicrosoftDocs/azure-ai-docs articles/machine-learning/how-to-identity-based-service-authentication.md):
@@ -332,8 +358,9 @@ def grant_plan(
     for target in dict.fromkeys(private_endpoint_rule_targets):
         label = target.rstrip("/").rsplit("/", 1)[-1]
         grants.append(PlannedGrant(f"ws/{label}/network-approver", target, ws, sp, NETWORK_APPROVER))
-    for name in cluster_names:
-        node = f"cluster:{name}"
+    principals = cluster_principals(identity, clusters)
+    for name in clusters:
+        node = principals[name]
         if datastores:
             grants.append(
                 PlannedGrant(
@@ -358,4 +385,16 @@ def grant_plan(
                     file_privileged,
                 )
             )
-    return grants
+    return _one_per_assignment(grants)
+
+
+def _one_per_assignment(grants: Sequence[PlannedGrant]) -> list[PlannedGrant]:
+    """The first grant of each (principal, role, scope); a later identical one would be ARM's 409."""
+    seen: set[tuple[str, str, str]] = set()
+    out: list[PlannedGrant] = []
+    for grant in grants:
+        assignment = (grant.principal.lower(), grant.role, grant.scope.lower())
+        if assignment not in seen:
+            seen.add(assignment)
+            out.append(grant)
+    return out
