@@ -90,6 +90,15 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
     return out
 
 
+def environment(result: GateResult) -> str:
+    """The stack's `azml-gpu:environment` as the report shows it."""
+    if result.environment == "production":
+        return "production (azml-gpu:environment: secure-defaults and cluster-replacement enforced)"
+    if result.environment == "development":
+        return "development (azml-gpu:environment)"
+    return "not set (azml-gpu:environment; init-config needs it)"
+
+
 def _plain_table(stream: IO[str], title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     stream.write(f"{title}\n")
     if not rows:
@@ -148,7 +157,10 @@ def _tail_lines(result: GateResult) -> list[str]:
 def render(result: GateResult, stream: IO[str], rich_output: bool) -> None:
     """Write the plan, both evaluations and the verdict to `stream`, with rich tables when `rich_output`."""
     header = f"Policy gate for stack {result.stack} (retirement evaluated on {result.evaluation_date})"
-    config = f"policy config: {result.policy_config_file or 'none (the pack defaults)'}"
+    config = (
+        f"environment: {environment(result)}\n"
+        f"policy config: {result.policy_config_file or 'none (the pack defaults)'}"
+    )
     if rich_output:
         from rich.console import Console
         from rich.table import Table
@@ -226,6 +238,7 @@ def markdown(result: GateResult) -> str:
         f"## Policy gate: {verdict} for stack `{result.stack}`",
         "",
         f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s);",
+        f"environment {environment(result)};",
         f"policy config `{_relative(result.policy_config_file, result.root)}`;",
         f"retirement evaluated on {result.evaluation_date}.",
         "",

@@ -326,8 +326,11 @@ class LocksConfig(_Strict):
     )
 
 
+ENVIRONMENTS = ("production", "development")
+
+
 class StackConfig(_Strict):
-    """The whole `azml-gpu:` namespace: workspace, clusters, locks, network, identity."""
+    """The whole `azml-gpu:` namespace: workspace, clusters, locks, network, identity, environment."""
 
     workspace: WorkspaceConfig = Field(description="Required.", examples=[{"name": "ws-llm"}])
     clusters: list[ClusterConfig] = Field(
@@ -342,6 +345,14 @@ class StackConfig(_Strict):
         default_factory=IdentityConfig,
         description="Optional: identity-based data access, role assignments, customer-managed key, "
         "diagnostics.",
+    )
+    environment: Literal["production", "development"] | None = Field(
+        default=None,
+        description="Optional, no default: what the stack is, which decides its enforcement (never its "
+        "name). production: `python -m preflight init-config` writes secure-defaults and "
+        "cluster-replacement mandatory, and the gate refuses a policy config that makes either advisory; "
+        "development: advisory. init-config refuses a stack that does not say.",
+        examples=["production"],
     )
 
     @model_validator(mode="after")

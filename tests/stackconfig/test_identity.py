@@ -430,7 +430,8 @@ def test_the_workspace_identity_id_must_name_a_user_assigned_identity() -> None:
 # --- one grant per (principal, role, scope): shared user-assigned identities (issue 33 item 2) ------------
 # ARM refuses a second assignment of the same role to the same principal on the same scope under another
 # name with 409 RoleAssignmentExists (Azure/bicep discussion #19690; learn.microsoft.com/rest/api/
-# authorization, privileged-role common errors: "RoleAssignmentExists ... The Role assignment already exists").
+# authorization, privileged-role common errors: "RoleAssignmentExists ... The Role assignment already
+# exists").
 
 
 def two_clusters(first_identity: str | None, second_identity: str | None) -> dict[str, Any]:
