@@ -104,11 +104,11 @@ def test_a_production_stack_with_either_advisory_is_refused_naming_each_and_both
     )
     assert problems == [
         "policies/config/x.json: secure-defaults is advisory, but the stack's azml-gpu:environment is "
-        'production, which enforces it; set "secure-defaults": {"enforcementLevel": "mandatory", ...}, or set '
-        "azml-gpu:environment: development if the stack is not production",
+        'production, which enforces it; set "secure-defaults": {"enforcementLevel": "mandatory", ...}, '
+        "or set azml-gpu:environment: development if the stack is not production",
         "policies/config/x.json: cluster-replacement is disabled, but the stack's azml-gpu:environment is "
-        'production, which enforces it; set "cluster-replacement": {"enforcementLevel": "mandatory", ...}, or '
-        "set azml-gpu:environment: development if the stack is not production",
+        'production, which enforces it; set "cluster-replacement": {"enforcementLevel": "mandatory", '
+        "...}, or set azml-gpu:environment: development if the stack is not production",
     ]
 
 

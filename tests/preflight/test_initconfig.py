@@ -115,8 +115,8 @@ def test_a_stack_file_without_an_environment_is_refused_naming_the_key(
     assert init_config(["prod-eu", "--json"], folder) == 2
     document = json.loads(capsys.readouterr().out)
     assert document["errors"] == [
-        "azml-gpu:environment: not set in Pulumi.prod-eu.yaml; it decides the enforcement written (production: "
-        "secure-defaults and cluster-replacement mandatory; development: advisory): add "
+        "azml-gpu:environment: not set in Pulumi.prod-eu.yaml; it decides the enforcement written "
+        "(production: secure-defaults and cluster-replacement mandatory; development: advisory): add "
         "`azml-gpu:environment: production` or `azml-gpu:environment: development`"
     ]
     assert not (folder / "policies" / "config" / "prod-eu.json").exists()

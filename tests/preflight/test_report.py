@@ -96,7 +96,8 @@ def test_a_stack_level_finding_is_the_stacks() -> None:
     [
         (
             "production",
-            "environment: production (azml-gpu:environment: secure-defaults and cluster-replacement enforced)",
+            "environment: production (azml-gpu:environment: secure-defaults and cluster-replacement "
+            "enforced)",
         ),
         ("development", "environment: development (azml-gpu:environment)"),
         (None, "environment: not set (azml-gpu:environment; init-config needs it)"),
