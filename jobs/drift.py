@@ -374,9 +374,10 @@ def _sizes_offered(
         report.sizes.append(SizeOffer(c.name, c.size, c.region, found, documented))
         if found is False:
             report.notes.append(
-                f"{c.name}: Azure ML does not list {c.size} in {c.region} today (az ml compute list-sizes "
-                f"--location {c.region} --type amlcompute): the live cluster keeps running, but re-creating it "
-                "(a replace, `pulumi destroy` then `up`) would be refused; request the size or pick one listed"
+                f"{c.name}: Azure ML does not list {c.size} in {c.region} today (az ml compute "
+                f"list-sizes --location {c.region} --type amlcompute): the live cluster keeps running, but "
+                "re-creating it (a replace, `pulumi destroy` then `up`) would be refused; request the size "
+                "or pick one listed"
             )
 
 

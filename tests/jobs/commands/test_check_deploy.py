@@ -28,9 +28,11 @@ def _outputs(path: Path, **changes: Any) -> Path:
     return path
 
 
-# The REST spec's VirtualMachineSizes_List answer shape (machineLearningServices.json `VirtualMachineSizeListResult`):
-# `value`, each with `name` and `supportedComputeTypes`.
-SIZES = {"value": [{"name": "STANDARD_NC6", "supportedComputeTypes": ["AmlCompute", "ComputeInstance"]}]}
+# The REST spec's VirtualMachineSizes_List answer shape (machineLearningServices.json
+# `VirtualMachineSizeListResult`): `value`, each with `name` and `supportedComputeTypes`.
+SIZES = {
+    "value": [{"name": "STANDARD_NC6", "supportedComputeTypes": ["AmlCompute", "ComputeInstance"]}],
+}
 
 
 def _route(body: dict[str, Any], extra: list[dict[str, Any]] | None = None, sizes: Any = SIZES):
