@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from stackconfig import rules
+from stackconfig.deploy import CI_DATA_ROLES, DeployConfig, smoke_plan
 from stackconfig.identity import STACK_SCOPES, IdentityConfig, PlannedGrant, grant_plan
 from stackconfig.network import NetworkConfig
 
@@ -77,6 +78,7 @@ class StackLike(Protocol):
     locks: Any
     network: NetworkConfig
     identity: IdentityConfig
+    deploy: DeployConfig
 
 
 def _storage_host(fqdn: str) -> bool:
@@ -102,6 +104,7 @@ def plan(config: StackLike) -> list[PlannedGrant]:
         {c.name: c.user_assigned_identity_id for c in config.clusters},
         has_registry=config.workspace.container_registry,
         private_endpoint_rule_targets=private_endpoint_rule_targets(config.network),
+        ci_principal=config.deploy.ci_principal_id,
     )
 
 
@@ -296,4 +299,25 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
             )
         )
     out.extend(_lock_problems(config))
+    out.extend(_deploy_problems(config))
     return out
+
+
+def _deploy_problems(config: StackLike) -> list[tuple[str, str]]:
+    """[DEPLOY] The smoke job the deploy pipeline runs uploads its code with the pipeline's identity, which
+    with identity-based datastores needs the storage data roles (stackconfig/deploy.py, sources there)."""
+    if not config.identity.identity_datastores or config.deploy.ci_principal_id is not None:
+        return []
+    plan = smoke_plan("", config)
+    if not plan.run:
+        return []
+    return [
+        (
+            "deploy.ci_principal_id",
+            f"not set, and the deploy pipeline's smoke job (on {plan.runner}) uploads its code with the "
+            "pipeline's own identity, which with identity.system_datastores_auth_mode: identity needs "
+            f"{' and '.join(CI_DATA_ROLES)} on the workspace storage (how-to-disable-local-auth-storage.md); "
+            "set it to the object id of the pipeline's service principal (`az ad sp show --id "
+            "<AZURE_CLIENT_ID> --query id -o tsv`) so the stack grants both, or set deploy.smoke: false",
+        )
+    ]

@@ -294,6 +294,7 @@ def grant_plan(
     *,
     has_registry: bool,
     private_endpoint_rule_targets: Sequence[str] = (),
+    ci_principal: str | None = None,
 ) -> list[PlannedGrant]:
     """The role assignments the stack declares, never one Azure makes itself (ARM answers a second identical
     assignment with 409 RoleAssignmentExists, so the first `pulumi up` would fail), and one per (principal,
@@ -327,7 +328,9 @@ def grant_plan(
       to assign the ACRPull role manually": a stack without `workspace.container_registry` gets its registry
       lazily, docs/azure-behaviour.md section 16.)
     - how-to-disable-local-auth-storage.md: with identity datastores each cluster identity and the data
-      scientists need the storage data roles (nothing says Azure grants those): kept.
+      scientists need the storage data roles (nothing says Azure grants those): kept. So does the deploy
+      pipeline's service principal (`ci_principal`, `azml-gpu:deploy.ci_principal_id`), which uploads the
+      smoke job's code (stackconfig/deploy.py).
     - how-to-managed-network.md: user-defined private-endpoint outbound rules are approved with the Azure AI
       Enterprise Network Connection Approver role, which Azure no longer grants the workspace identity by
       itself since 2025-04-30 ("If you are using UAI workspace please make sure to add the Azure AI
@@ -370,6 +373,9 @@ def grant_plan(
         for store in identity.data_stores:
             label = store.rstrip("/").rsplit("/", 1)[-1]
             grants.append(PlannedGrant(f"{name}/{label}/blob-reader", store, node, sp, blob_reader))
+    if datastores and ci_principal is not None:
+        for slug, role in (("blob-contributor", blob), ("file-privileged", file_privileged)):
+            grants.append(PlannedGrant(f"ci/st/{slug}", "storage", ci_principal, sp, role))
     for person in identity.role_assignments:
         who, kind = person.principal_id, person.principal_type
         slug = person.role.lower().replace(" ", "-")

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from stackconfig import combinations, names, regions, rules, sizes, sshkeys
+from stackconfig.deploy import DeployConfig
 from stackconfig.identity import IdentityConfig
 from stackconfig.network import NetworkConfig
 from stackconfig.schema_base import Strict as _Strict
@@ -353,6 +354,12 @@ class StackConfig(_Strict):
         "cluster-replacement mandatory, and the gate refuses a policy config that makes either advisory; "
         "development: advisory. init-config refuses a stack that does not say.",
         examples=["production"],
+    )
+    deploy: DeployConfig = Field(
+        default_factory=DeployConfig,
+        description="Optional: how the deploy pipeline's smoke step reaches the workspace (a self-hosted "
+        "runner for a private one) and the pipeline's principal, granted the data roles the smoke job's "
+        "code upload needs with identity-based datastores.",
     )
 
     @model_validator(mode="after")
