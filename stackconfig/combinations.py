@@ -8,7 +8,8 @@ the policy pack instead (policies/private_network.py).
 
 Sources:
 - [MN] learn.microsoft.com/azure/machine-learning/how-to-managed-network, "Limitations" (MicrosoftDocs/
-  azure-docs articles/machine-learning/how-to-managed-network.md): "Creating a compute cluster in a different
+  azure-ai-docs articles/machine-learning/how-to-managed-network.md; the Azure ML pages moved there from
+  MicrosoftDocs/azure-docs): "Creating a compute cluster in a different
   region than the workspace isn't supported when using a managed virtual network"; "When using Managed
   virtual network, you can't deploy compute resources inside your custom virtual network"; "If your managed
   network is configured to allow only approved outbound, you can't use an FQDN rule to access Azure Storage
@@ -28,7 +29,7 @@ Sources:
   the user's rules, and "you can't use an FQDN rule to access Azure Storage Accounts. You must use a private
   endpoint instead": a data store read by the jobs needs a private-endpoint rule.
 - [CCR] learn.microsoft.com/azure/machine-learning/how-to-create-attach-compute-cluster, "Limitations"
-  (MicrosoftDocs/azure-docs articles/machine-learning/how-to-create-attach-compute-cluster.md): "Compute
+  (MicrosoftDocs/azure-ai-docs articles/machine-learning/how-to-create-attach-compute-cluster.md): "Compute
   clusters can be created in a different region than your workspace ... This preview isn't available if
   you're using a private endpoint-enabled workspace."
 - [SSH] how-to-managed-network.md, "Limitations": "If your compute instance is in a managed network and is

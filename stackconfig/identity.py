@@ -319,10 +319,13 @@ def grant_plan(
       (control plane) + Key Vault Administrator (data plane)"); conservative reading in
       docs/azure-behaviour.md section 16.
     - "User-assigned managed identity > Workspace": the table of roles a user-assigned workspace identity
-      needs, all granted here before the workspace is created (Contributor on the workspace after it):
-      Storage "Contributor (control plane) + Storage Blob Data Contributor + Storage File Data Privileged
-      Contributor (data plane)", Key Vault (RBAC) "Contributor (control plane) + Key Vault Administrator",
-      Container Registry "Contributor", Application Insights "Contributor", workspace "Contributor".
+      needs, all granted here before the workspace is created (Contributor on the workspace after it), as
+      the page has them (2025-06-10 revision): Azure Storage "Contributor (control plane) + Storage Blob Data
+      Contributor (data plane, optional, to enable data preview in the Azure Machine Learning studio)", Key
+      Vault (RBAC) "Contributor (control plane) + Key Vault Administrator (data plane)", Container Registry
+      "Contributor", Application Insights "Contributor", workspace "Contributor". An earlier revision also
+      named Storage File Data Privileged Contributor on storage; the grant is kept, on
+      how-to-disable-local-auth-storage.md's pair of data roles (docs/azure-behaviour.md section 16).
     - "Compute cluster": "A managed identity automatically gets the ACRPull role on the workspace ACR": no
       AcrPull from the stack. (Also: "If you create compute first, before the workspace ACR exists, you need
       to assign the ACRPull role manually": a stack without `workspace.container_registry` gets its registry
