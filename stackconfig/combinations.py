@@ -45,6 +45,9 @@ Sources:
   on a resource the stack grants a role on (replacing a cluster, removing a grant or `pulumi destroy` would
   fail half-way), and a workspace with a managed network has no locks. An unset lock flag follows the
   decision (`resolved_locks`); a flag set to true against it is a config error.
+- [DEPLOY] stackconfig/deploy.py (sources there): with identity-based datastores the deploy pipeline's smoke
+  job uploads its code as the pipeline's principal, which needs Storage Blob Data Contributor and Storage File
+  Data Privileged Contributor on the workspace storage (how-to-disable-local-auth-storage.md).
 """
 
 from __future__ import annotations
