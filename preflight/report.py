@@ -238,9 +238,9 @@ def markdown(result: GateResult) -> str:
         f"## Policy gate: {verdict} for stack `{result.stack}`",
         "",
         f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s);",
-        f"environment {environment(result)};",
         f"policy config `{_relative(result.policy_config_file, result.root)}`;",
-        f"retirement evaluated on {result.evaluation_date}.",
+        f"retirement evaluated on {result.evaluation_date};",
+        f"environment {environment(result)}.",
         "",
     ]
     for evaluation in result.evaluations:

@@ -109,5 +109,5 @@ def test_the_report_shows_what_the_stack_is(environment: str | None, shown: str)
     out = io.StringIO()
     report.render(result, out, rich_output=False)
     assert out.getvalue().splitlines()[1] == shown
-    assert f"{shown.replace('environment: ', 'environment ', 1)};" in report.markdown(result).splitlines()
+    assert f"{shown.replace('environment: ', 'environment ', 1)}." in report.markdown(result).splitlines()
     assert result.as_json()["environment"] == environment
