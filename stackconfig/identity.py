@@ -398,12 +398,15 @@ def grant_plan(
 
 
 def _one_per_assignment(grants: Sequence[PlannedGrant]) -> list[PlannedGrant]:
-    """The first grant of each (principal, role, scope); a later identical one would be ARM's 409."""
-    seen: set[tuple[str, str, str]] = set()
+    """The first grant of each (principal, role, scope) where later ones come from other config entries (a
+    shared identity: a second assignment would be ARM's 409). A grant repeated under its own key is the same
+    config entry written twice: kept, so the gate names both entries (preflight.duplicates)."""
+    first: dict[tuple[str, str, str], str] = {}
     out: list[PlannedGrant] = []
     for grant in grants:
         assignment = (grant.principal.lower(), grant.role, grant.scope.lower())
-        if assignment not in seen:
-            seen.add(assignment)
-            out.append(grant)
+        if assignment in first and first[assignment] != grant.key:
+            continue
+        first.setdefault(assignment, grant.key)
+        out.append(grant)
     return out

@@ -516,8 +516,12 @@ def test_a_cluster_using_the_workspace_identity_adds_no_grant_the_workspace_has(
     assert not [g for g in plan(validate(raw)) if g.principal == "cluster:h100-x4"]
 
 
-def test_the_same_person_listed_twice_with_one_role_is_granted_once() -> None:
+def test_the_same_entry_written_twice_is_left_for_the_gate_to_name() -> None:
+    """The same person and role twice is one config entry repeated, not a shared identity: both stay, and
+    the gate names both entries (preflight.duplicates, tests/integration/gate/test_stack_file_forms.py)."""
     raw = public()
     raw["identity"] = {"role_assignments": [dict(GROUP, role="Reader"), dict(GROUP, role="Reader")]}
     who = GROUP["principal_id"]
-    assert [g for g in grants(raw) if g[2] == who] == [(f"people/{who}/reader", "workspace", who, "Reader")]
+    assert [g for g in grants(raw) if g[2] == who] == [
+        (f"people/{who}/reader", "workspace", who, "Reader")
+    ] * 2
