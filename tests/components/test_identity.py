@@ -451,3 +451,18 @@ def test_a_cluster_on_the_workspace_identity_gets_no_second_storage_assignment(s
         "azml-gpu: people/00000000-0000-0000-0000-00000000a001/st/blob-contributor",
         "azml-gpu: ws/st/blob-contributor",
     ]
+
+
+def test_the_deploy_pipelines_principal_gets_the_storage_data_roles(stack_configs):
+    """issue 33 item 4: prod (identity datastores) with `deploy.ci_principal_id`: the pipeline's service
+    principal, which uploads the smoke job's code, gets Storage Blob Data Contributor and Storage File Data
+    Privileged Contributor on the workspace storage (how-to-disable-local-auth-storage.md)."""
+    ci = "00000000-0000-0000-0000-0000000000c1"
+    result = run_program("prod", variant(stack_configs["prod"], deploy={"ci_principal_id": ci}))
+    assert result.ok, result.error
+    storage = one(result, STORAGE)
+    mine = [r for r in result.of_type(ROLE_ASSIGNMENT) if r.inputs["principalId"] == ci]
+    assert sorted((role_of(r), r.inputs["scope"], r.inputs["principalType"]) for r in mine) == [
+        ("Storage Blob Data Contributor", storage.id, "ServicePrincipal"),
+        ("Storage File Data Privileged Contributor", storage.id, "ServicePrincipal"),
+    ]
