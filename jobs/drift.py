@@ -18,6 +18,12 @@ What is compared, per stack cluster, with what azure-ai-ml reads back (`ml.compu
 - region: `region` vs `location` <- `computeLocation`, else the resource `location` (normalised);
 - min_instances, max_instances, idle_seconds: vs `scaleSettings` min/max/`nodeIdleTimeBeforeScaleDown`.
 
+And, per cluster, whether Azure ML offers its size in its region today (`list_sizes`: azure-ai-ml
+`ComputeOperations.list_sizes(location=R, compute_type="amlcompute")`, the REST virtual-machine-sizes list,
+`az ml compute list-sizes`), beside whether concept-compute-target.md's table lists its series
+(`vmsizes.azureml`): a note, never a failure (the cluster exists; a size no longer offered refuses a
+re-created one), and a list that cannot be read is a note too.
+
 Local auth is not compared: `disableLocalAuth` follows from SSH (azure-ai-ml sends
 `disable_local_auth = not ssh_settings`, `_to_rest_object`) and azure-ai-ml does not read it back.
 """
@@ -93,10 +99,24 @@ class ClusterCheck:
         return [f for f in self.fields if not f.ok]
 
 
+@dataclass(frozen=True)
+class SizeOffer:
+    """A cluster's size against Azure ML's live list of its region (`offered` None: the list was not read)
+    and concept-compute-target.md's table of series (`documented`)."""
+
+    cluster: str
+    size: str
+    region: str
+    offered: bool | None
+    documented: bool
+
+
 @dataclass
 class Report:
     clusters: list[ClusterCheck]
     extra: list[LiveCluster]  # live AmlCompute clusters the stack does not declare (advisory)
+    sizes: list[SizeOffer] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # advisory: sizes not offered, a list not read
 
     @property
     def ok(self) -> bool:
@@ -300,9 +320,11 @@ def check(
     list_all: Callable[[], Iterable[Any]],
     where: Where,
     progress: Callable[[str], None] = lambda line: None,
+    list_sizes: Callable[[str], Iterable[str]] | None = None,
 ) -> Report:
     """`get(name)` -> the azure-ai-ml compute, or None when Azure answers 404; `list_all()` -> every compute
-    of the workspace (to find the clusters the stack does not declare). `progress` gets one line per call."""
+    of the workspace (to find the clusters the stack does not declare); `list_sizes(region)` -> the names of
+    the sizes Azure ML offers for AmlCompute there (module docstring). `progress` gets one line per call."""
     clusters = sorted(outputs.clusters.values(), key=lambda c: c.name)
     results = []
     for i, cluster in enumerate(clusters, 1):
@@ -313,7 +335,50 @@ def check(
     declared = {c.name.lower() for c in clusters}
     extra = [live_cluster(c) for c in list_all() if c.name.lower() not in declared]
     extra = [c for c in extra if c.type.lower() == "amlcompute"]
-    return Report(results, sorted(extra, key=lambda c: c.name))
+    report = Report(results, sorted(extra, key=lambda c: c.name))
+    if list_sizes is not None:
+        _sizes_offered(report, clusters, list_sizes, progress)
+    return report
+
+
+def _sizes_offered(
+    report: Report,
+    clusters: list[ClusterOutput],
+    list_sizes: Callable[[str], Iterable[str]],
+    progress: Callable[[str], None],
+) -> None:
+    """Each cluster's size against Azure ML's live list of its region (one read per region)."""
+    import vmsizes
+    from vmsizes import azureml
+
+    offered: dict[str, list[str] | None] = {}
+    for region in sorted({c.region for c in clusters}):
+        progress(f"listing the sizes Azure ML offers in {region} (az ml compute list-sizes)")
+        try:
+            offered[region] = list(list_sizes(region))
+        except Exception as exc:  # noqa: BLE001 - a note, the comparison is advisory
+            from jobs.errors import error_detail
+
+            offered[region] = None
+            report.notes.append(
+                f"the sizes Azure ML offers in {region} could not be read ({error_detail(exc)}); check with "
+                f"`az ml compute list-sizes --location {region} --type amlcompute`"
+            )
+    for c in clusters:
+        names = offered[c.region]
+        found = None if names is None else azureml.offered_live(c.size, names)
+        try:
+            documented = azureml.documented(vmsizes.describe(c.size))
+        except vmsizes.UnknownSize:
+            documented = False
+        report.sizes.append(SizeOffer(c.name, c.size, c.region, found, documented))
+        if found is False:
+            report.notes.append(
+                f"{c.name}: Azure ML does not list {c.size} in {c.region} today (az ml compute "
+                f"list-sizes --location {c.region} --type amlcompute): the live cluster keeps running, but "
+                "re-creating it (a replace, `pulumi destroy` then `up`) would be refused; request the size "
+                "or pick one listed"
+            )
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -338,6 +403,8 @@ def to_json(report: Report) -> dict[str, Any]:
             for f in c.mismatched
         ],
         "extra_clusters": [asdict(c) for c in report.extra],
+        "sizes_offered": [asdict(o) for o in report.sizes],
+        "notes": report.notes,
     }
 
 
@@ -361,6 +428,7 @@ def render_text(report: Report, where: Where) -> str:
             f"note: {x.name} ({x.size}, {x.max_instances} max nodes) is live in workspace {where.workspace} "
             "but not in the stack (advisory); if nobody uses it, delete it to release its quota"
         )
+    lines += [f"note: {n}" for n in report.notes]
     bad = [c.cluster for c in report.clusters if not c.ok]
     lines.append(
         f"check-deploy: {len(report.clusters) - len(bad)} of {len(report.clusters)} clusters match the stack"

@@ -135,6 +135,7 @@ class GateResult:
     resource_check: list[dict[str, Any]] = field(default_factory=list)
     resource_problems: list[dict[str, Any]] = field(default_factory=list)
     exported_state: dict[str, Any] | None = None  # `pulumi stack export --show-secrets` of the update's stack
+    environment: str | None = None  # `azml-gpu:environment` of the stack file (None: not set)
 
     @property
     def resources(self) -> list[Step]:
@@ -188,6 +189,7 @@ class GateResult:
         """The `--json` document (schema: docs/preflight.md)."""
         return {
             "stack": self.stack,
+            "environment": self.environment,
             "engine": self.engine,
             "policy_config": {"file": self.policy_config_file, "notes": self.notes},
             "resources": [
@@ -260,6 +262,38 @@ def _stack_config_problems(block: Mapping[str, Any]) -> list[str]:
     except ConfigError as e:
         return list(e.problems)
     return []
+
+
+# What `azml-gpu:environment: production` enforces: these entries of the policy config block (mandatory or
+# remediate), whatever the stack is called (init-config writes them so; docs/config.md, "Adding a stack").
+PRODUCTION_ENFORCED = ("secure-defaults", "cluster-replacement")
+
+
+def stack_environment(block: Mapping[str, Any]) -> str | None:
+    """`azml-gpu:environment` of a stack file's config block when it is a valid value, else None."""
+    from stackconfig.models import ENVIRONMENTS
+
+    value = block.get(f"{NAMESPACE}:environment")
+    return value if value in ENVIRONMENTS else None
+
+
+def environment_problems(
+    environment: str | None, effective: Mapping[str, tuple[str, Mapping[str, Any]]], config_name: str
+) -> list[str]:
+    """A production stack whose policy config does not block on PRODUCTION_ENFORCED: each such entry, with
+    both fixes."""
+    if environment != "production":
+        return []
+    out = []
+    for name in PRODUCTION_ENFORCED:
+        level = effective.get(name, ("advisory", {}))[0]
+        if level not in BLOCKING:
+            out.append(
+                f"{config_name}: {name} is {level}, but the stack's azml-gpu:environment is production, "
+                f'which enforces it; set "{name}": {{"enforcementLevel": "mandatory", ...}}, or set '
+                "azml-gpu:environment: development if the stack is not production"
+            )
+    return out
 
 
 def _policy_config(
@@ -638,7 +672,11 @@ def _evaluate(
     else:
         if project == NAMESPACE:
             result.errors.extend(_stack_config_problems(block))
+            result.environment = stack_environment(block)
     chosen = _policy_config(stack, root, policy_config_path, result)
+    if chosen is not None:
+        shown = "--policy-config" if policy_config_path is not None else f"policies/config/{stack}.json"
+        result.errors.extend(environment_problems(result.environment, chosen[1], shown))
     if state_path is not None:
         result.errors.extend(_state_problems(state_path, stack, project))
     if existing_path is not None:

@@ -106,6 +106,15 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
     return out
 
 
+def environment(result: GateResult) -> str:
+    """The stack's `azml-gpu:environment` as the report shows it."""
+    if result.environment == "production":
+        return "production (azml-gpu:environment: secure-defaults and cluster-replacement enforced)"
+    if result.environment == "development":
+        return "development (azml-gpu:environment)"
+    return "not set (azml-gpu:environment; init-config needs it)"
+
+
 def _plain_table(stream: IO[str], title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     stream.write(f"{title}\n")
     if not rows:
@@ -171,7 +180,10 @@ def render(result: GateResult, stream: IO[str], rich_output: bool, permissions_s
     the Azure permissions `pulumi up` needs action by action with `permissions_shown` (`--permissions`), else
     the one line of roles that covers them."""
     header = f"Policy gate for stack {result.stack} (retirement evaluated on {result.evaluation_date})"
-    config = f"policy config: {result.policy_config_file or 'none (the pack defaults)'}"
+    config = (
+        f"environment: {environment(result)}\n"
+        f"policy config: {result.policy_config_file or 'none (the pack defaults)'}"
+    )
     if rich_output:
         from rich.console import Console
         from rich.table import Table
@@ -250,7 +262,8 @@ def markdown(result: GateResult) -> str:
         "",
         f"{len(mandatory)} mandatory, {len(advisory)} advisory violation(s);",
         f"policy config `{_relative(result.policy_config_file, result.root)}`;",
-        f"retirement evaluated on {result.evaluation_date}.",
+        f"retirement evaluated on {result.evaluation_date};",
+        f"environment {environment(result)}.",
         "",
     ]
     for evaluation in result.evaluations:

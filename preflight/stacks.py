@@ -7,7 +7,11 @@ without editing a workflow: docs/config.md, "Adding a stack").
   canary `dev`, deployed after it) to `$GITHUB_OUTPUT`;
 - `--root DIR`: list another program's stacks (the reusable gate workflow, .github/workflows/gate.yml);
 - `--smoke-cluster STACK`: the cluster the post-deploy smoke job runs on, the first of the stack file's
-  `azml-gpu:clusters` (read by `stackconfig.loader`, so this one needs the project's virtualenv).
+  `azml-gpu:clusters` (read by `stackconfig.loader`, so this one needs the project's virtualenv);
+- `--smoke-plan STACK`: whether the post-deploy smoke job runs, on which runner and cluster, or why it is
+  skipped (`stackconfig.deploy.smoke_plan`: a private workspace needs `azml-gpu:deploy.smoke_runner`, a
+  self-hosted runner inside its network), as one JSON object; with `--github-output` also `smoke=`,
+  `runner=`, `cluster=` and `reason=` for deploy-stack.yml. A stack file with problems exits 2 naming each.
 The listing itself uses the standard library only: the workflows run it before any setup.
 """
 
@@ -42,6 +46,27 @@ def smoke_cluster(stack: str, root: Path = ROOT) -> str:
     return str(clusters[0]["name"])
 
 
+def smoke_plan(stack: str, root: Path = ROOT) -> dict:
+    """`stackconfig.deploy.smoke_plan` of `Pulumi.<stack>.yaml` as JSON; ConfigError (every problem) when the
+    stack file is not valid."""
+    from stackconfig.deploy import smoke_plan as plan
+    from stackconfig.loader import load_stack_file
+
+    return plan(stack, load_stack_file(root / f"Pulumi.{stack}.yaml")).as_json()
+
+
+def _github_output(lines: list[str]) -> int:
+    target = os.environ.get("GITHUB_OUTPUT")
+    if not target:
+        print(
+            "preflight.stacks: --github-output needs $GITHUB_OUTPUT (set by GitHub Actions)", file=sys.stderr
+        )
+        return 2
+    with open(target, "a", encoding="utf-8") as out:
+        out.write("".join(f"{line}\n" for line in lines))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m preflight.stacks", description=__doc__.split("\n")[0])
     p.add_argument(
@@ -57,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="the program folder whose Pulumi.*.yaml are listed (default: this repository's)",
     )
+    p.add_argument(
+        "--smoke-plan",
+        metavar="STACK",
+        help="print (JSON) whether the smoke job of STACK runs, on which runner, or why it is skipped",
+    )
     args = p.parse_args(argv)
     if not (args.root / "Pulumi.yaml").is_file():
         print(
@@ -64,6 +94,26 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.smoke_plan:
+        from stackconfig import ConfigError
+
+        try:
+            plan = smoke_plan(args.smoke_plan, args.root)
+        except ConfigError as e:
+            for line in e.problems:
+                print(f"preflight.stacks: Pulumi.{args.smoke_plan}.yaml: {line}", file=sys.stderr)
+            return 2
+        print(json.dumps(plan))
+        if args.github_output:
+            return _github_output(
+                [
+                    f"smoke={str(plan['smoke']).lower()}",
+                    f"runner={plan['runner'] or ''}",
+                    f"cluster={plan['cluster'] or ''}",
+                    f"reason={plan['reason']}",
+                ]
+            )
+        return 0
     if args.smoke_cluster:
         try:
             print(smoke_cluster(args.smoke_cluster, args.root))
@@ -74,15 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     listed = stacks(args.root)
     print(json.dumps(listed))
     if args.github_output:
-        target = os.environ.get("GITHUB_OUTPUT")
-        if not target:
-            print(
-                "preflight.stacks: --github-output needs $GITHUB_OUTPUT (set by GitHub Actions)",
-                file=sys.stderr,
-            )
-            return 2
-        with open(target, "a", encoding="utf-8") as out:
-            out.write(f"stacks={json.dumps(listed)}\npromoted={json.dumps(promoted(args.root))}\n")
+        return _github_output([f"stacks={json.dumps(listed)}", f"promoted={json.dumps(promoted(args.root))}"])
     return 0
 
 

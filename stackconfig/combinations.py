@@ -8,7 +8,8 @@ the policy pack instead (policies/private_network.py).
 
 Sources:
 - [MN] learn.microsoft.com/azure/machine-learning/how-to-managed-network, "Limitations" (MicrosoftDocs/
-  azure-docs articles/machine-learning/how-to-managed-network.md): "Creating a compute cluster in a different
+  azure-ai-docs articles/machine-learning/how-to-managed-network.md; the Azure ML pages moved there from
+  MicrosoftDocs/azure-docs): "Creating a compute cluster in a different
   region than the workspace isn't supported when using a managed virtual network"; "When using Managed
   virtual network, you can't deploy compute resources inside your custom virtual network"; "If your managed
   network is configured to allow only approved outbound, you can't use an FQDN rule to access Azure Storage
@@ -28,7 +29,7 @@ Sources:
   the user's rules, and "you can't use an FQDN rule to access Azure Storage Accounts. You must use a private
   endpoint instead": a data store read by the jobs needs a private-endpoint rule.
 - [CCR] learn.microsoft.com/azure/machine-learning/how-to-create-attach-compute-cluster, "Limitations"
-  (MicrosoftDocs/azure-docs articles/machine-learning/how-to-create-attach-compute-cluster.md): "Compute
+  (MicrosoftDocs/azure-ai-docs articles/machine-learning/how-to-create-attach-compute-cluster.md): "Compute
   clusters can be created in a different region than your workspace ... This preview isn't available if
   you're using a private endpoint-enabled workspace."
 - [SSH] how-to-managed-network.md, "Limitations": "If your compute instance is in a managed network and is
@@ -49,6 +50,9 @@ Sources:
   on a resource the stack grants a role on (replacing a cluster, removing a grant or `pulumi destroy` would
   fail half-way), and a workspace with a managed network has no locks. An unset lock flag follows the
   decision (`resolved_locks`); a flag set to true against it is a config error.
+- [DEPLOY] stackconfig/deploy.py (sources there): with identity-based datastores the deploy pipeline's smoke
+  job uploads its code as the pipeline's principal, which needs Storage Blob Data Contributor and Storage File
+  Data Privileged Contributor on the workspace storage (how-to-disable-local-auth-storage.md).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from stackconfig import rules
+from stackconfig.deploy import CI_DATA_ROLES, DeployConfig, smoke_plan
 from stackconfig.identity import STACK_SCOPES, IdentityConfig, PlannedGrant, grant_plan
 from stackconfig.network import NetworkConfig
 
@@ -82,6 +87,7 @@ class StackLike(Protocol):
     locks: Any
     network: NetworkConfig
     identity: IdentityConfig
+    deploy: DeployConfig
 
 
 def _storage_host(fqdn: str) -> bool:
@@ -104,9 +110,10 @@ def plan(config: StackLike) -> list[PlannedGrant]:
     """The stack's role assignments (`stackconfig.identity.grant_plan`) for this config."""
     return grant_plan(
         config.identity,
-        [c.name for c in config.clusters],
+        {c.name: c.user_assigned_identity_id for c in config.clusters},
         has_registry=config.workspace.container_registry,
         private_endpoint_rule_targets=private_endpoint_rule_targets(config.network),
+        ci_principal=config.deploy.ci_principal_id,
     )
 
 
@@ -336,4 +343,25 @@ def problems(config: StackLike) -> list[tuple[str, str]]:
             )
         )
     out.extend(_lock_problems(config))
+    out.extend(_deploy_problems(config))
     return out
+
+
+def _deploy_problems(config: StackLike) -> list[tuple[str, str]]:
+    """[DEPLOY] The smoke job the deploy pipeline runs uploads its code with the pipeline's identity, which
+    with identity-based datastores needs the storage data roles (stackconfig/deploy.py, sources there)."""
+    if not config.identity.identity_datastores or config.deploy.ci_principal_id is not None:
+        return []
+    plan = smoke_plan("", config)
+    if not plan.run:
+        return []
+    return [
+        (
+            "deploy.ci_principal_id",
+            f"not set, and the deploy pipeline's smoke job (on {plan.runner}) uploads its code with the "
+            "pipeline's own identity, which with identity.system_datastores_auth_mode: identity needs "
+            f"{' and '.join(CI_DATA_ROLES)} on the workspace storage (how-to-disable-local-auth-storage.md); "
+            "set it to the object id of the pipeline's service principal (`az ad sp show --id "
+            "<AZURE_CLIENT_ID> --query id -o tsv`) so the stack grants both, or set deploy.smoke: false",
+        )
+    ]

@@ -9,7 +9,7 @@ Combinations with other keys are checked in `stackconfig.combinations`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -271,15 +271,42 @@ class PlannedGrant:
         return f"{self.role} for {who}"
 
 
+def cluster_principals(identity: IdentityConfig, clusters: Mapping[str, str | None]) -> dict[str, str]:
+    """Cluster name -> the principal its grants go to: `cluster:<name>` for its own identity; with a
+    user-assigned identity (`clusters[name]`, an ARM id) that is the workspace's `workspace_identity_id`,
+    WORKSPACE_PRINCIPAL; one an earlier cluster already uses, `cluster:<that cluster>`. ARM ids compare
+    case-insensitively (resource-name-rules.md: "Always perform a case-insensitive comparison of names")."""
+    owner: dict[str, str] = {}
+    if identity.workspace_identity_id is not None:
+        owner[identity.workspace_identity_id.lower()] = WORKSPACE_PRINCIPAL
+    out: dict[str, str] = {}
+    for name, uai in clusters.items():
+        if uai is None:
+            out[name] = f"cluster:{name}"
+        else:
+            out[name] = owner.setdefault(uai.lower(), f"cluster:{name}")
+    return out
+
+
 def grant_plan(
     identity: IdentityConfig,
-    cluster_names: Sequence[str],
+    clusters: Mapping[str, str | None],
     *,
     has_registry: bool,
     private_endpoint_rule_targets: Sequence[str] = (),
+    ci_principal: str | None = None,
 ) -> list[PlannedGrant]:
     """The role assignments the stack declares, never one Azure makes itself (ARM answers a second identical
-    assignment with 409 RoleAssignmentExists, so the first `pulumi up` would fail).
+    assignment with 409 RoleAssignmentExists, so the first `pulumi up` would fail), and one per (principal,
+    role, scope): `clusters` maps each cluster's name to its `user_assigned_identity_id` (None: system-
+    assigned), and clusters sharing one identity, or using the workspace's, are one principal
+    (`cluster_principals`) whose grant is declared once, under the first key that asks for it (the
+    workspace's, else the first such cluster's). ARM refuses a second assignment of the same role to the
+    same principal on the same scope under another name ("The resource provider does not allow having a role
+    assignment with the same properties - service principal, role definition and scope deployed more than
+    once when it is with different name", Azure/bicep discussion #19690; the error is "code:
+    RoleAssignmentExists message: The Role assignment already exists", learn.microsoft.com/rest/api/
+    authorization, privileged-role common errors).
 
     Sources (learn.microsoft.com/azure/machine-learning/how-to-identity-based-service-authentication,
     MicrosoftDocs/azure-ai-docs articles/machine-learning/how-to-identity-based-service-authentication.md):
@@ -292,16 +319,21 @@ def grant_plan(
       (control plane) + Key Vault Administrator (data plane)"); conservative reading in
       docs/azure-behaviour.md section 16.
     - "User-assigned managed identity > Workspace": the table of roles a user-assigned workspace identity
-      needs, all granted here before the workspace is created (Contributor on the workspace after it):
-      Storage "Contributor (control plane) + Storage Blob Data Contributor + Storage File Data Privileged
-      Contributor (data plane)", Key Vault (RBAC) "Contributor (control plane) + Key Vault Administrator",
-      Container Registry "Contributor", Application Insights "Contributor", workspace "Contributor".
+      needs, all granted here before the workspace is created (Contributor on the workspace after it), as
+      the page has them (2025-06-10 revision): Azure Storage "Contributor (control plane) + Storage Blob Data
+      Contributor (data plane, optional, to enable data preview in the Azure Machine Learning studio)", Key
+      Vault (RBAC) "Contributor (control plane) + Key Vault Administrator (data plane)", Container Registry
+      "Contributor", Application Insights "Contributor", workspace "Contributor". An earlier revision also
+      named Storage File Data Privileged Contributor on storage; the grant is kept, on
+      how-to-disable-local-auth-storage.md's pair of data roles (docs/azure-behaviour.md section 16).
     - "Compute cluster": "A managed identity automatically gets the ACRPull role on the workspace ACR": no
       AcrPull from the stack. (Also: "If you create compute first, before the workspace ACR exists, you need
       to assign the ACRPull role manually": a stack without `workspace.container_registry` gets its registry
       lazily, docs/azure-behaviour.md section 16.)
     - how-to-disable-local-auth-storage.md: with identity datastores each cluster identity and the data
-      scientists need the storage data roles (nothing says Azure grants those): kept.
+      scientists need the storage data roles (nothing says Azure grants those): kept. So does the deploy
+      pipeline's service principal (`ci_principal`, `azml-gpu:deploy.ci_principal_id`), which uploads the
+      smoke job's code (stackconfig/deploy.py).
     - how-to-managed-network.md: user-defined private-endpoint outbound rules are approved with the Azure AI
       Enterprise Network Connection Approver role, which Azure no longer grants the workspace identity by
       itself since 2025-04-30 ("If you are using UAI workspace please make sure to add the Azure AI
@@ -343,8 +375,9 @@ def grant_plan(
                 before_workspace=identity.workspace_identity_id is not None,
             )
         )
-    for name in cluster_names:
-        node = f"cluster:{name}"
+    principals = cluster_principals(identity, clusters)
+    for name in clusters:
+        node = principals[name]
         if datastores:
             grants.append(
                 PlannedGrant(
@@ -354,6 +387,9 @@ def grant_plan(
         for store in identity.data_stores:
             label = store.rstrip("/").rsplit("/", 1)[-1]
             grants.append(PlannedGrant(f"{name}/{label}/blob-reader", store, node, sp, blob_reader))
+    if datastores and ci_principal is not None:
+        for slug, role in (("blob-contributor", blob), ("file-privileged", file_privileged)):
+            grants.append(PlannedGrant(f"ci/st/{slug}", "storage", ci_principal, sp, role))
     for person in identity.role_assignments:
         who, kind = person.principal_id, person.principal_type
         slug = person.role.lower().replace(" ", "-")
@@ -369,4 +405,19 @@ def grant_plan(
                     file_privileged,
                 )
             )
-    return grants
+    return _one_per_assignment(grants)
+
+
+def _one_per_assignment(grants: Sequence[PlannedGrant]) -> list[PlannedGrant]:
+    """The first grant of each (principal, role, scope) where later ones come from other config entries (a
+    shared identity: a second assignment would be ARM's 409). A grant repeated under its own key is the same
+    config entry written twice: kept, so the gate names both entries (preflight.duplicates)."""
+    first: dict[tuple[str, str, str], str] = {}
+    out: list[PlannedGrant] = []
+    for grant in grants:
+        assignment = (grant.principal.lower(), grant.role, grant.scope.lower())
+        if assignment in first and first[assignment] != grant.key:
+            continue
+        first.setdefault(assignment, grant.key)
+        out.append(grant)
+    return out

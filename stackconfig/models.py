@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from stackconfig import combinations, names, regions, rules, sizes, sshkeys
+from stackconfig.deploy import DeployConfig
 from stackconfig.identity import IdentityConfig
 from stackconfig.network import NetworkConfig
 from stackconfig.schema_base import Strict as _Strict
@@ -326,8 +327,11 @@ class LocksConfig(_Strict):
     )
 
 
+ENVIRONMENTS = ("production", "development")
+
+
 class StackConfig(_Strict):
-    """The whole `azml-gpu:` namespace: workspace, clusters, locks, network, identity."""
+    """The whole `azml-gpu:` namespace: workspace, clusters, locks, network, identity, environment."""
 
     workspace: WorkspaceConfig = Field(description="Required.", examples=[{"name": "ws-llm"}])
     clusters: list[ClusterConfig] = Field(
@@ -342,6 +346,20 @@ class StackConfig(_Strict):
         default_factory=IdentityConfig,
         description="Optional: identity-based data access, role assignments, customer-managed key, "
         "diagnostics.",
+    )
+    environment: Literal["production", "development"] | None = Field(
+        default=None,
+        description="Optional, no default: what the stack is, which decides its enforcement (never its "
+        "name). production: `python -m preflight init-config` writes secure-defaults and "
+        "cluster-replacement mandatory, and the gate refuses a policy config that makes either advisory; "
+        "development: advisory. init-config refuses a stack that does not say.",
+        examples=["production"],
+    )
+    deploy: DeployConfig = Field(
+        default_factory=DeployConfig,
+        description="Optional: how the deploy pipeline's smoke step reaches the workspace (a self-hosted "
+        "runner for a private one) and the pipeline's principal, granted the data roles the smoke job's "
+        "code upload needs with identity-based datastores.",
     )
 
     @model_validator(mode="after")

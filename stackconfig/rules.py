@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import vmsizes
+from vmsizes import azureml
+
 NODE_PUBLIC_IP_PROBLEM = (
     "node_public_ip",
     "false needs subnet_id or a managed network: nodes without a public IP must sit in a virtual network; "
@@ -46,7 +49,26 @@ def cluster_rules(values: Mapping[str, Any], managed_network: bool | None = Fals
                     f"{high} is below 1; use at least 1 (min_instances: 0 still scales to zero)",
                 )
             )
+        elif high > azureml.RDMA_MAX_NODES and _rdma(values.get("size")):
+            problems.append(
+                (
+                    "max_instances",
+                    f"{high} is above {azureml.RDMA_MAX_NODES}, the most nodes Azure ML runs in one cluster "
+                    f"of an RDMA size ({values['size']}) ({azureml.RDMA_MAX_NODES_SOURCE}); use at most "
+                    f"{azureml.RDMA_MAX_NODES}, and a second cluster for more",
+                )
+            )
     return problems
+
+
+def _rdma(size: Any) -> bool:
+    """Whether `size` (a name that passed its own check, or absent) is an RDMA size."""
+    if not isinstance(size, str):
+        return False
+    try:
+        return vmsizes.describe(size).rdma
+    except vmsizes.UnknownSize:
+        return False
 
 
 def stack_rules(cluster_names: Sequence[str | None]) -> list[tuple[str, str]]:

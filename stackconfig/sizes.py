@@ -8,7 +8,9 @@ constrained-vCPU name whose catalog base size has one (it keeps the base's GPUs)
 - CPU/HPC sizes (HB, HC, HX: no GPU);
 - partial-GPU sizes (NVv4, NVadsA10 v5, NVadsV710 v5, NGadsV620: 1/8 to 1/2 of a GPU), which are meant for
   virtual desktops, not AmlCompute training clusters;
-- catalog entries whose GPU count the catalog does not know.
+- catalog entries whose GPU count the catalog does not know;
+- sizes Azure ML cannot run the project's jobs on (`vmsizes.azureml.refusal`: AMD GPUs such as ND MI300X v5,
+  Arm (Grace) hosts such as ND GB200/GB300 v6), each with its reason.
 The policy pack still judges inferred sizes: it reads stacks that this validation did not check.
 """
 
@@ -18,6 +20,7 @@ import difflib
 from datetime import date
 
 import vmsizes
+from vmsizes import azureml
 
 _EXAMPLE = "Standard_NC24ads_A100_v4"
 
@@ -28,7 +31,7 @@ def _gpu_sizes() -> dict[str, str]:
     return {
         size.name.lower(): size.name
         for size in vmsizes.all_sizes()
-        if (size.gpus or 0) >= 1 and not vmsizes.retired(size, today)
+        if (size.gpus or 0) >= 1 and not vmsizes.retired(size, today) and azureml.refusal(size) is None
     }
 
 
@@ -41,7 +44,7 @@ def _nearest(name: str) -> str | None:
 def _why_not(size: vmsizes.VmSize) -> str | None:
     """Why a described size can't be a GPU cluster's size, or None when it can."""
     if size.gpus is not None and size.gpus >= 1:
-        return None
+        return azureml.refusal(size)
     if size.inferred and size.gpus is None:
         return "is not in the size catalog, so its GPU count is unknown"
     if size.gpu_fraction:

@@ -46,6 +46,10 @@ class HealthLevels:
     multi_node: MultiNode | None
     sources: tuple[str, ...]
     unconfirmed: tuple[str, ...] = ()
+    # Why a size AHC publishes levels for is not in the size catalog (vmsizes/data/sizes.yaml), or None: the
+    # stack config does not take it (its GPU count is not from Microsoft's size pages), its levels are here
+    # for a cluster made outside the stack or a size Azure ML later lists.
+    outside_catalog: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ def _entry(item: dict[str, Any]) -> HealthLevels:
             else None,
             sources=tuple(item["source"]),
             unconfirmed=tuple(item.get("unconfirmed") or ()),
+            outside_catalog=item.get("outside_catalog"),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise HealthDataError(f"health.yaml: entry {name}: bad or missing field ({err})") from err

@@ -1,8 +1,9 @@
 """`python -m jobs check-deploy (--stack S | --outputs F) [--json]`: are the deployed clusters what the stack
 says? Reads each cluster live (azure-ai-ml `compute.get`) and compares size, priority, SSH, subnet, node
 public IP, region and scale settings with the stack outputs; a live cluster the stack does not declare is a
-note. Exit 0 all match, 1 a cluster differs, is missing or is not settled, 2 bad input, 4 no credentials or
-a query failed."""
+note, and so is a cluster whose size Azure ML no longer lists in its region (`az ml compute list-sizes`).
+Exit 0 all match, 1 a cluster differs, is missing or is not settled, 2 bad input, 4 no credentials or a
+query failed."""
 
 from __future__ import annotations
 
@@ -63,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"check-deploy: {line}", file=sys.stderr, flush=True)
 
+    def list_sizes(region: str) -> list[str]:
+        return [s.name for s in ml.compute.list_sizes(location=region, compute_type="amlcompute")]
+
     try:
-        report = drift.check(outs, get, ml.compute.list, where, progress)
+        report = drift.check(outs, get, ml.compute.list, where, progress, list_sizes)
     except Exception as exc:
         return fail(f"compute query failed: {error_detail(exc)}", EXIT_QUERY, args.json, **_empty())
     if args.json:

@@ -404,3 +404,72 @@ def test_assignment_names_are_guids_stable_per_grant_and_distinct_across_grants(
         azroles.assignment_name("ws2", "principal-1", "AzureML Data Scientist"),  # another scope
     ]
     assert len({a, *others}) == 4
+
+
+# --- shared user-assigned identities (issue 33 item 2) ------------------------------------------------------
+# ARM refuses a second assignment of the same role to the same principal on the same scope under another name
+# (409 RoleAssignmentExists: Azure/bicep discussion #19690; learn.microsoft.com/rest/api/authorization,
+# privileged-role common errors), so the program declares each (principal, role, scope) once.
+
+
+def declared(result) -> list[tuple[str, str, str]]:
+    return [(r.inputs["principalId"], role_of(r), r.inputs["scope"]) for r in result.of_type(ROLE_ASSIGNMENT)]
+
+
+def test_two_clusters_with_one_user_assigned_identity_get_one_assignment_each_role(stack_configs):
+    """prod (identity datastores: each cluster identity gets Storage Blob Data Contributor on the storage)
+    with h100-x4 and a100-spot both on the identity id-train."""
+    base = stack_configs["prod"]
+    clusters = [dict(c, user_assigned_identity_id=UAI) for c in ns(base, "clusters")]
+    result = run_program("prod", variant(base, clusters=clusters))
+    assert result.ok, result.error
+    got = declared(result)
+    assert len(got) == len(set(got))
+    storage = one(result, STORAGE)
+    blob = [p for p, role, scope in got if role == "Storage Blob Data Contributor" and scope == storage.id]
+    people = "00000000-0000-0000-0000-00000000a001"  # the data scientists' group
+    identity_grants = [p for p in blob if p != people]
+    assert len(blob) == 2 and people in blob
+    assert len(identity_grants) == 1 and GUID.match(identity_grants[0])  # id-train's principal, once
+    (grant,) = [r for r in result.of_type(ROLE_ASSIGNMENT) if r.inputs["principalId"] == identity_grants[0]]
+    assert grant.inputs["description"] == "azml-gpu: h100-x4/st/blob-contributor"  # the first cluster's key
+
+
+def test_a_cluster_on_the_workspace_identity_gets_no_second_storage_assignment(stack_configs):
+    """prod with `workspace_identity_id` id-ws and h100-x4 on the same identity: the workspace's own grants
+    (Storage Blob Data Contributor on its storage among them, how-to-identity-based-service-authentication.md
+    "User-assigned managed identity > Workspace") cover the cluster; a100-spot keeps its own."""
+    base = stack_configs["prod"]
+    ws_uai = UAI.replace("/id-train", "/id-ws")
+    clusters = [dict(c) for c in ns(base, "clusters")]
+    clusters[0]["user_assigned_identity_id"] = ws_uai
+    identity = dict(ns(base, "identity"), workspace_identity_id=ws_uai)
+    result = run_program("prod", variant(base, clusters=clusters, identity=identity))
+    assert result.ok, result.error
+    got = declared(result)
+    assert len(got) == len(set(got))
+    storage = one(result, STORAGE)
+    on_storage = [r for r in result.of_type(ROLE_ASSIGNMENT) if r.inputs["scope"] == storage.id]
+    blob_keys = sorted(
+        r.inputs["description"] for r in on_storage if role_of(r) == "Storage Blob Data Contributor"
+    )
+    assert blob_keys == [
+        "azml-gpu: a100-spot/st/blob-contributor",
+        "azml-gpu: people/00000000-0000-0000-0000-00000000a001/st/blob-contributor",
+        "azml-gpu: ws/st/blob-contributor",
+    ]
+
+
+def test_the_deploy_pipelines_principal_gets_the_storage_data_roles(stack_configs):
+    """issue 33 item 4: prod (identity datastores) with `deploy.ci_principal_id`: the pipeline's service
+    principal, which uploads the smoke job's code, gets Storage Blob Data Contributor and Storage File Data
+    Privileged Contributor on the workspace storage (how-to-disable-local-auth-storage.md)."""
+    ci = "00000000-0000-0000-0000-0000000000c1"
+    result = run_program("prod", variant(stack_configs["prod"], deploy={"ci_principal_id": ci}))
+    assert result.ok, result.error
+    storage = one(result, STORAGE)
+    mine = [r for r in result.of_type(ROLE_ASSIGNMENT) if r.inputs["principalId"] == ci]
+    assert sorted((role_of(r), r.inputs["scope"], r.inputs["principalType"]) for r in mine) == [
+        ("Storage Blob Data Contributor", storage.id, "ServicePrincipal"),
+        ("Storage File Data Privileged Contributor", storage.id, "ServicePrincipal"),
+    ]

@@ -70,5 +70,13 @@ def test_report_json_shape():
     )
     report = drift.check(outputs, lambda name: None, lambda: [], WHERE)
     body = drift.to_json(report)
-    assert set(body) == {"ok", "exit_code", "clusters", "mismatches", "extra_clusters"}
+    assert set(body) == {
+        "ok",
+        "exit_code",
+        "clusters",
+        "mismatches",
+        "extra_clusters",
+        "sizes_offered",
+        "notes",
+    }
     assert body["ok"] is False and body["exit_code"] == 1 and body["clusters"][0]["state"] == "missing"

@@ -62,6 +62,73 @@ def test_config_problems_are_all_listed_with_their_keys() -> None:
     assert len(problems) == 3 and all(p.startswith("azml-gpu:clusters[") for p in problems)
 
 
+# -- azml-gpu:environment: enforcement by what the stack is (issue 33 item 7) --------------------------------
+
+
+@pytest.mark.parametrize(
+    "stack, environment",
+    [
+        ("dev", "development"),
+        ("prod", "production"),
+        ("prod-westus3", "production"),
+        ("capacity", "production"),
+    ],
+)
+def test_each_shipped_stack_says_what_it_is(stack: str, environment: str) -> None:
+    from stackconfig.loader import read_config_block
+
+    assert gate.stack_environment(read_config_block(ROOT / f"Pulumi.{stack}.yaml")) == environment
+
+
+@pytest.mark.parametrize("value", [None, "prod", "Production", 1])
+def test_an_unset_or_invalid_environment_is_none(value: object) -> None:
+    block = {} if value is None else {"azml-gpu:environment": value}
+    assert gate.stack_environment(block) is None
+
+
+def _levels(secure: str, replacement: str) -> dict:
+    return {"secure-defaults": (secure, {}), "cluster-replacement": (replacement, {})}
+
+
+@pytest.mark.parametrize(
+    "secure, replacement",
+    [("mandatory", "mandatory"), ("remediate", "mandatory"), ("mandatory", "remediate")],
+)
+def test_a_production_stack_passes_with_both_blocking(secure: str, replacement: str) -> None:
+    assert gate.environment_problems("production", _levels(secure, replacement), "p.json") == []
+
+
+def test_a_production_stack_with_either_advisory_is_refused_naming_each_and_both_fixes() -> None:
+    problems = gate.environment_problems(
+        "production", _levels("advisory", "disabled"), "policies/config/x.json"
+    )
+    assert problems == [
+        "policies/config/x.json: secure-defaults is advisory, but the stack's azml-gpu:environment is "
+        'production, which enforces it; set "secure-defaults": {"enforcementLevel": "mandatory", ...}, '
+        "or set azml-gpu:environment: development if the stack is not production",
+        "policies/config/x.json: cluster-replacement is disabled, but the stack's azml-gpu:environment is "
+        'production, which enforces it; set "cluster-replacement": {"enforcementLevel": "mandatory", '
+        "...}, or set azml-gpu:environment: development if the stack is not production",
+    ]
+
+
+@pytest.mark.parametrize("environment", ["development", None])
+def test_development_or_unset_leaves_the_levels_to_the_policy_config(environment: str | None) -> None:
+    assert gate.environment_problems(environment, _levels("advisory", "advisory"), "p.json") == []
+
+
+def test_the_shipped_policy_configs_enforce_what_their_stacks_are() -> None:
+    from preflight import replacements
+    from preflight.policyconfig import load_policy_config, pack_policies, resolve_config
+    from stackconfig.loader import read_config_block
+
+    for stack in ("dev", "prod", "prod-westus3", "capacity"):
+        environment = gate.stack_environment(read_config_block(ROOT / f"Pulumi.{stack}.yaml"))
+        loaded = load_policy_config(ROOT / "policies" / "config" / f"{stack}.json")
+        effective = resolve_config(loaded, pack_policies(), replacements.GATE_CHECKS, [])
+        assert gate.environment_problems(environment, effective, f"{stack}.json") == [], stack
+
+
 def _state(tmp_path: Path, urns: list[str]) -> Path:
     document = {"version": 3, "deployment": {"resources": [{"urn": u, "type": "t"} for u in urns]}}
     path = tmp_path / "state.json"

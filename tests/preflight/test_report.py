@@ -136,3 +136,25 @@ def test_permissions_are_one_line_unless_asked(resized: gate.GateResult) -> None
     assert "computes/write" not in short.getvalue()
     assert "(--permissions lists the 2 actions)" in short.getvalue()
     assert "  Microsoft.MachineLearningServices/workspaces/computes/write  (Contributor)" in full.getvalue()
+
+
+@pytest.mark.parametrize(
+    "environment, shown",
+    [
+        (
+            "production",
+            "environment: production (azml-gpu:environment: secure-defaults and cluster-replacement "
+            "enforced)",
+        ),
+        ("development", "environment: development (azml-gpu:environment)"),
+        (None, "environment: not set (azml-gpu:environment; init-config needs it)"),
+    ],
+)
+def test_the_report_shows_what_the_stack_is(environment: str | None, shown: str) -> None:
+    """issue 33 item 7: the stack's `azml-gpu:environment`, in every form of the report."""
+    result = gate.GateResult("staging", evaluation_date="2026-12-05", environment=environment)
+    out = io.StringIO()
+    report.render(result, out, rich_output=False)
+    assert out.getvalue().splitlines()[1] == shown
+    assert f"{shown.replace('environment: ', 'environment ', 1)}." in report.markdown(result).splitlines()
+    assert result.as_json()["environment"] == environment

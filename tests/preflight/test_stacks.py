@@ -144,3 +144,47 @@ def test_root_lists_another_programs_stacks_and_refuses_a_folder_without_a_progr
     assert capsys.readouterr().err == (
         f"preflight.stacks: --root: no Pulumi.yaml in {empty}; give the program's folder\n"
     )
+
+
+# --- the smoke plan (issue 33 item 4) -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stack, smoke, runner",
+    [
+        ("dev", True, "ubuntu-latest"),  # public
+        ("capacity", True, "ubuntu-latest"),  # public
+        ("prod", False, None),  # private, no self-hosted runner named
+        ("prod-westus3", False, None),
+    ],
+)
+def test_the_smoke_plan_of_each_shipped_stack(
+    tmp_path: Path, stack: str, smoke: bool, runner: str | None
+) -> None:
+    out = tmp_path / "github_output"
+    run = subprocess.run(
+        [sys.executable, "-m", "preflight.stacks", "--smoke-plan", stack, "--github-output"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"GITHUB_OUTPUT": str(out), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    plan = json.loads(run.stdout)
+    assert (plan["stack"], plan["smoke"], plan["runner"]) == (stack, smoke, runner)
+    lines = out.read_text().splitlines()
+    assert lines[0] == f"smoke={str(smoke).lower()}" and lines[1] == f"runner={runner or ''}"
+    assert lines[3] == f"reason={plan['reason']}"
+    if not smoke:
+        assert "is private (public_network_access: Disabled)" in plan["reason"]
+
+
+def test_a_stack_file_with_problems_gives_no_plan(tmp_path: Path) -> None:
+    from preflight import stacks
+    from stackconfig import ConfigError
+
+    (tmp_path / "Pulumi.bad.yaml").write_text("config:\n  azml-gpu:clusters: 3\n")
+    with pytest.raises(ConfigError) as caught:
+        stacks.smoke_plan("bad", tmp_path)
+    assert any(p.startswith("azml-gpu:") for p in caught.value.problems)

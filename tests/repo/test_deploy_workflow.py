@@ -76,7 +76,8 @@ def test_each_environment_is_held_by_its_github_environment_and_logs_in_by_oidc(
 
 
 def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> None:
-    job = _load("deploy-stack.yml")["jobs"]["deploy"]
+    flow = _load("deploy-stack.yml")
+    job = flow["jobs"]["deploy"]
     names = [s.get("uses", "").split("@")[0] or s.get("name") for s in job["steps"]]
     up = next(s for s in job["steps"] if s.get("uses", "").startswith("pulumi/actions@"))["with"]
     assert (up["command"], up["stack-name"]) == ("up", "${{ inputs.stack }}")
@@ -84,18 +85,41 @@ def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> No
     assert up["policyPackConfigs"] == "policies/config/${{ inputs.stack }}.json"
     runs = [s["run"] for s in job["steps"] if "run" in s]
     check = next(r for r in runs if "jobs check-deploy" in r)
-    smoke = next(r for r in runs if "jobs run smoke" in r)
-    # order: up, then check-deploy, then smoke, then the artifact
+    plan = next(r for r in runs if "preflight.stacks --smoke-plan" in r)
+    # order: up, then check-deploy, the outputs kept, the smoke plan, then the artifact
     order = [
         "pulumi/actions",
         "Check the deployed clusters against the stack",
-        "Smoke job (resubmitted after infrastructure failures)",
-        "actions/upload-artifact",
+        "Keep the stack outputs for the smoke job",
+        "Plan the smoke job",
     ]
     assert [names.index(n) for n in order] == sorted(names.index(n) for n in order)
-    assert "> verdict/check-deploy.json" in check and "> verdict/smoke.json" in smoke
-    upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert job["steps"][-1]["name"] == "Keep the verdict"
+    assert "> verdict/check-deploy.json" in check and "--github-output" in plan
+    upload = next(s for s in job["steps"] if s.get("name") == "Keep the verdict")
     assert upload["if"] == "always()" and upload["with"]["path"] == "verdict/"
+    assert job["outputs"] == {
+        "smoke": "${{ steps.plan.outputs.smoke }}",
+        "runner": "${{ steps.plan.outputs.runner }}",
+        "cluster": "${{ steps.plan.outputs.cluster }}",
+    }
+    skipped = next(s for s in job["steps"] if s.get("name") == "Smoke job skipped")
+    assert (
+        skipped["if"] == "steps.plan.outputs.smoke != 'true'"
+        and "steps.plan.outputs.reason" in skipped["run"]
+    )
+    # The smoke job: only when planned, on the planned runner, in the stack's environment, after OIDC.
+    smoke_job = flow["jobs"]["smoke"]
+    assert smoke_job["needs"] == "deploy" and smoke_job["if"] == "needs.deploy.outputs.smoke == 'true'"
+    assert smoke_job["runs-on"] == "${{ needs.deploy.outputs.runner }}"
+    assert smoke_job["environment"] == "${{ inputs.stack }}"
+    assert smoke_job["permissions"] == {"contents": "read", "id-token": "write"}
+    smoke_names = [s.get("uses", "").split("@")[0] or s.get("name") for s in smoke_job["steps"]]
+    assert smoke_names.index("azure/login") < smoke_names.index(
+        "Smoke job (resubmitted after infrastructure failures)"
+    )
+    smoke = next(s["run"] for s in smoke_job["steps"] if "jobs run smoke" in s.get("run", ""))
+    assert "> verdict/smoke.json" in smoke
     # The commands parse with the real CLI, for each stack's inputs.
     for stack in STACKS:
         for command in (check, smoke):
@@ -104,4 +128,4 @@ def test_pulumi_up_with_the_pack_then_check_deploy_and_the_smoke_verdict() -> No
             line = next(part for part in line.splitlines() if "-m jobs" in part)
             argv = shlex.split(line.split("-m jobs", 1)[1].split(">", 1)[0])
             args = build_parser().parse_args(argv)
-            assert args.stack == stack and args.json
+            assert args.json and (args.stack == stack or args.outputs == "stack-outputs.json")

@@ -226,6 +226,7 @@ def test_a_registry_endpoint_needs_a_registry(registry, refused):
 def test_storage_keys_off_need_identity_datastores(mode, keys, refused):
     raw = same_region()
     raw["identity"] = {"system_datastores_auth_mode": mode, "storage_shared_key_access": keys}
+    raw["deploy"] = {"smoke": False}  # no smoke job: no pipeline principal needs the data roles
     got = problems(raw)
     if refused:
         (p,) = got
@@ -426,6 +427,7 @@ def test_unset_locks_lock_what_carries_no_grant() -> None:
 def test_identity_datastores_unlock_the_storage_account_by_default() -> None:
     raw = public()
     raw["identity"] = {"system_datastores_auth_mode": "identity"}
+    raw["deploy"] = {"smoke": False}
     assert validate(raw).locks.storage is False
 
 

@@ -139,7 +139,8 @@ CASES: list[tuple[str, Change, str]] = [
     (
         "unknown-top-level-key-lists-the-valid-keys",
         lambda r: r.update(zones=["1"]),
-        P + "zones: unknown key; remove it (valid keys here: workspace, clusters, locks, network, identity)",
+        P + "zones: unknown key; remove it (valid keys here: workspace, clusters, locks, network, identity, "
+        "environment, deploy)",
     ),
     # whole numbers
     (

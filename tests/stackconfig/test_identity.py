@@ -61,9 +61,9 @@ def test_defaults_are_azures():
     assert (ident.system_datastores_auth_mode, ident.storage_shared_key_access) == ("accessKey", True)
     assert (ident.data_stores, ident.role_assignments, ident.customer_managed_key) == ([], [], None)
     assert ident.diagnostic_settings is False and ident.identity_datastores is False
-    assert (
-        validate(with_identity(system_datastores_auth_mode="identity")).identity.identity_datastores is True
-    )
+    raw = with_identity(system_datastores_auth_mode="identity")
+    raw["deploy"] = {"smoke": False}
+    assert validate(raw).identity.identity_datastores is True
 
 
 # --- people's role grants -----------------------------------------------------------------------------------
@@ -316,9 +316,11 @@ def test_data_stores_are_storage_account_ids():
 
 
 def public() -> dict[str, Any]:
-    """good_raw with one eastus cluster without SSH (the cross-region one would trip the network rules)."""
+    """good_raw with one eastus cluster without SSH (the cross-region one would trip the network rules), and
+    no smoke job in the deploy pipeline (its principal's grants: test_deploy.py)."""
     raw = good_raw()
     raw["clusters"] = [dict(raw["clusters"][0], ssh="disabled")]
+    raw["deploy"] = {"smoke": False}
     return raw
 
 
@@ -430,3 +432,101 @@ def test_the_workspace_identity_id_must_name_a_user_assigned_identity() -> None:
     (problem,) = problems(raw)
     assert problem.startswith("azml-gpu:identity.workspace_identity_id: ")
     assert "Microsoft.ManagedIdentity/userAssignedIdentities" in problem
+
+
+# --- one grant per (principal, role, scope): shared user-assigned identities (issue 33 item 2) ------------
+# ARM refuses a second assignment of the same role to the same principal on the same scope under another
+# name with 409 RoleAssignmentExists (Azure/bicep discussion #19690; learn.microsoft.com/rest/api/
+# authorization, privileged-role common errors: "RoleAssignmentExists ... The Role assignment already
+# exists").
+
+
+def two_clusters(first_identity: str | None, second_identity: str | None) -> dict[str, Any]:
+    """Identity datastores (each cluster identity gets Storage Blob Data Contributor on the storage,
+    how-to-disable-local-auth-storage.md) with two eastus clusters and the given identities."""
+    raw = public()
+    second = dict(raw["clusters"][0], name="h100-b")
+    raw["clusters"] = [
+        dict(raw["clusters"][0], user_assigned_identity_id=first_identity),
+        dict(second, user_assigned_identity_id=second_identity),
+    ]
+    raw["identity"] = {"system_datastores_auth_mode": "identity"}
+    return raw
+
+
+def assignments(raw: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(g.principal, g.role, g.scope) for g in plan(validate(raw))]
+
+
+def test_two_clusters_sharing_one_identity_get_one_storage_grant() -> None:
+    blob = "Storage Blob Data Contributor"
+    shared = grants(two_clusters(UAI, UAI))
+    assert [g for g in shared if g[3] == blob] == [
+        ("h100-x4/st/blob-contributor", "storage", "cluster:h100-x4", blob)
+    ]
+
+
+def test_the_same_identity_in_another_casing_is_the_same_principal() -> None:
+    """ARM ids compare case-insensitively (resource-name-rules.md)."""
+    blob = "Storage Blob Data Contributor"
+    assert (
+        len(
+            [
+                g
+                for g in grants(two_clusters(UAI, UAI.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")))
+                if g[3] == blob
+            ]
+        )
+        == 1
+    )
+
+
+@pytest.mark.parametrize(
+    "identities, principals",
+    [
+        ((None, None), ["cluster:h100-x4", "cluster:h100-b"]),  # each its own system-assigned identity
+        ((UAI, None), ["cluster:h100-x4", "cluster:h100-b"]),
+        ((UAI, UAI.removesuffix("/u") + "/other"), ["cluster:h100-x4", "cluster:h100-b"]),
+    ],
+)
+def test_clusters_with_their_own_identities_each_get_their_grant(identities, principals) -> None:
+    blob = "Storage Blob Data Contributor"
+    got = [p for p, role, scope in assignments(two_clusters(*identities)) if role == blob]
+    assert got == principals
+
+
+def test_a_data_store_reader_grant_is_declared_once_for_a_shared_identity() -> None:
+    raw = two_clusters(UAI, UAI)
+    raw["identity"] = {"data_stores": [DATA]}
+    readers = [g for g in grants(raw) if g[3] == "Storage Blob Data Reader"]
+    assert readers == [("h100-x4/stdata/blob-reader", DATA, "cluster:h100-x4", "Storage Blob Data Reader")]
+
+
+def test_a_cluster_using_the_workspace_identity_adds_no_grant_the_workspace_has() -> None:
+    """The workspace's user-assigned identity already gets Storage Blob Data Contributor on the storage
+    (how-to-identity-based-service-authentication.md, "User-assigned managed identity > Workspace"): the
+    cluster that runs as the same identity needs it too, and it is the same assignment."""
+    raw = two_clusters(WS_UAI, None)
+    raw["identity"]["workspace_identity_id"] = WS_UAI
+    got = assignments(raw)
+    assert len(got) == len(set(got))
+    blob = [(p, scope) for p, role, scope in got if role == "Storage Blob Data Contributor"]
+    assert blob == [("workspace", "storage"), ("cluster:h100-b", "storage")]
+    (ws_blob,) = [
+        g
+        for g in plan(validate(raw))
+        if g.role == "Storage Blob Data Contributor" and g.principal == "workspace"
+    ]
+    assert ws_blob.before_workspace is True and ws_blob.key == "ws/st/blob-contributor"
+    assert not [g for g in plan(validate(raw)) if g.principal == "cluster:h100-x4"]
+
+
+def test_the_same_entry_written_twice_is_left_for_the_gate_to_name() -> None:
+    """The same person and role twice is one config entry repeated, not a shared identity: both stay, and
+    the gate names both entries (preflight.duplicates, tests/integration/gate/test_stack_file_forms.py)."""
+    raw = public()
+    raw["identity"] = {"role_assignments": [dict(GROUP, role="Reader"), dict(GROUP, role="Reader")]}
+    who = GROUP["principal_id"]
+    assert [g for g in grants(raw) if g[2] == who] == [
+        (f"people/{who}/reader", "workspace", who, "Reader")
+    ] * 2

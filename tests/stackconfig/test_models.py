@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from stackconfig import ClusterConfig, ConfigError, StackConfig, validate
 
-from .stackconfig_factory import good_raw
+from .stackconfig_factory import good_raw, problems
 
 SUB = "00000000-0000-0000-0000-000000000000"
 UAI = (
@@ -161,3 +161,32 @@ def test_models_built_directly_still_enforce_the_cross_field_rules() -> None:
     raw["clusters"][1]["name"] = "h100-x4"
     with pytest.raises(ValidationError, match=r"already the name of clusters\[0\]"):
         StackConfig.model_validate(raw)
+
+
+# --- azml-gpu:environment (issue 33 item 7) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["production", "development"])
+def test_the_environment_is_production_or_development(value: str) -> None:
+    raw = good_raw()
+    raw["environment"] = value
+    assert validate(raw).environment == value
+
+
+def test_the_environment_is_unset_by_default() -> None:
+    assert validate(good_raw()).environment is None
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("prod", "'prod' is not allowed; did you mean production?"),
+        ("dev", "'dev' is not allowed; use one of production, development"),
+        ("staging", "'staging' is not allowed; use one of production, development"),
+        (True, "true is not allowed; use one of production, development"),
+    ],
+)
+def test_another_environment_is_refused_with_the_two_values(value: object, message: str) -> None:
+    raw = good_raw()
+    raw["environment"] = value
+    assert problems(raw) == [f"azml-gpu:environment: {message}"]

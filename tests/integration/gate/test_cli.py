@@ -174,7 +174,20 @@ def refused(gates: Gates, folder: Path) -> dict[str, Outcome]:
     no_id = folder / "existing.json"
     no_id.write_text(json.dumps([{"name": "kv-cmk", "properties": {}}]))
     dev_policy = str(ROOT / "policies" / "config" / "dev.json")
+    advisory = folder / "prod-advisory.json"
+    prod_policy = json.loads((ROOT / "policies" / "config" / "prod.json").read_text())
+    prod_policy["secure-defaults"]["enforcementLevel"] = "advisory"
+    advisory.write_text(json.dumps(prod_policy))
     commands = {
+        # issue 33 item 8: both problems, not only the missing policy config
+        "no-policy-config-bad-stack": (
+            "invalid-config",
+            "--json",
+            "--config-file",
+            str(INVALID / "Pulumi.invalid-config.yaml"),
+        ),
+        # issue 33 item 7: prod says production; its policy config may not make secure-defaults advisory
+        "production-advisory": ("prod", "--json", "--policy-config", str(advisory)),
         "no-policy-config": ("no-rdma", "--json", "--config-file", str(NO_RDMA / "Pulumi.no-rdma.yaml")),
         "no-policy-config-plain": ("no-rdma", "--config-file", str(NO_RDMA / "Pulumi.no-rdma.yaml")),
         "unknown-stack": ("staging",),
@@ -244,6 +257,26 @@ def test_a_stack_without_its_own_policy_config_names_the_command_that_writes_one
     assert plain.stdout == ""
     assert "preflight: no-rdma: cannot evaluate (1 problem(s)):\n" in plain.stderr
     assert "create it with `python -m preflight init-config no-rdma`" in plain.stderr
+
+
+def test_a_missing_policy_config_and_a_bad_stack_config_are_reported_together(
+    refused: dict[str, Outcome],
+) -> None:
+    errors = refused["no-policy-config-bad-stack"].json["errors"]
+    assert len(errors) == 4
+    assert sum(e.startswith("azml-gpu:clusters[") for e in errors) == 3
+    assert errors[-1].startswith(
+        "policies/config/invalid-config.json: no policy config for stack 'invalid-config'"
+    )
+
+
+def test_a_production_stack_with_an_advisory_policy_config_is_refused(refused: dict[str, Outcome]) -> None:
+    run = refused["production-advisory"]
+    assert run.exit_code == 2 and run.json["errors"] == [
+        "--policy-config: secure-defaults is advisory, but the stack's azml-gpu:environment is production, "
+        'which enforces it; set "secure-defaults": {"enforcementLevel": "mandatory", ...}, or set '
+        "azml-gpu:environment: development if the stack is not production"
+    ]
 
 
 def test_an_unknown_stack_lists_the_stacks(refused: dict[str, Outcome]) -> None:

@@ -49,8 +49,10 @@ def test_every_shipped_stack_passes_with_its_own_policy_config(runs: dict[str, O
 
 def test_prod_report(runs: dict[str, Outcome]) -> None:
     document = runs["prod"].document
+    assert document["environment"] == "production"  # Pulumi.prod.yaml's azml-gpu:environment
     assert set(document) == {
         "stack",
+        "environment",
         "engine",
         "policy_config",
         "resources",

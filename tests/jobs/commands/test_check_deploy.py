@@ -28,9 +28,18 @@ def _outputs(path: Path, **changes: Any) -> Path:
     return path
 
 
-def _route(body: dict[str, Any], extra: list[dict[str, Any]] | None = None):
+# The REST spec's VirtualMachineSizes_List answer shape (machineLearningServices.json
+# `VirtualMachineSizeListResult`): `value`, each with `name` and `supportedComputeTypes`.
+SIZES = {
+    "value": [{"name": "STANDARD_NC6", "supportedComputeTypes": ["AmlCompute", "ComputeInstance"]}],
+}
+
+
+def _route(body: dict[str, Any], extra: list[dict[str, Any]] | None = None, sizes: Any = SIZES):
     def route(method: str, url: str):
         path = url.split("?", 1)[0]
+        if method == "GET" and path.endswith("/locations/eastus2/vmSizes") and sizes is not None:
+            return 200, sizes
         if method == "GET" and path.endswith("/computes/compute123"):
             return 200, body
         if method == "GET" and path.endswith("/computes"):
@@ -60,7 +69,20 @@ def test_the_spec_example_matches_the_stack_it_describes(monkeypatch, capsys, tm
     # vmSize STANDARD_NC6 vs the catalog's Standard_NC6: VM size names compare case-insensitively.
     assert live["size"] == "STANDARD_NC6" and all(f["ok"] for f in report["clusters"][0]["fields"])
     assert (live["region"], live["idle_seconds"], live["ssh"]) == ("eastus2", 300, "enabled")
-    assert [r.method for r in transport.requests] == ["GET", "GET"]
+    assert [r.method for r in transport.requests] == ["GET", "GET", "GET"]
+    assert report["sizes_offered"] == [
+        {
+            "cluster": "compute123",
+            "size": "Standard_NC6",
+            "region": "eastus2",
+            "offered": True,
+            "documented": True,
+        }
+    ]
+    assert report["notes"] == []
+    assert (
+        "/providers/Microsoft.MachineLearningServices/locations/eastus2/vmSizes" in transport.requests[2].url
+    )
     # azure-ai-ml's compute operations run on its 2023-08-01-preview client (_ml_client.py).
     url = transport.requests[0].url
     assert "/workspaces/ws-llm/computes/compute123?api-version=2023-08-01-preview" in url
@@ -180,3 +202,29 @@ def test_a_refused_query_exits_4_with_json(monkeypatch, capsys, tmp_path):
     assert "AuthorizationFailed" in body["error"]
     assert body["clusters"] == [] and body["extra_clusters"] == []
     assert err.splitlines()[-1].startswith("error: compute query failed")  # after the progress line
+
+
+# --- the sizes Azure ML offers, live (issue 33 item 5) ------------------------------------------------------
+
+
+def test_a_size_azure_ml_no_longer_lists_in_the_region_is_a_note(monkeypatch, capsys, tmp_path):
+    """Only ComputeInstance: azure-ai-ml's list_sizes(compute_type="amlcompute") drops it."""
+    sizes = {"value": [{"name": "Standard_NC6", "supportedComputeTypes": ["ComputeInstance"]}]}
+    argv = ["--outputs", str(_outputs(tmp_path / "o.json"))]
+    code, out, _, _ = _run(monkeypatch, capsys, _route(EXAMPLE, sizes=sizes), argv)
+    assert code == 0  # the live cluster matches: advisory
+    assert (
+        "note: compute123: Azure ML does not list Standard_NC6 in eastus2 today (az ml compute list-sizes "
+        "--location eastus2 --type amlcompute): the live cluster keeps running, but re-creating it (a "
+        "replace, `pulumi destroy` then `up`) would be refused; request the size or pick one listed"
+    ) in out
+
+
+def test_a_list_that_cannot_be_read_is_a_note_not_a_failure(monkeypatch, capsys, tmp_path):
+    argv = ["--outputs", str(_outputs(tmp_path / "o.json")), "--json"]
+    code, out, _, _ = _run(monkeypatch, capsys, _route(EXAMPLE, sizes=None), argv)
+    report = json.loads(out)
+    assert code == 0 and report["sizes_offered"][0]["offered"] is None
+    (note,) = report["notes"]
+    assert note.startswith("the sizes Azure ML offers in eastus2 could not be read (")
+    assert note.endswith("check with `az ml compute list-sizes --location eastus2 --type amlcompute`")

@@ -176,6 +176,9 @@ def test_every_level_entry_matches_the_size_catalog():
 
     for lv in levels.all_levels():
         vm = lookup(lv.size)
+        if lv.outside_catalog is not None:  # AHC's levels for a size Microsoft's size pages do not list
+            assert vm is None and lv.sources, lv.size
+            continue
         assert vm is not None and vm.gpus == lv.gpus, lv.size
         assert lv.sources
         if lv.ib_ports:  # the catalog's per-VM InfiniBand total is ports x rate
