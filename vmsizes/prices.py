@@ -221,3 +221,57 @@ def gpu_size_names() -> list[str]:
     from vmsizes.catalog import all_sizes
 
     return [s.name for s in all_sizes() if s.gpus or s.gpu_fraction]
+
+
+@dataclass(frozen=True)
+class ClusterCost:
+    """What one cluster costs at its price (None: price unknown, and so is every amount below).
+
+    per_hour_at_max = price x max_nodes; month_at_max = that x HOURS_PER_MONTH; idle_per_job = price x
+    max_nodes x idle timer: after a job on every node, each node waits the idle timer before it is released
+    (the seed: the idle timer "costs you up to half an hour of every node per job").
+    """
+
+    name: str
+    size: str | None
+    region: str | None
+    tier: str
+    max_nodes: int
+    idle_seconds: int | None
+    price: float | None
+
+    @property
+    def per_hour_at_max(self) -> float | None:
+        return None if self.price is None else self.price * self.max_nodes
+
+    @property
+    def month_at_max(self) -> float | None:
+        per_hour = self.per_hour_at_max
+        return None if per_hour is None else per_hour * HOURS_PER_MONTH
+
+    @property
+    def idle_per_job(self) -> float | None:
+        if self.price is None or self.idle_seconds is None:
+            return None
+        return self.price * self.max_nodes * self.idle_seconds / 3600.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cluster": self.name,
+            "size": self.size,
+            "region": self.region,
+            "tier": self.tier,
+            "max_nodes": self.max_nodes,
+            "idle_seconds": self.idle_seconds,
+            "price_per_node_hour": self.price,
+            "per_hour_at_max": self.per_hour_at_max,
+            "idle_per_job": self.idle_per_job,
+            "month_at_max": self.month_at_max,
+        }
+
+
+def money(value: float | None, currency: str = "") -> str:
+    """`393.28 USD`, or "price unknown" for None (never 0)."""
+    if value is None:
+        return "price unknown"
+    return f"{value:,.2f}{' ' + currency if currency else ''}"
