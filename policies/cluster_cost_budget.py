@@ -131,8 +131,7 @@ def findings(clusters: list[Cluster], config: Mapping[str, Any]) -> tuple[list[s
             partial = f" (the priced clusters alone; {len(unpriced)} price unknown)" if unpriced else ""
             over.append(
                 f"the clusters cost {prices.money(total, currency)} per hour at max nodes{partial} "
-                f"({parts}), "
-                f"over the budget of {prices.money(float(limit), currency)} per hour "
+                f"({parts}), over the budget of {prices.money(float(limit), currency)} per hour "
                 f"({prices.money(total * prices.HOURS_PER_MONTH, currency)} a month at "
                 f"{prices.HOURS_PER_MONTH} hours). Fix: lower max_instances, use a smaller size or "
                 f"low_priority, or raise {NAME}.max_per_hour in the policy config."

@@ -1,8 +1,9 @@
 """cluster-cost-budget (stack; mandatory where the config says so) and its companion
-cluster-cost-budget-unknown (advisory): SHOULD PASS / SHOULD FAIL from the happy path, the prod plan (h100-x4: 4 x ND96isr H100 v5 in
-eastus; a100-spot: 1 x NC24ads A100 v4 low-priority) against a price file with the recorded pages' prices
-(tests/jobs/fixtures/retail-prices: illustrative 98.32 and 0.7346 per node-hour). Expected totals are worked
-by hand: 4 x 98.32 = 393.28; + 0.7346 = 394.0146. The pair runs as in one AnalyzeStack."""
+cluster-cost-budget-unknown (advisory): SHOULD PASS / SHOULD FAIL from the happy path, the prod plan
+(h100-x4: 4 x ND96isr H100 v5 in eastus; a100-spot: 1 x NC24ads A100 v4 low-priority) against a price file
+with the recorded pages' prices (tests/jobs/fixtures/retail-prices: illustrative 98.32 and 0.7346 per
+node-hour). Expected totals are worked by hand: 4 x 98.32 = 393.28; + 0.7346 = 394.0146. The pair runs as in
+one AnalyzeStack."""
 
 from __future__ import annotations
 
