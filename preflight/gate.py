@@ -24,6 +24,7 @@ once), the policy config (`preflight.policyconfig`), duplicate URNs traced to co
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import tempfile
@@ -123,6 +124,7 @@ class GateResult:
     errors: list[str] = field(default_factory=list)
     clusters: list[dict[str, Any]] = field(default_factory=list)
     quota: list[dict[str, Any]] = field(default_factory=list)
+    costs: dict[str, Any] = field(default_factory=dict)  # preflight.costs.cost_table
     outputs: dict[str, Any] = field(default_factory=dict)
     evaluation_date: str = ""
     policy_config: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -180,6 +182,7 @@ class GateResult:
             "violations": {level: len(self.by_level(level)) for level in ("mandatory", "advisory")},
             "clusters": self.clusters,
             "quota": self.quota,
+            "costs": self.costs,
             "errors": self.errors,
         }
 
@@ -600,10 +603,8 @@ def _evaluate(
     def refused() -> GateResult:
         """Bad input: the preparation still writes into `folder`, which the caller deletes once this
         returns, so wait for it; its own failures do not count."""
-        try:
+        with contextlib.suppress(Exception):  # the input's problems are the answer
             prepared.result()
-        except Exception:  # noqa: BLE001 - the input's problems are the answer
-            pass
         return result
 
     # 1. The input, every problem at once.
@@ -622,6 +623,11 @@ def _evaluate(
         if project == NAMESPACE:
             result.errors.extend(_stack_config_problems(block))
     chosen = _policy_config(stack, root, policy_config_path, result)
+    from preflight import costs
+
+    price_path, named_by = costs.price_file(result.policy_config, root)
+    price_table, price_problems = costs.load(price_path, named_by)
+    result.errors.extend(price_problems)
     if state_path is not None:
         result.errors.extend(_state_problems(state_path, stack, project))
     if existing_path is not None:
@@ -656,7 +662,7 @@ def _evaluate(
     )
     try:
         policy_file = folder / "policy-config.json"
-        policy_file.write_text(json.dumps(_with_date(given, on), indent=2))
+        policy_file.write_text(json.dumps(costs.with_prices(_with_date(given, on), price_table), indent=2))
         pack = write_pack_launcher(folder, pack_dir(root))
         policy_args = ["--policy-pack", str(pack), "--policy-pack-config", str(policy_file)]
 
@@ -733,6 +739,7 @@ def _evaluate(
         result.clusters = _cluster_rows(update.resources)
         quotas = result.policy_config.get("quota-reservation", {}).get("quotas", {})
         result.quota = _quota_rows(update.resources, quotas)
+        result.costs = costs.cost_table(update.run.steps, price_table, state_path is not None)
         checked = resource_check.check(update.resources, block)
         result.resource_check = checked.coverage_rows()
         result.permissions = permissions.required(update.resources, _invokes(journal))

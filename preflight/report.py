@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from preflight import permissions
+from preflight import costs, permissions
 from preflight.gate import Evaluation, GateResult
 
 LEVEL_ORDER = ("mandatory", "advisory", "remediate", "disabled")
@@ -66,6 +66,8 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
             ],
         )
     )
+    if result.costs:
+        out.append((costs.title(result.costs), costs.HEADERS, costs.table_rows(result.costs)))
     out.append(
         (
             "Resource inputs checked against the Azure REST specs (preflight/provider/azure_specs)",
@@ -259,5 +261,10 @@ def markdown(result: GateResult) -> str:
             + " |"
             for c in result.clusters
         ]
+        out.append("")
+    if result.costs.get("clusters"):
+        out += [f"### {costs.title(result.costs)}", "", "| " + " | ".join(costs.HEADERS) + " |"]
+        out.append("|" + "---|" * len(costs.HEADERS))
+        out += ["| " + " | ".join(row) + " |" for row in costs.table_rows(result.costs)]
         out.append("")
     return "\n".join(out)
