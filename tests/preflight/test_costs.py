@@ -86,7 +86,8 @@ def test_two_to_eight_nodes_under_state_shows_before_and_after() -> None:
         steps.append(s)
     table = costs.cost_table(steps, PRICES, with_state=True)
     cells = next(r for r in costs.table_rows(table) if r[0] == "h100-x4")
-    # 2 x 98.32 = 196.64 -> 8 x 98.32 = 786.56; idle 300 s: 16.39 -> 65.55; month x 730: 143,547.20 -> 574,188.80
+    # 2 x 98.32 = 196.64 -> 8 x 98.32 = 786.56; idle 300 s: 16.39 -> 65.55;
+    # month x 730: 143,547.20 -> 574,188.80
     assert cells == [
         "h100-x4",
         f"2 x {H100} -> 8 x {H100}",
