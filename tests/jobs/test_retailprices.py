@@ -79,3 +79,12 @@ def test_a_page_loop_stops():
 
     with pytest.raises(RuntimeError, match="more than 200 pages"):
         list(retailprices.pages("https://x", get=forever))
+
+
+def test_the_recorded_price_file_is_what_the_recorded_pages_give():
+    """tests/jobs/fixtures/retail-prices/prices.json, the price file the gate's integration tests read, is
+    this module's output for the two pages (every region: the catalog's GPU sizes in one chunk list)."""
+    from vmsizes import prices
+
+    got = retailprices.fetch(prices.gpu_size_names(), None, get=Api(), now=datetime(2026, 12, 1, tzinfo=UTC))
+    assert got.as_json() == json.loads((PAGES / "prices.json").read_text())
