@@ -125,7 +125,7 @@ def findings(clusters: list[Cluster], config: Mapping[str, Any]) -> tuple[list[s
         total = sum(r.per_hour_at_max or 0.0 for r in priced)
         if total > float(limit):
             parts = ", ".join(
-                f"{r.name} {r.max_nodes} x {prices.money(r.price)}"
+                f"{r.name} {r.max_nodes} x {prices.rate(r.price)}"
                 for r in sorted(priced, key=lambda r: r.name)
             )
             partial = f" (the priced clusters alone; {len(unpriced)} price unknown)" if unpriced else ""
@@ -141,7 +141,7 @@ def findings(clusters: list[Cluster], config: Mapping[str, Any]) -> tuple[list[s
         if row is not None and (row.per_hour_at_max or 0.0) > float(cap):
             over.append(
                 f"cluster {name} costs {prices.money(row.per_hour_at_max, currency)} per hour at max nodes "
-                f"({row.max_nodes} x {prices.money(row.price)} for {row.size} in {row.region}), over its "
+                f"({row.max_nodes} x {prices.rate(row.price)} for {row.size} in {row.region}), over its "
                 f"budget of {prices.money(float(cap), currency)}. Fix: lower its max_instances or raise "
                 f"{NAME}.clusters.{name} in the policy config."
             )

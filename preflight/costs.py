@@ -150,6 +150,10 @@ def _money(figures: Mapping[str, Any] | None, key: str) -> str:
     return "-" if figures is None else prices.money(figures.get(key))
 
 
+def _rate(figures: Mapping[str, Any] | None) -> str:
+    return "-" if figures is None else prices.rate(figures.get("price_per_node_hour"))
+
+
 def _nodes(figures: Mapping[str, Any] | None) -> str:
     return "-" if figures is None else f"{figures['max_nodes']} x {figures['size']}"
 
@@ -170,7 +174,8 @@ def table_rows(costs: Mapping[str, Any]) -> list[list[str]]:
         elif stated and before is None:
             label += " (new)"
         cells = [label, _pair(_nodes(before), _nodes(after), stated)]
-        cells += [_pair(_money(before, k), _money(after, k), stated) for k in FIGURES]
+        cells.append(_pair(_rate(before), _rate(after), stated))
+        cells += [_pair(_money(before, k), _money(after, k), stated) for k in FIGURES[1:]]
         out.append(cells)
     if out:
         total, before_total = costs.get("total", {}), costs.get("total_before")

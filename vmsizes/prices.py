@@ -270,6 +270,13 @@ class ClusterCost:
         }
 
 
+def rate(value: float | None) -> str:
+    """A price per node-hour to four decimals, trailing zeros dropped (`98.32`, `0.7346`); "price unknown"."""
+    if value is None:
+        return "price unknown"
+    return f"{value:,.4f}".rstrip("0").rstrip(".")
+
+
 def money(value: float | None, currency: str = "") -> str:
     """`393.28 USD`, or "price unknown" for None (never 0)."""
     if value is None:

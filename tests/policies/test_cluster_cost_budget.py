@@ -80,7 +80,14 @@ SHOULD_FAIL: dict[str, tuple[list[Any], dict[str, Any], list[tuple[str, ...]]]] 
     "the prod plan, both clusters counted": (
         PLAN,
         {"max_per_hour": 394},
-        [("394.01 USD per hour", "a100-spot 1 x 0.73", "h100-x4 4 x 98.32", "287,630.66 USD a month at 730")],
+        [
+            (
+                "394.01 USD per hour",
+                "a100-spot 1 x 0.7346",
+                "h100-x4 4 x 98.32",
+                "287,630.66 USD a month at 730",
+            )
+        ],
     ),
     "2 -> 8 nodes": (
         [compute("h100-x4", **{MAX: 8})],

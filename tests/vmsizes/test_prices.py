@@ -127,3 +127,14 @@ def test_gpu_sizes_are_the_catalog_sizes_with_gpus():
 
 def test_hours_per_month_is_the_pricing_calculators():
     assert prices.HOURS_PER_MONTH == 730
+
+
+@pytest.mark.parametrize(
+    ("value", "rate", "money"),
+    [(98.32, "98.32", "98.32"), (0.7346, "0.7346", "0.73"), (1234.5, "1,234.5", "1,234.50"), (3.0, "3", "3.00")],
+)
+def test_prices_and_amounts_as_printed(value, rate, money):
+    assert prices.rate(value) == rate
+    assert prices.money(value) == money
+    assert prices.rate(None) == prices.money(None) == "price unknown"
+    assert prices.money(value, "USD") == f"{money} USD"

@@ -130,7 +130,7 @@ def test_two_to_eight_nodes_over_the_budget_fails_mandatory_in_production(runs: 
         (
             "cluster-cost-budget",
             "mandatory",
-            "the clusters cost 787.29 USD per hour at max nodes (a100-spot 1 x 0.73, h100-x4 8 x 98.32), "
+            "the clusters cost 787.29 USD per hour at max nodes (a100-spot 1 x 0.7346, h100-x4 8 x 98.32), "
             "over the budget of 395.00 USD per hour (574,725.06 USD a month at 730 hours). Fix: lower "
             "max_instances, use a smaller size or low_priority, or raise cluster-cost-budget.max_per_hour "
             "in the policy config.",
