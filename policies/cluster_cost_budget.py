@@ -44,7 +44,7 @@ CONFIG: dict[str, Any] = {
     "clusters": {
         "type": "object",
         "additionalProperties": {"type": "number", "minimum": 0},
-        "description": "cluster name -> its own budget per hour at max nodes.",
+        "description": "Cluster names -> each one's own budget per hour at max nodes.",
     },
     "prices_file": {
         "type": "string",

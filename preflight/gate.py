@@ -388,6 +388,9 @@ def _allow_list_problems(
             spec = schemas.get(policy, {}).get(key, {})
             description = str(spec.get("description", "")) if isinstance(spec, Mapping) else ""
             values = entry[key]
+            keyed = isinstance(values, Mapping)  # keyed by name: cluster-cost-budget.clusters
+            if keyed:
+                values = list(values)
             if not isinstance(values, list):
                 continue
             if description.startswith("Cluster names"):
@@ -402,8 +405,9 @@ def _allow_list_problems(
                     continue
                 close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
                 fix = f"did you mean {close[0]}?" if close else "fix the name or remove it"
+                where = f"{policy}.{key}.{value}" if keyed else f"{policy}.{key}[{i}]"
                 problems.append(
-                    f"{policy}.{key}[{i}]: {value!r} names no {what} of stack '{stack}' (its {what}s: "
+                    f"{where}: {value!r} names no {what} of stack '{stack}' (its {what}s: "
                     f"{', '.join(known) or 'none'}), so it allows or acknowledges nothing; {fix}"
                 )
     return problems

@@ -131,7 +131,12 @@ def test_hours_per_month_is_the_pricing_calculators():
 
 @pytest.mark.parametrize(
     ("value", "rate", "money"),
-    [(98.32, "98.32", "98.32"), (0.7346, "0.7346", "0.73"), (1234.5, "1,234.5", "1,234.50"), (3.0, "3", "3.00")],
+    [
+        (98.32, "98.32", "98.32"),
+        (0.7346, "0.7346", "0.73"),
+        (1234.5, "1,234.5", "1,234.50"),
+        (3.0, "3", "3.00"),
+    ],
 )
 def test_prices_and_amounts_as_printed(value, rate, money):
     assert prices.rate(value) == rate
