@@ -150,6 +150,16 @@ def _money(figures: Mapping[str, Any] | None, key: str) -> str:
     return "-" if figures is None else prices.money(figures.get(key))
 
 
+def _sum(total: Mapping[str, Any] | None, key: str) -> str:
+    """A total: `394.01`, `0.73 + price unknown` when some cluster has no price (never counted as zero)."""
+    if total is None:
+        return "-"
+    value = total.get(key)
+    if value is None:
+        return "price unknown"
+    return prices.money(value) + (" + price unknown" if total.get("partial") else "")
+
+
 def _rate(figures: Mapping[str, Any] | None) -> str:
     return "-" if figures is None else prices.rate(figures.get("price_per_node_hour"))
 
@@ -180,11 +190,8 @@ def table_rows(costs: Mapping[str, Any]) -> list[list[str]]:
     if out:
         total, before_total = costs.get("total", {}), costs.get("total_before")
         stated = before_total is not None
-        label = "total" + (
-            f" ({total['price_unknown']} price unknown, not counted)" if total.get("partial") else ""
-        )
-        cells = [label, "", ""]
-        cells += [_pair(_money(before_total, k), _money(total, k), stated) for k in FIGURES[1:]]
+        cells = ["total", "", ""]
+        cells += [_pair(_sum(before_total, k), _sum(total, k), stated) for k in FIGURES[1:]]
         out.append(cells)
     return out
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         "file": str(path),
         "fetched": loaded.fetched,
-        "age_days": round(loaded.age_days() or 0.0, 1),
+        "age_days": None if (age := loaded.age_days()) is None else round(age, 1),
         "currency": loaded.currency,
         "source": loaded.source,
         "regions": len(loaded.prices),

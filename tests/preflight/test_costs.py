@@ -72,7 +72,8 @@ def test_a_resize_to_an_unpriced_size_shows_before_and_unknown_after() -> None:
     assert cells[1] == f"4 x {H100} -> 4 x Standard_ND96isr_H200_v5"
     assert cells[3] == "393.28 -> price unknown"
     total = costs.table_rows(table)[-1]
-    assert total[0] == "total (1 price unknown, not counted)"
+    # The total after counts a100-spot alone and says the H200's price is unknown (never counted as 0).
+    assert total[3] == "394.01 -> 0.73 + price unknown"
 
 
 def test_two_to_eight_nodes_under_state_shows_before_and_after() -> None:
