@@ -17,8 +17,8 @@ meter). A price the file does not give is None: "price unknown", never zero.
 Where the gate and `jobs` find the file: an explicit path (a flag, or `cluster-cost-budget.prices_file` in
 the policy config), else the environment variable AZML_GPU_PRICES; none: every price is unknown.
 
-Month: 730 hours (24 x 365 / 12), the convention of the Azure pricing calculator
-(azure.microsoft.com/pricing/calculator, "1 month = 730 hours" in its virtual machine estimates).
+Month: 730 hours (24 x 365 / 12), the month the Azure pricing calculator
+(azure.microsoft.com/pricing/calculator) prices a virtual machine running all month by.
 """
 
 from __future__ import annotations
