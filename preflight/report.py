@@ -263,7 +263,13 @@ def markdown(result: GateResult) -> str:
         ]
         out.append("")
     if result.costs.get("clusters"):
-        out += [f"### {costs.title(result.costs)}", "", "| " + " | ".join(costs.HEADERS) + " |"]
+        out += [
+            "### Cost at max nodes",
+            "",
+            *textwrap.wrap(costs.title(result.costs), 100, break_long_words=False),
+            "",
+        ]
+        out.append("| " + " | ".join(costs.HEADERS) + " |")
         out.append("|" + "---|" * len(costs.HEADERS))
         out += ["| " + " | ".join(row) + " |" for row in costs.table_rows(result.costs)]
         out.append("")

@@ -136,8 +136,12 @@ def test_the_report_and_markdown_carry_the_cost_table() -> None:
     result.evaluations = [first]
     result.costs = costs.cost_table(run("prod", "update").steps, PRICES, with_state=False)
     text = report.markdown(result)
-    assert "### Cost at max nodes, in USD (Azure Retail Prices of 2026-12-01T00:00:00+00:00" in text
+    assert (
+        "### Cost at max nodes\n\nCost at max nodes, in USD (Azure Retail Prices of 2026-12-01T00:00:00+00:00"
+        in text
+    )
     assert "month = 730 hours" in text
+    assert max(len(line) for line in text.splitlines() if not line.startswith("|")) <= 110
     assert f"| h100-x4 | 4 x {H100} | 98.32 | 393.28 | 32.77 | 287,094.40 |" in text
     assert "| total |  |  | 394.01 | 32.83 | 287,630.66 |" in text  # idle: 32.7733 + 0.7346 x 300 s / 3600
     assert json.loads(json.dumps(result.summary()))["costs"]["total"]["per_hour_at_max"] == pytest.approx(
