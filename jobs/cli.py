@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "check-deploy": "jobs.commands.check_deploy",
     "local": "jobs.commands.local",
     "plan": "jobs.commands.plan",
+    "prices": "jobs.commands.prices",
     "quota": "jobs.commands.quota",
     "render": "jobs.commands.render",
     "run": "jobs.commands.run",

@@ -9,6 +9,11 @@ ones nobody uses, to release their quota" -> a cluster with no job in the last 3
 (ComputeResource.properties.createdOn, read-only date-time in the Azure ML REST spec 2025-12-01; azure-ai-ml
 `Compute.created_on`). A younger cluster is never flagged (it says when it can be judged), and a cluster the
 workspace does not have is not flagged either (nothing to delete; `jobs check-deploy` says what is missing).
+
+With a price file (vmsizes/prices.py) each cluster is priced as the gate prices it
+(vmsizes.prices.ClusterCost): the price per node-hour, the idle timer's cost per job (price x max_instances
+x idle timer) and, with min_instances above 0, what the warm nodes cost a month (730 hours) with no job.
+No price: None ("price unknown"), never zero.
 """
 
 from __future__ import annotations
@@ -44,6 +49,12 @@ class ClusterAudit:
     created_at: str | None = None
     #: Why the cluster is not judged yet (too new, or not in the workspace), else None.
     note: str | None = None
+    #: Its price per node-hour from the price file, and what its idle timer costs per job (price x
+    #: max_instances x idle timer) and its warm nodes (min_instances) per month; None: price unknown.
+    price_per_node_hour: float | None = None
+    idle_cost_per_job: float | None = None
+    warm_nodes_per_month: float | None = None
+    currency: str | None = None
 
 
 def compute_name(compute: Any) -> str | None:
@@ -98,9 +109,11 @@ def audit(
     now: dt.datetime,
     days: int = UNUSED_DAYS,
     created: dict[str, dt.datetime | None] | None = None,
+    prices: Any = None,
 ) -> list[ClusterAudit]:
     """Each stack cluster's idle quota and last job. `created`: `created_times` of the live computes (None:
-    not read, every cluster judged by its jobs alone)."""
+    not read, every cluster judged by its jobs alone); `prices`: a vmsizes.prices.Prices (None: no file)."""
+    from vmsizes.prices import HOURS_PER_MONTH, ClusterCost
     from vmsizes.quota import ClusterDemand, reserve
 
     newest = last_jobs(jobs)
@@ -136,8 +149,13 @@ def audit(
             unused, reason = True, f"last job {idle:.0f} days ago (over {days})"
         else:
             unused, reason = False, None
+        price = prices.price(c.size, c.region, c.tier) if prices is not None else None
+        cost = ClusterCost(c.name, c.size, c.region, c.tier, c.max_instances, c.idle_seconds, price)
+        warm = None if price is None else price * c.min_instances * HOURS_PER_MONTH
         if unused:
             reason += f"; delete it to release {r.vcpus} vCPUs of {r.family or 'its family'} in {c.region}"
+            if warm:
+                reason += f" and stop its warm nodes' {warm:,.2f} {prices.currency} a month"
         result.append(
             ClusterAudit(
                 c.name,
@@ -155,6 +173,10 @@ def audit(
                 reason,
                 born.isoformat() if born is not None else None,
                 note,
+                price,
+                cost.idle_per_job,
+                warm,
+                prices.currency if prices is not None else None,
             )
         )
     return result
@@ -182,8 +204,23 @@ def render_text(rows: list[ClusterAudit]) -> str:
             + (f"\n  UNUSED: {r.reason}" if r.unused else "")
             + (f"\n  not judged: {r.note}" if r.note else "")
         )
-        if r.min_instances > 0:
+        if r.price_per_node_hour is None:
+            lines.append("  cost: price unknown (no price in the price file for its size, region and tier)")
+        else:
             lines.append(
-                f"  note: min_instances {r.min_instances} keeps nodes running (and billed) while idle"
+                f"  cost: {r.price_per_node_hour:,.4g} {r.currency} per node-hour; its idle timer costs up "
+                f"to {r.idle_cost_per_job:,.2f} {r.currency} per job ({r.max_instances} nodes x the idle "
+                "timer)"
+                if r.idle_cost_per_job is not None
+                else f"  cost: {r.price_per_node_hour:,.4g} {r.currency} per node-hour"
+            )
+        if r.min_instances > 0:
+            warm = (
+                f": {r.warm_nodes_per_month:,.2f} {r.currency} a month"
+                if r.warm_nodes_per_month is not None
+                else ""
+            )
+            lines.append(
+                f"  note: min_instances {r.min_instances} keeps nodes running (and billed) while idle{warm}"
             )
     return "\n".join(lines)

@@ -11,12 +11,25 @@ interval for restart dumps", Future Generation Computer Systems 22(3), 2006, fir
     tau_opt = sqrt(2 x C x M)        C = seconds to write one checkpoint, M = mean time between failures
 and the expected fraction of time lost to checkpoints and rework, to first order,
     waste = C / tau + tau / (2 M)    (at tau_opt: sqrt(2 C / M)), so goodput = 1 - waste.
+
+Cost (the seed's "price per useful hour, including the restart tax"): the price per node-hour from the price
+file (vmsizes/prices.py; `--price-per-node-hour` wins) for the size, region and tier (dedicated:
+pay-as-you-go; low-priority and spot: their meters); never a price the file does not give. On low-priority
+or Spot, a preemption of any node stops the job ("losing one node stops all of them", the seed) and throws
+away, on average, half a checkpoint interval plus the restart, so to first order (as Young/Daly's tau / 2M):
+    job preemptions per hour   lam = nodes x r          r = the user's preemptions per node-hour
+    restart tax                f   = lam x (I / 2 + R)  I = checkpoint interval, R = restart time, in hours
+    wall hours = hours / (1 - f);  cost = nodes x wall hours x price
+    price per useful node-hour = price / (goodput x (1 - f))   (dedicated: price / goodput)
+The preemption rate is the user's assumption (Azure publishes none: low-priority and Spot have no SLA) and is
+printed as such.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from jobs.errors import UsageError
 
@@ -75,6 +88,18 @@ def memory_fit(params: int, gpus: int, gpu_memory_gib: float, source: str) -> Me
 
 
 @dataclass
+class RestartTax:
+    preemptions_per_node_hour: float
+    nodes: int
+    job_preemptions_per_hour: float
+    checkpoint_interval_minutes: float
+    interval_source: str
+    restart_minutes: float
+    lost_fraction: float
+    wall_hours: float
+
+
+@dataclass
 class Plan:
     tokens: float
     tokens_per_gpu_s: float
@@ -94,6 +119,11 @@ class Plan:
     checkpointing: Checkpointing | None = None
     memory: Memory | None = None
     notes: list[str] = field(default_factory=list)
+    price_source: str | None = None
+    currency: str | None = None
+    restart_tax: RestartTax | None = None
+    price_per_useful_node_hour: float | None = None
+    dedicated_price_per_useful_node_hour: float | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -129,7 +159,12 @@ def plan(
     tier: str = "dedicated",
     params: int | None = None,
     gpu_memory_gib: float | None = None,
+    prices: Any = None,
+    preemptions_per_node_hour: float | None = None,
+    checkpoint_interval_minutes: float | None = None,
+    restart_minutes: float = 0.0,
 ) -> Plan:
+    """The plan (module docstring). `prices`: a vmsizes.prices.Prices (None: no price file)."""
     for flag, value in (
         ("--tokens", tokens),
         ("--tokens-per-gpu-s", tokens_per_gpu_s),
@@ -137,6 +172,9 @@ def plan(
         ("--price-per-node-hour", price_per_node_hour),
         ("--checkpoint-seconds", checkpoint_seconds),
         ("--mtbf-hours", mtbf_hours),
+        ("--preemptions-per-node-hour", preemptions_per_node_hour),
+        ("--checkpoint-interval-minutes", checkpoint_interval_minutes),
+        ("--restart-minutes", restart_minutes),
     ):
         if value is not None and not math.isfinite(value):
             raise UsageError(f"{flag} {value}: not a finite number; pass a number such as 2.0e9")
@@ -158,6 +196,21 @@ def plan(
         raise UsageError(f"--params {params}: must be at least 1 (the model's parameter count, e.g. 8.03e9)")
     if gpu_memory_gib is not None and not (math.isfinite(gpu_memory_gib) and gpu_memory_gib > 0):
         raise UsageError(f"--gpu-memory-gib {gpu_memory_gib}: must be above 0 (memory of one GPU)")
+    for flag, value in (
+        ("--preemptions-per-node-hour", preemptions_per_node_hour),
+        ("--checkpoint-interval-minutes", checkpoint_interval_minutes),
+        ("--restart-minutes", restart_minutes),
+    ):
+        if value is not None and value < 0:
+            raise UsageError(f"{flag} {value:g}: must not be negative")
+    if tier not in TIERS:
+        raise UsageError(f"--tier {tier}: use one of dedicated, low-priority, spot")
+    tier = TIERS[tier]
+    if preemptions_per_node_hour is not None and tier == "dedicated":
+        raise UsageError(
+            "--preemptions-per-node-hour is the preemption rate of low-priority or Spot nodes; "
+            "pass --tier low-priority or --tier spot (dedicated nodes are not preempted)"
+        )
     if (checkpoint_seconds is None) != (mtbf_hours is None):
         raise UsageError("--checkpoint-seconds and --mtbf-hours go together; pass both or neither")
 
@@ -198,8 +251,15 @@ def plan(
                 f"{gpus} GPUs is not a whole number of {vm.gpus}-GPU nodes; "
                 f"{p.nodes} nodes leave {p.nodes * vm.gpus - gpus} GPU(s) idle"
             )
-        report = reserve([ClusterDemand("plan", vm.name, region or "unspecified", tier, p.nodes)])
-        for pool in report.pools:
+        pools = []
+        if tier == "spot":
+            p.notes.append(
+                "Spot is not an Azure ML cluster tier (clusters are dedicated or low-priority); "
+                "its quota is not computed here"
+            )
+        else:
+            pools = reserve([ClusterDemand("plan", vm.name, region or "unspecified", tier, p.nodes)]).pools
+        for pool in pools:
             p.quota.append(
                 {
                     "region": region or "(any)",
@@ -209,25 +269,110 @@ def plan(
                     "vcpus": pool.vcpus,
                 }
             )
-        if price_per_node_hour is not None:
-            p.cost = p.node_hours * price_per_node_hour
+        _price(p, vm.name, region, tier, price_per_node_hour, prices)
     elif price_per_node_hour is not None:
         raise UsageError("--price-per-node-hour needs --size (nodes come from the size's GPUs per node)")
+    elif preemptions_per_node_hour is not None:
+        raise UsageError(
+            "--preemptions-per-node-hour needs --size (a preemption stops every node of the job)"
+        )
     if params is not None:
         p.memory = _memory(p, params, gpus, gpu_memory_gib, size)
     elif gpu_memory_gib is not None:
         raise UsageError("--gpu-memory-gib needs --model or --params (what has to fit)")
     if checkpoint_seconds is not None and mtbf_hours is not None:
         p.checkpointing = young_daly(checkpoint_seconds, mtbf_hours)
-        if p.checkpointing.expected_goodput < 0.5:
-            # sqrt(2C/M) > 0.5: C is not small against M, where the first-order model holds.
-            p.notes.append(
-                f"checkpointing loses {1 - p.checkpointing.expected_goodput:.0%} of the run "
-                f"({checkpoint_seconds:g} s per checkpoint against {mtbf_hours:g} h between failures); "
-                "the first-order Young/Daly estimate is rough this far from C << MTBF: make checkpoints "
-                "faster or the job more reliable"
-            )
+    if size:
+        _cost(p, preemptions_per_node_hour, checkpoint_interval_minutes, restart_minutes, prices)
+    if p.checkpointing is not None and p.checkpointing.expected_goodput < 0.5:
+        # sqrt(2C/M) > 0.5: C is not small against M, where the first-order model holds.
+        p.notes.append(
+            f"checkpointing loses {1 - p.checkpointing.expected_goodput:.0%} of the run "
+            f"({checkpoint_seconds:g} s per checkpoint against {mtbf_hours:g} h between failures); "
+            "the first-order Young/Daly estimate is rough this far from C << MTBF: make checkpoints "
+            "faster or the job more reliable"
+        )
     return p
+
+
+#: --tier -> the tier the quota pools and the price file use.
+TIERS = {
+    "dedicated": "dedicated",
+    "low-priority": "low_priority",
+    "low_priority": "low_priority",
+    "spot": "spot",
+}
+
+
+def _price(p: Plan, size: str, region: str | None, tier: str, given: float | None, prices: Any) -> None:
+    """The price per node-hour: --price-per-node-hour, else the price file's, else unknown (a note says
+    why)."""
+    if given is not None:
+        p.price_per_node_hour, p.price_source = given, "--price-per-node-hour"
+        return
+    if prices is None:
+        p.notes.append(
+            "price unknown: no price file (pass --prices FILE or set AZML_GPU_PRICES; "
+            "`python -m jobs prices --refresh` writes one), so no cost is printed"
+        )
+        return
+    if region is None:
+        p.notes.append("price unknown: the price file's prices are per region; pass --region")
+        return
+    found = prices.price(size, region, tier)
+    if found is None:
+        meter = {"dedicated": "pay-as-you-go", "low_priority": "Low Priority", "spot": "Spot"}[tier]
+        p.notes.append(
+            f"price unknown: the price file gives no {meter} price for {size} in {region} "
+            f"({prices.describe()}); refresh it with `python -m jobs prices --refresh --region {region}`"
+        )
+        return
+    p.price_per_node_hour, p.currency = found, prices.currency
+    p.price_source = prices.describe()
+
+
+def _cost(
+    p: Plan, rate: float | None, interval_minutes: float | None, restart_minutes: float, prices: Any
+) -> None:
+    """Cost, the restart tax (low-priority, Spot) and the price per useful node-hour (module docstring)."""
+    assert p.nodes is not None and p.node_hours is not None
+    lost = 0.0
+    if p.tier != "dedicated":
+        if rate is None:
+            p.notes.append(
+                f"restart tax not counted: pass --preemptions-per-node-hour, your assumption of how often a "
+                f"{p.tier.replace('_', '-')} node is taken back (Azure publishes no rate; there is no SLA)"
+            )
+        else:
+            if interval_minutes is not None:
+                interval, source = interval_minutes, "--checkpoint-interval-minutes"
+            elif p.checkpointing is not None:
+                interval, source = p.checkpointing.interval_seconds / 60, "the Young/Daly interval above"
+            else:
+                raise UsageError(
+                    "--preemptions-per-node-hour needs the checkpoint interval: pass "
+                    "--checkpoint-interval-minutes (or --checkpoint-seconds and --mtbf-hours)"
+                )
+            job_rate = p.nodes * rate
+            lost = job_rate * (interval / 2 + restart_minutes) / 60
+            if lost >= 1:
+                raise UsageError(
+                    f"--preemptions-per-node-hour {rate:g} on {p.nodes} node(s) with a {interval:g} min "
+                    f"checkpoint interval loses {lost:.0%} of the time to restarts: the run never ends; "
+                    "checkpoint more often, use fewer nodes or dedicated nodes"
+                )
+            p.restart_tax = RestartTax(
+                rate, p.nodes, job_rate, interval, source, restart_minutes, lost, p.hours / (1 - lost)
+            )
+    if p.price_per_node_hour is None:
+        return
+    wall = p.restart_tax.wall_hours if p.restart_tax else p.hours
+    p.cost = p.nodes * wall * p.price_per_node_hour
+    p.price_per_useful_node_hour = p.price_per_node_hour / (p.goodput * (1 - lost))
+    if p.tier != "dedicated" and prices is not None and p.region is not None and p.size is not None:
+        dedicated = prices.price(p.size, p.region, "dedicated")
+        if dedicated is not None:
+            p.dedicated_price_per_useful_node_hour = dedicated / p.goodput
 
 
 def _memory(p: Plan, params: int, gpus: int, gpu_memory_gib: float | None, size: str | None) -> Memory:
@@ -266,8 +411,31 @@ def render_text(p: Plan) -> str:
         lines.append(f"{p.nodes} x {p.size} ({p.gpus_per_node} GPUs each): {p.node_hours:,.2f} node-hours")
         for q in p.quota:
             lines.append(f"quota {q['region']}: {q['vcpus']} vCPUs of {q['pool']}")
+    if p.restart_tax:
+        r = p.restart_tax
+        lines.append(
+            f"restart tax (assumption: {r.preemptions_per_node_hour:g} preemptions per node-hour, yours): "
+            f"{r.nodes} node(s) -> {r.job_preemptions_per_hour:g} job restarts per hour, each losing half "
+            f"the {r.checkpoint_interval_minutes:.1f} min checkpoint interval ({r.interval_source}) + "
+            f"{r.restart_minutes:g} min restart: {r.lost_fraction:.1%} of the time; "
+            f"{r.wall_hours:,.2f} h wall"
+        )
     if p.cost is not None:
-        lines.append(f"cost: {p.cost:,.2f} at {p.price_per_node_hour:,.2f} per node-hour")
+        currency = f" {p.currency}" if p.currency else ""
+        lines.append(
+            f"cost: {p.cost:,.2f}{currency} at {p.price_per_node_hour:,.4g}{currency} per node-hour "
+            f"({p.tier.replace('_', '-')}; {p.price_source})"
+        )
+    if p.price_per_useful_node_hour is not None:
+        currency = f" {p.currency}" if p.currency else ""
+        line = (
+            f"price per useful node-hour: {p.price_per_useful_node_hour:,.2f}{currency} "
+            f"(goodput {p.goodput:.2f}"
+        )
+        line += f", restart tax {p.restart_tax.lost_fraction:.1%})" if p.restart_tax else ")"
+        if p.dedicated_price_per_useful_node_hour is not None:
+            line += f"; dedicated: {p.dedicated_price_per_useful_node_hour:,.2f}{currency}"
+        lines.append(line)
     if p.checkpointing:
         c = p.checkpointing
         lines.append(

@@ -2,8 +2,9 @@
 
 Each entry is a policy module of the one shape (policies/_policy.py): NAME, DESCRIPTION, ENFORCEMENT, CONFIG,
 KIND and `validate`. The order is the order the CLI lists the policies in; no policy depends on it, except
-quota-reservation-unknown, which must follow quota-reservation (policies/quota_reservation.py says why;
-tests/policies/test_registry.py pins it).
+quota-reservation-unknown, which must follow quota-reservation (policies/quota_reservation.py says why), and
+cluster-cost-budget-unknown, which must follow cluster-cost-budget (the same reason); tests/policies/
+test_registry.py pins both.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyPack
 
 from policies import (
+    cluster_cost_budget,
+    cluster_cost_budget_unknown,
     compute_in_virtual_network,
     cross_region_compute,
     idle_timer_bounds,
@@ -55,6 +58,8 @@ MODULES: tuple[ModuleType, ...] = (
     ssh_decided_at_creation,
     quota_reservation,
     quota_reservation_unknown,
+    cluster_cost_budget,
+    cluster_cost_budget_unknown,
     min_nodes_zero,
     idle_timer_bounds,
     idle_timer_parseable,

@@ -124,6 +124,7 @@ class GateResult:
     errors: list[str] = field(default_factory=list)
     clusters: list[dict[str, Any]] = field(default_factory=list)
     quota: list[dict[str, Any]] = field(default_factory=list)
+    costs: dict[str, Any] = field(default_factory=dict)  # preflight.costs.cost_table
     outputs: dict[str, Any] = field(default_factory=dict)
     evaluation_date: str = ""
     policy_config: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -182,6 +183,7 @@ class GateResult:
             "violations": {level: len(self.by_level(level)) for level in ("mandatory", "advisory")},
             "clusters": self.clusters,
             "quota": self.quota,
+            "costs": self.costs,
             "errors": self.errors,
         }
 
@@ -420,6 +422,9 @@ def _allow_list_problems(
             spec = schemas.get(policy, {}).get(key, {})
             description = str(spec.get("description", "")) if isinstance(spec, Mapping) else ""
             values = entry[key]
+            keyed = isinstance(values, Mapping)  # keyed by name: cluster-cost-budget.clusters
+            if keyed:
+                values = list(values)
             if not isinstance(values, list):
                 continue
             if description.startswith("Cluster names"):
@@ -434,8 +439,9 @@ def _allow_list_problems(
                     continue
                 close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
                 fix = f"did you mean {close[0]}?" if close else "fix the name or remove it"
+                where = f"{policy}.{key}.{value}" if keyed else f"{policy}.{key}[{i}]"
                 problems.append(
-                    f"{policy}.{key}[{i}]: {value!r} names no {what} of stack '{stack}' (its {what}s: "
+                    f"{where}: {value!r} names no {what} of stack '{stack}' (its {what}s: "
                     f"{', '.join(known) or 'none'}), so it allows or acknowledges nothing; {fix}"
                 )
     return problems
@@ -677,6 +683,11 @@ def _evaluate(
     if chosen is not None:
         shown = "--policy-config" if policy_config_path is not None else f"policies/config/{stack}.json"
         result.errors.extend(environment_problems(result.environment, chosen[1], shown))
+    from preflight import costs
+
+    price_path, named_by = costs.price_file(result.policy_config, root)
+    price_table, price_problems = costs.load(price_path, named_by)
+    result.errors.extend(price_problems)
     if state_path is not None:
         result.errors.extend(_state_problems(state_path, stack, project))
     if existing_path is not None:
@@ -711,7 +722,7 @@ def _evaluate(
     )
     try:
         policy_file = folder / "policy-config.json"
-        policy_file.write_text(json.dumps(_with_date(given, on), indent=2))
+        policy_file.write_text(json.dumps(costs.with_prices(_with_date(given, on), price_table), indent=2))
         pack = write_pack_launcher(folder, pack_dir(root))
         policy_args = ["--policy-pack", str(pack), "--policy-pack-config", str(policy_file)]
 
@@ -788,6 +799,7 @@ def _evaluate(
         result.clusters = _cluster_rows(update.resources)
         quotas = result.policy_config.get("quota-reservation", {}).get("quotas", {})
         result.quota = _quota_rows(update.resources, quotas)
+        result.costs = costs.cost_table(update.run.steps, price_table, state_path is not None)
         checked = resource_check.check(update.resources, block)
         result.resource_check = checked.coverage_rows()
         result.permissions = permissions.required(update.resources, _invokes(journal))

@@ -12,6 +12,11 @@ advisory), so the gate refuses it and prints this command. What is written comes
 - `quota-reservation.quotas`: every region the clusters use, with no value: the quotas are the subscription's,
   and only Azure knows them. With credentials, `python -m jobs quota --stack STACK --write
   policies/config/STACK.json` fills them in; until then each pool is an advisory "no quota for this pool";
+- `cluster-cost-budget`: mandatory for `prod*`, else advisory; `max_per_hour` is the stack's own cost per hour
+  at max nodes (price x max_instances over its clusters, rounded up to a whole unit), from the price file
+  ($AZML_GPU_PRICES, `python -m jobs prices --refresh`), so the budget holds what the stack file declares and
+  a change that costs more is reported; without a price file, or with a cluster it gives no price for, no
+  budget is written (never a total that counts a price as zero) and the next step says so;
 - the other policies' settings as in `policies/config/prod.json` (`warn_days`, idle-timer bounds, empty
   allow-lists).
 An existing file is never overwritten without `--force`. With `--force` it is merged, never silently dropped
@@ -25,6 +30,7 @@ refused with what would be lost.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,12 +38,25 @@ from typing import Any
 
 EXIT_OK, EXIT_INVALID = 0, 2
 # The entries the environment decides: `--force` writes their level again.
-ENVIRONMENT_LEVELS = ("secure-defaults", "cluster-replacement")
+ENVIRONMENT_LEVELS = ("secure-defaults", "cluster-replacement", "cluster-cost-budget")
 
 
-def policy_config_for(config: Any) -> dict[str, Any]:
+def stack_budget(config: Any, table: Any) -> float | None:
+    """The stack's cost per hour at max nodes, rounded up to a whole unit; None when a price is unknown."""
+    if table is None:
+        return None
+    total = 0.0
+    for c in config.clusters:
+        price = table.price(c.size, c.region or config.workspace.region, c.tier)
+        if price is None:
+            return None
+        total += price * c.max_instances
+    return float(math.ceil(total))
+
+
+def policy_config_for(config: Any, table: Any = None) -> dict[str, Any]:
     """The policy config for a validated stackconfig.StackConfig `config` (module docstring); its
-    `environment` must be set."""
+    `environment` must be set. `table`: the price file, for the cost budget."""
     prod = config.environment == "production"
     level = "mandatory" if prod else "advisory"
     regions = sorted({c.region or config.workspace.region for c in config.clusters})
@@ -51,6 +70,8 @@ def policy_config_for(config: Any) -> dict[str, Any]:
         "cross-region-compute": {"acknowledged": []},
         "secure-defaults": {"enforcementLevel": level, "public_workspaces": public, "ssh_clusters": ssh},
         "cluster-replacement": {"enforcementLevel": level, "acknowledged": []},
+        "cluster-cost-budget": {"enforcementLevel": level}
+        | ({"max_per_hour": budget} if (budget := stack_budget(config, table)) is not None else {}),
     }
 
 
@@ -181,6 +202,14 @@ def main(argv: list[str], root: Path) -> int:
                 "(production: secure-defaults and cluster-replacement mandatory; development: advisory): "
                 "add `azml-gpu:environment: production` or `azml-gpu:environment: development`"
             )
+    from vmsizes import prices
+
+    table, where = None, prices.locate()
+    if where is not None:
+        try:
+            table = prices.load(where)
+        except prices.PriceFileError as e:
+            problems.append(f"{prices.ENV}: {e}")
     if problems:
         if args.json:
             print(
@@ -189,7 +218,7 @@ def main(argv: list[str], root: Path) -> int:
         for line in problems:
             print(f"preflight init-config: {line}", file=sys.stderr)
         return EXIT_INVALID
-    written = policy_config_for(config)
+    written = policy_config_for(config, table)
     kept: list[str] = []
     changed: list[str] = []
     if existing is not None:
@@ -200,6 +229,12 @@ def main(argv: list[str], root: Path) -> int:
         f"with Azure credentials, `python -m jobs quota --stack {args.stack} --write "
         f"{target.relative_to(root)}` writes the quotas of {regions}; then `python -m preflight {args.stack}`"
     )
+    if "max_per_hour" not in written["cluster-cost-budget"]:
+        next_step += (
+            "; no cost budget written (no price for every cluster): `python -m jobs prices --refresh "
+            f"--out FILE`, set {prices.ENV}=FILE and run this again with --force, or set "
+            "cluster-cost-budget.max_per_hour"
+        )
     if args.json:
         document = {
             "stack": args.stack,

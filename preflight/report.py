@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from preflight import permissions
+from preflight import costs, permissions
 from preflight.gate import QUOTA_WARN_PERCENT, Evaluation, GateResult
 
 LEVEL_ORDER = ("mandatory", "advisory", "remediate", "disabled")
@@ -82,6 +82,8 @@ def tables(result: GateResult) -> list[tuple[str, list[str], list[list[str]]]]:
             ],
         )
     )
+    if result.costs:
+        out.append((costs.title(result.costs), costs.HEADERS, costs.table_rows(result.costs)))
     out.append(
         (
             "Resource inputs checked against the Azure REST specs (preflight/provider/azure_specs)",
@@ -312,6 +314,17 @@ def markdown(result: GateResult) -> str:
             cells = [q["region"], q["label"], str(q["reserved_vcpus"]), _fmt(q["quota"])]
             cells += [_fmt(q["headroom_vcpus"]), _percent(q["used_percent"]), QUOTA_STATUS[q["status"]]]
             out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    if result.costs.get("clusters"):
+        out += [
+            "### Cost at max nodes",
+            "",
+            *textwrap.wrap(costs.title(result.costs), 100, break_long_words=False),
+            "",
+        ]
+        out.append("| " + " | ".join(costs.HEADERS) + " |")
+        out.append("|" + "---|" * len(costs.HEADERS))
+        out += ["| " + " | ".join(row) + " |" for row in costs.table_rows(result.costs)]
         out.append("")
     return "\n".join(out)
 

@@ -1,6 +1,7 @@
-"""`python -m jobs audit (--stack S | --outputs F) [--days 30] [--json]`: quota each cluster holds while
-idle and its last job; flags clusters unused for --days (never one created less than --days ago). Exit 0,
-1 when a cluster is flagged, 2 bad input, 4 the job or compute list query failed."""
+"""`python -m jobs audit (--stack S | --outputs F) [--days 30] [--prices FILE] [--json]`: quota each
+cluster holds while idle, its last job, and with a price file (--prices, $AZML_GPU_PRICES) what its idle
+timer costs per job; flags clusters unused for --days (never one created less than --days ago). Exit 0, 1
+when a cluster is flagged, 2 bad input, 4 the job or compute list query failed."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_outputs_args(p)
     p.add_argument("--days", type=int, default=30, help="flag clusters with no job for this many days")
+    p.add_argument(
+        "--prices", metavar="FILE", help="price the clusters from this file (default $AZML_GPU_PRICES)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -30,9 +34,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jobs import idleclusters, outputs
     from jobs.azure_client import NoCredentials, ml_client
+    from vmsizes import prices
 
-    if args.days < 1:
-        raise UsageError(f"--days {args.days}: use 1 or more")
+    problems = [f"--days {args.days}: use 1 or more"] if args.days < 1 else []
+    table, where = None, prices.locate(args.prices)
+    if where is not None:
+        try:
+            table = prices.load(where)
+        except prices.PriceFileError as exc:
+            problems.append(f"{'--prices' if args.prices else prices.ENV}: {exc}")
+    if problems:
+        raise UsageError("; ".join(problems))
     outs = outputs.load(args.stack, args.outputs)
     from jobs.progress import stderr_console
 
@@ -56,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             days=args.days,
         )
     created = idleclusters.created_times(computes)
-    rows = idleclusters.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days, created)
+    rows = idleclusters.audit(outs, jobs, dt.datetime.now(dt.UTC), args.days, created, table)
     if args.json:
         print(
             json.dumps(
@@ -64,10 +76,12 @@ def run(args: argparse.Namespace) -> int:
                     "clusters": idleclusters.to_json(rows),
                     "unused": [r.cluster for r in rows if r.unused],
                     "days": args.days,
+                    "prices": table.describe() if table is not None else None,
                 },
                 indent=2,
             )
         )
     else:
         print(idleclusters.render_text(rows))
+        print(table.describe() if table is not None else "prices: none (--prices FILE or AZML_GPU_PRICES)")
     return 1 if any(r.unused for r in rows) else 0

@@ -1,6 +1,7 @@
-"""`python -m jobs plan --tokens T --tokens-per-gpu-s R --gpus G [--model 8B] [...] [--json]`: hours, nodes,
-quota, cost, checkpoint interval, and whether the model fits a GPU under DDP and FSDP. Exit 0, or 2 on bad
-input."""
+"""`python -m jobs plan --tokens T --tokens-per-gpu-s R --gpus G [--size S --region R --tier T] [--model 8B]
+[...] [--json]`: hours, nodes, quota, cost (the price from the price file, --prices or $AZML_GPU_PRICES), the
+restart tax on low-priority or Spot, price per useful node-hour, checkpoint interval, and whether the model
+fits a GPU under DDP and FSDP. Exit 0, or 2 on bad input."""
 
 from __future__ import annotations
 
@@ -24,8 +25,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--goodput", type=float, default=0.85, help="useful fraction of wall time (default 0.85)")
     p.add_argument("--size", metavar="VM_SIZE", help="VM size: nodes and the quota family")
     p.add_argument("--region", help="Azure region of the quota pools")
-    p.add_argument("--tier", choices=("dedicated", "low_priority"), default="dedicated")
-    p.add_argument("--price-per-node-hour", type=float, metavar="P", help="price of one node-hour")
+    p.add_argument(
+        "--tier",
+        choices=("dedicated", "low-priority", "spot", "low_priority"),
+        default="dedicated",
+        help="dedicated (default), low-priority or spot: the quota pool and the price meter",
+    )
+    p.add_argument(
+        "--prices", metavar="FILE", help="the price file (`jobs prices --refresh`; default $AZML_GPU_PRICES)"
+    )
+    p.add_argument(
+        "--price-per-node-hour",
+        type=float,
+        metavar="P",
+        help="price of one node-hour (instead of the file's)",
+    )
+    p.add_argument(
+        "--preemptions-per-node-hour",
+        type=float,
+        metavar="R",
+        help="low-priority/spot: your assumption of how often a node is taken back (the restart tax)",
+    )
+    p.add_argument(
+        "--checkpoint-interval-minutes",
+        type=float,
+        metavar="I",
+        help="minutes between checkpoints (default: the Young/Daly interval of --checkpoint-seconds)",
+    )
+    p.add_argument(
+        "--restart-minutes", type=float, default=0.0, metavar="S", help="minutes a restart takes (default 0)"
+    )
     p.add_argument("--checkpoint-seconds", type=float, metavar="C", help="seconds to write one checkpoint")
     p.add_argument("--mtbf-hours", type=float, metavar="M", help="mean hours between failures of the job")
     p.add_argument("--model", help="train.py's model preset whose memory to check: tiny, small, 1B, 3B, 8B")
@@ -47,6 +76,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--model {args.model}: not a preset; choose one of {', '.join(PRESETS)}")
     if args.params is not None and not math.isfinite(args.params):
         raise UsageError(f"--params {args.params}: not a finite number; pass a count such as 8.03e9")
+    from vmsizes import prices as price_file
+
+    table = None
+    where = price_file.locate(args.prices)
+    if where is not None:
+        try:
+            table = price_file.load(where)
+        except price_file.PriceFileError as exc:
+            named = "--prices" if args.prices else price_file.ENV
+            raise UsageError(f"{named}: {exc}") from None
     params = (
         param_count(PRESETS[args.model]) if args.model else None if args.params is None else int(args.params)
     )
@@ -63,6 +102,10 @@ def run(args: argparse.Namespace) -> int:
         tier=args.tier,
         params=params,
         gpu_memory_gib=args.gpu_memory_gib,
+        prices=table,
+        preemptions_per_node_hour=args.preemptions_per_node_hour,
+        checkpoint_interval_minutes=args.checkpoint_interval_minutes,
+        restart_minutes=args.restart_minutes,
     )
     print(json.dumps(p.to_json(), indent=2) if args.json else render_text(p))
     return 0

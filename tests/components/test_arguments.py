@@ -3,6 +3,7 @@ components itself gets the stack file's checks and messages at construction, eve
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -143,8 +144,14 @@ def test_an_invalid_tier_is_named() -> None:
 
 def test_values_known_only_at_deployment_are_left_to_the_pack() -> None:
     """A subnet id from another resource is an Output: not checked here (the pack judges it)."""
-    subnet = pulumi.Output.from_input("not-an-arm-id")
-    assert cluster(subnet_id=subnet, node_public_ip=False).subnet_id is subnet
+    loop = asyncio.new_event_loop()  # an Output needs one (other tests leave none set)
+    asyncio.set_event_loop(loop)
+    try:
+        subnet = pulumi.Output.from_input("not-an-arm-id")
+        assert cluster(subnet_id=subnet, node_public_ip=False).subnet_id is subnet
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
     (found,) = problems(cluster, subnet_id="not-an-arm-id")
     assert found.startswith("GpuClusterArgs.subnet_id: ")
 

@@ -121,3 +121,39 @@ def test_a_cluster_the_workspace_lacks_is_not_advised_for_deletion():
         rows["h100-x4"].note
         == "not in the workspace: nothing to delete (`jobs check-deploy` says what is missing)"
     )
+
+
+# Prices: the recorded Retail Prices pages' illustrative ones (tests/jobs/fixtures/retail-prices).
+def _prices():
+    from vmsizes.prices import Prices
+
+    return Prices(
+        "2026-12-01T00:00:00+00:00",
+        "USD",
+        "test",
+        {
+            "eastus": {"Standard_ND96isr_H100_v5": {"pay_as_you_go": 98.32}},
+            "westus3": {"Standard_NC24ads_A100_v4": {"pay_as_you_go": 3.673}},
+        },
+    )
+
+
+def test_audit_prices_the_idle_timer_of_each_cluster():
+    now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    rows = {r.cluster: r for r in idleclusters.audit(OUTPUTS, [], now, prices=_prices())}
+    h100 = rows["h100-x4"]
+    assert h100.price_per_node_hour == 98.32 and h100.currency == "USD"
+    assert h100.idle_cost_per_job == pytest.approx(4 * 98.32 * 300 / 3600)  # 32.77
+    assert rows["h100-one"].idle_cost_per_job == pytest.approx(98.32 * 300 / 3600)  # 8.19
+    # a100-lp is low-priority: the file has only its pay-as-you-go price, which is not used for it.
+    assert rows["a100-lp"].price_per_node_hour is None and rows["a100-lp"].idle_cost_per_job is None
+    text = idleclusters.render_text(list(rows.values()))
+    assert "  cost: 98.32 USD per node-hour; its idle timer costs up to 32.77 USD per job (4 nodes x" in text
+    assert "  cost: price unknown (no price in the price file for its size, region and tier)" in text
+
+
+def test_audit_without_prices_says_price_unknown():
+    now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    rows = idleclusters.audit(OUTPUTS, [], now)
+    assert all(r.price_per_node_hour is None and r.idle_cost_per_job is None for r in rows)
+    assert idleclusters.render_text(rows).count("cost: price unknown") == len(rows)

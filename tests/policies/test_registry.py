@@ -1,5 +1,6 @@
 """policies/registry.py, the one place the pack's policies are registered: every policy module once, the
-one order that matters (quota-reservation before its companion), and the level each is registered with."""
+orders that matter (quota-reservation and cluster-cost-budget before their companions), and the level each
+is registered with."""
 
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ def test_every_policy_module_is_registered_once() -> None:
     assert len(registry.BY_NAME) == len(registry.MODULES)
 
 
-def test_the_only_order_the_registry_keeps_is_the_quota_pair() -> None:
+def test_the_only_orders_the_registry_keeps_are_the_companion_pairs() -> None:
     names = [m.NAME for m in registry.MODULES]
     assert names.index("quota-reservation") < names.index("quota-reservation-unknown")
+    assert names.index("cluster-cost-budget") < names.index("cluster-cost-budget-unknown")
 
 
 def test_the_policy_is_advisory_with_its_config() -> None:
@@ -56,5 +58,5 @@ def test_every_policy_has_the_level_and_kind_the_documentation_gives() -> None:
     registered = {
         p.name: (p.enforcement_level.value, registry.BY_NAME[p.name].KIND) for p in registry.POLICIES
     }
-    assert len(registered) == 23
+    assert len(registered) == 25
     assert registered == _documented()

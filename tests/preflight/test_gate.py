@@ -309,6 +309,15 @@ def test_allow_lists_must_name_a_cluster_of_the_stack_or_of_its_state() -> None:
     ]
 
 
+def test_a_cluster_budget_must_name_a_cluster_of_the_stack() -> None:
+    kept = [s for s in run("prod", "update").steps if s.op != "delete"]
+    given = {"cluster-cost-budget": {"max_per_hour": 400, "clusters": {"h100-x4": 300, "h100x4": 1}}}
+    assert gate._allow_list_problems(given, kept, [], "prod") == [
+        "cluster-cost-budget.clusters.h100x4: 'h100x4' names no cluster of stack 'prod' (its clusters: "
+        "a100-spot, h100-x4), so it allows or acknowledges nothing; did you mean h100-x4?"
+    ]
+
+
 def test_cluster_and_quota_rows_are_read_as_the_policies_read_them() -> None:
     steps = run("prod", "update").steps
     rows = {r["name"]: r for r in gate._cluster_rows(steps)}

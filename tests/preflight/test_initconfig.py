@@ -16,6 +16,11 @@ from preflight.initconfig import main as init_config
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def no_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZML_GPU_PRICES", raising=False)
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     (tmp_path / "policies" / "config").mkdir(parents=True)
@@ -215,3 +220,53 @@ def test_force_refuses_a_file_it_cannot_merge_and_says_what_would_be_lost(
         "policies/config/prod-eu.json holds; fix it, or move it away to write a fresh one\n"
     )
     assert target.read_text() == text
+
+
+def _prices(folder: Path, by_region: dict) -> Path:
+    path = folder / "prices.json"
+    path.write_text(
+        json.dumps(
+            {"fetched": "2026-12-01T00:00:00+00:00", "currency": "USD", "source": "t", "prices": by_region}
+        )
+    )
+    return path
+
+
+def test_the_budget_is_the_stack_s_own_cost_at_max_nodes(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # prod: h100-x4 4 x ND96isr H100 v5 (dedicated) + a100-spot 1 x NC24ads A100 v4 (low_priority), eastus.
+    path = _prices(
+        folder,
+        {
+            "eastus": {
+                "Standard_ND96isr_H100_v5": {"pay_as_you_go": 98.32},
+                "Standard_NC24ads_A100_v4": {"pay_as_you_go": 3.673, "low_priority": 0.7346},
+            }
+        },
+    )
+    monkeypatch.setenv("AZML_GPU_PRICES", str(path))
+    assert init_config(["prod-eu"], folder) == 0
+    # 4 x 98.32 + 0.7346 = 394.0146, rounded up to 395
+    assert written(folder, "prod-eu")["cluster-cost-budget"] == {
+        "enforcementLevel": "mandatory",
+        "max_per_hour": 395.0,
+    }
+
+
+def test_no_budget_when_a_price_is_unknown(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    path = _prices(folder, {"eastus": {"Standard_ND96isr_H100_v5": {"pay_as_you_go": 98.32}}})
+    monkeypatch.setenv("AZML_GPU_PRICES", str(path))
+    assert init_config(["prod-eu"], folder) == 0
+    assert written(folder, "prod-eu")["cluster-cost-budget"] == {"enforcementLevel": "mandatory"}
+    assert "no cost budget written (no price for every cluster)" in capsys.readouterr().out
+    monkeypatch.delenv("AZML_GPU_PRICES")
+    assert init_config(["dev2"], folder) == 0
+    assert written(folder, "dev2")["cluster-cost-budget"] == {"enforcementLevel": "advisory"}
+
+
+def test_a_bad_price_file_is_exit_2(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("AZML_GPU_PRICES", str(folder / "none.json"))
+    assert init_config(["prod-eu", "--json"], folder) == 2
+    errors = json.loads(capsys.readouterr().out)["errors"]
+    assert errors[0].startswith("AZML_GPU_PRICES: price file ") and "not found" in errors[0]

@@ -211,3 +211,138 @@ def test_memory_flags_name_the_problem(capsys, extra, needle):
     assert main([*argv, *extra]) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
+
+
+# The price file: the recorded Retail Prices pages' illustrative prices (tests/jobs/fixtures/retail-prices):
+# ND96isr H100 v5 in eastus 98.32 pay-as-you-go; NC24ads A100 v4 3.673 pay-as-you-go, 0.7346 Low Priority.
+SEED = ["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16", "--goodput", "0.85"]
+
+
+@pytest.fixture
+def price_file(tmp_path, monkeypatch):
+    from jobs import retailprices
+    from vmsizes import prices
+
+    from ..jobs_util import FIXTURES
+
+    pages = {
+        n: json.loads((FIXTURES / "retail-prices" / n).read_text()) for n in ("page-1.json", "page-2.json")
+    }
+
+    def get(url: str) -> dict:
+        return pages["page-2.json"] if url == pages["page-1.json"]["NextPageLink"] else pages["page-1.json"]
+
+    path = tmp_path / "prices.json"
+    prices.dump(retailprices.fetch(prices.gpu_size_names(), ["eastus"], get=get), path)
+    monkeypatch.delenv(prices.ENV, raising=False)
+    return str(path)
+
+
+def test_seed_run_costs_from_the_price_file_dedicated(capsys, price_file):
+    argv = [*SEED, "--size", "Standard_ND96isr_H100_v5", "--region", "eastus", "--prices", price_file]
+    assert main([*argv, "--json"]) == 0
+    p = json.loads(capsys.readouterr().out)
+    assert round(p["hours"], 1) == 5.0
+    assert p["price_per_node_hour"] == 98.32 and p["currency"] == "USD"
+    assert p["cost"] == pytest.approx(2 * 2.0e9 / (8200 * 16 * 0.85) / 3600 * 98.32)  # 979.60
+    assert p["price_per_useful_node_hour"] == pytest.approx(98.32 / 0.85)  # 115.67
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert (
+        "cost: 979.60 USD at 98.32 USD per node-hour (dedicated; prices in USD from the Azure Retail" in text
+    )
+    assert "price per useful node-hour: 115.67 USD (goodput 0.85)" in text
+
+
+def test_low_priority_from_the_same_file_with_the_restart_tax(capsys, price_file, monkeypatch):
+    from vmsizes import prices
+
+    monkeypatch.setenv(prices.ENV, price_file)  # the file found through the environment this time
+    argv = [*SEED, "--gpus", "1", "--size", "Standard_NC24ads_A100_v4", "--region", "eastus"]
+    extra = [
+        "--tier",
+        "low-priority",
+        "--preemptions-per-node-hour",
+        "0.1",
+        "--checkpoint-interval-minutes",
+        "30",
+    ]
+    assert main([*argv, *extra, "--restart-minutes", "6", "--json"]) == 0
+    p = json.loads(capsys.readouterr().out)
+    hours = 2.0e9 / (8200 * 1 * 0.85) / 3600  # 79.71 h on 1 node
+    lost = 0.1 * (15 + 6) / 60  # 1 node x 0.1/h x (half of 30 min + 6 min) = 3.5%
+    assert p["tier"] == "low_priority" and p["price_per_node_hour"] == 0.7346
+    assert p["restart_tax"]["lost_fraction"] == pytest.approx(lost)
+    assert p["restart_tax"]["wall_hours"] == pytest.approx(hours / (1 - lost))
+    assert p["cost"] == pytest.approx(hours / (1 - lost) * 0.7346)
+    assert p["price_per_useful_node_hour"] == pytest.approx(0.7346 / (0.85 * (1 - lost)))
+    assert p["dedicated_price_per_useful_node_hour"] == pytest.approx(3.673 / 0.85)
+    assert main([*argv, *extra, "--restart-minutes", "6"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "restart tax (assumption: 0.1 preemptions per node-hour, yours): 1 node(s) -> 0.1 job restarts"
+        in text
+    )
+    assert (
+        "price per useful node-hour: 0.90 USD (goodput 0.85, restart tax 3.5%); dedicated: 4.32 USD" in text
+    )
+
+
+def test_a_multi_node_job_is_preempted_by_any_node(capsys, price_file):
+    argv = [*SEED, "--size", "Standard_NC24ads_A100_v4", "--region", "eastus", "--prices", price_file]
+    for gpus, nodes in (("1", 1), ("4", 4)):
+        main(
+            [
+                *argv,
+                "--gpus",
+                gpus,
+                "--tier",
+                "low-priority",
+                "--preemptions-per-node-hour",
+                "0.1",
+                "--checkpoint-interval-minutes",
+                "30",
+                "--json",
+            ]
+        )
+        tax = json.loads(capsys.readouterr().out)["restart_tax"]
+        assert tax["job_preemptions_per_hour"] == pytest.approx(0.1 * nodes)
+        assert tax["lost_fraction"] == pytest.approx(0.1 * nodes * 15 / 60)
+
+
+def test_price_unknown_is_said_never_zero(capsys, price_file):
+    # The file has no Low Priority meter for the H100, and nothing for westus2.
+    for extra in (["--tier", "low-priority"], ["--region", "westus2"]):
+        argv = [*SEED, "--size", "Standard_ND96isr_H100_v5", "--region", "eastus", "--prices", price_file]
+        assert main([*argv, *extra, "--json"]) == 0
+        p = json.loads(capsys.readouterr().out)
+        assert p["cost"] is None and p["price_per_node_hour"] is None
+        assert any(n.startswith("price unknown: the price file gives no") for n in p["notes"])
+    assert main([*SEED, "--size", "Standard_ND96isr_H100_v5", "--region", "eastus"]) == 0
+    assert (
+        "price unknown: no price file (pass --prices FILE or set AZML_GPU_PRICES" in capsys.readouterr().out
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--preemptions-per-node-hour", "0.1"],
+            "--preemptions-per-node-hour is the preemption rate of low-priority",
+        ),
+        (["--tier", "spot", "--preemptions-per-node-hour", "0.1"], "needs the checkpoint interval"),
+        (
+            ["--tier", "spot", "--preemptions-per-node-hour", "-1"],
+            "--preemptions-per-node-hour -1: must not be negative",
+        ),
+        (
+            ["--tier", "spot", "--preemptions-per-node-hour", "2", "--checkpoint-interval-minutes", "60"],
+            "loses 200% of the time to restarts: the run never ends",
+        ),
+        (["--prices", "/nonexistent/p.json"], "--prices: price file /nonexistent/p.json: not found"),
+    ],
+)
+def test_cost_flags_refused(capsys, extra, message):
+    assert main([*SEED, "--size", "Standard_ND96isr_H100_v5", "--region", "eastus", *extra]) == 2
+    assert message in capsys.readouterr().err
