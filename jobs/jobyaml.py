@@ -2,8 +2,11 @@
 
 The YAML is the dump of the *job* (`command(...)._to_job().dump()`), not of the builder node: dumping
 the builder writes a `component:` block that load_job rejects (platform-notes, azure-ai-ml 1.35).
-`code:` is rewritten relative to the YAML file, which is how the CLI resolves it
-(reference-yaml-job-command: "local path ... relative to the YAML file").
+A `--file` job (jobs/userjob.py) is already the job (azure-ai-ml's `CommandJob`) and is dumped as is.
+`code:` and local input paths are rewritten relative to the YAML file, which is how the CLI and load_job
+resolve them (reference-yaml-job-command: "local path ... relative to the YAML file"; azure-ai-ml resolves
+an input against the job's `_base_path`, the YAML's folder). The dump writes a local input path as
+`azureml:<path>`, which would name a data asset, so each is written back as the relative path.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ def to_yaml(built: BuiltJob, out: Path) -> str:
 
     quiet_sdk_logs()  # the dump walks azure-ai-ml's experimental schema classes
     buf = io.StringIO()
-    built.job._to_job().dump(buf)
+    job = built.job._to_job() if hasattr(built.job, "_to_job") else built.job
+    job.dump(buf)
     data = yaml.safe_load(buf.getvalue())
     code = built.extra.get("code", SRC_DIR)  # a --file job's own code folder (jobs/userjob.py)
     if isinstance(code, Path) or os.path.isabs(str(code)):
         data["code"] = os.path.relpath(code, out.resolve().parent)
+    for name, local in built.extra.get("local_inputs", {}).items():
+        data["inputs"][name]["path"] = os.path.relpath(local, out.resolve().parent)
     # Drop empty mappings the dump writes; the CLI and load_job read them as absent.
     data = {k: v for k, v in data.items() if v not in ({}, None)}
     return yaml.safe_dump({"$schema": SCHEMA, **data}, sort_keys=False, default_flow_style=False)
