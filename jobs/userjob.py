@@ -423,3 +423,18 @@ def _unmount_env(target: builders.Target, ckpt_output: str | None, ckpt_gib: flo
             gb = 0
         nbytes = int(gb * 10**9)
     return {unmount.ENV: str(unmount.timeout_s(nbytes))}
+
+
+def to_node(job: Any) -> Any:
+    """The `Command` node `ml_client.jobs.create_or_update` takes for a `CommandJob` (it refuses the job
+    entity: "Non supported job type", operations/_job_operations.py). `CommandJob._to_node` (command_job.py) moves
+    code, command, environment, resources and distribution into an anonymous component and leaves the
+    node's environment, experiment name, resources and distribution unset; they are set back here, so the
+    node's `_to_job()` is `job` (tests/jobs/test_userjob.py compares their REST bodies)."""
+    node = job._to_node()
+    node.environment = job.environment
+    node.experiment_name = job.experiment_name
+    node.resources = job.resources
+    node.distribution = job.distribution
+    node.name = job.name
+    return node

@@ -346,3 +346,20 @@ def test_serverless_instance_type_must_match_the_size(tmp_path, capsys):
         "resources.instance_type 'Standard_ND96isr_H100_v5': the job runs on --size Standard_ND96asr_v4; "
         "drop the key, or pass --size Standard_ND96isr_H100_v5" in capsys.readouterr().err
     )
+
+
+def test_the_node_submit_sends_is_the_rendered_job(tmp_path):
+    """create_or_update takes a Command node, not the CommandJob (azure-ai-ml: "Non supported job type"); the
+    node userjob.to_node makes sends the same REST body as the job render writes."""
+    from jobs import builders, outputs
+    from jobs.settings import attach
+    from jobs.userjob import from_file, to_node
+
+    (tmp_path / "mydata").mkdir()
+    target = builders.cluster_target(outputs.load(None, FIXTURE), "h100-x4")
+    built = from_file(job_file(tmp_path, **FULL), target, run_name="r1")
+    attach(built)
+    node = to_node(built.job)
+    assert type(node).__name__ == "Command"
+    assert node._to_job()._to_rest_object().as_dict() == built.job._to_rest_object().as_dict()
+    assert node.environment == "azureml:my-env:3" and node.experiment_name == "mine"
