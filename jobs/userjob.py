@@ -427,8 +427,8 @@ def _unmount_env(target: builders.Target, ckpt_output: str | None, ckpt_gib: flo
 
 def to_node(job: Any) -> Any:
     """The `Command` node `ml_client.jobs.create_or_update` takes for a `CommandJob` (it refuses the job
-    entity: "Non supported job type", operations/_job_operations.py). `CommandJob._to_node` (command_job.py) moves
-    code, command, environment, resources and distribution into an anonymous component and leaves the
+    entity: "Non supported job type", operations/_job_operations.py). `CommandJob._to_node` (command_job.py)
+    moves code, command, environment, resources and distribution into an anonymous component and leaves the
     node's environment, experiment name, resources and distribution unset; they are set back here, so the
     node's `_to_job()` is `job` (tests/jobs/test_userjob.py compares their REST bodies)."""
     node = job._to_node()

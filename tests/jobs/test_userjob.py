@@ -362,4 +362,4 @@ def test_the_node_submit_sends_is_the_rendered_job(tmp_path):
     node = to_node(built.job)
     assert type(node).__name__ == "Command"
     assert node._to_job()._to_rest_object().as_dict() == built.job._to_rest_object().as_dict()
-    assert node.environment == "azureml:my-env:3" and node.experiment_name == "mine"
+    assert node.environment == "my-env:3" and node.experiment_name == "mine"  # as load_job holds it
