@@ -6,7 +6,9 @@ A `--file` job (jobs/userjob.py) is already the job (azure-ai-ml's `CommandJob`)
 `code:` and local input paths are rewritten relative to the YAML file, which is how the CLI and load_job
 resolve them (reference-yaml-job-command: "local path ... relative to the YAML file"; azure-ai-ml resolves
 an input against the job's `_base_path`, the YAML's folder). The dump writes a local input path as
-`azureml:<path>`, which would name a data asset, so each is written back as the relative path.
+`azureml:<path>`, which would name a data asset, so each is written back as the relative path; a URL input
+(`https://...`) likewise comes out as `azureml:https://...` and is written back as the URL; a local
+`environment.build.path` is written relative to the YAML too.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def to_yaml(built: BuiltJob, out: Path) -> str:
         data["code"] = os.path.relpath(code, out.resolve().parent)
     for name, local in built.extra.get("local_inputs", {}).items():
         data["inputs"][name]["path"] = os.path.relpath(local, out.resolve().parent)
+    for name, url in built.extra.get("url_inputs", {}).items():
+        data["inputs"][name]["path"] = url  # the dump writes `azureml:https://...`, which names no asset
+    env = data.get("environment")
+    if isinstance(env, dict) and os.path.isabs(str((env.get("build") or {}).get("path", ""))):
+        env["build"]["path"] = os.path.relpath(env["build"]["path"], out.resolve().parent)
     # Drop empty mappings the dump writes; the CLI and load_job read them as absent.
     data = {k: v for k, v in data.items() if v not in ({}, None)}
     return yaml.safe_dump({"$schema": SCHEMA, **data}, sort_keys=False, default_flow_style=False)

@@ -17,8 +17,19 @@ def rest(path: Path) -> dict[str, Any]:
     body = node._to_job()._to_rest_object().as_dict()["properties"]
     for inp in (body.get("inputs") or {}).values():
         uri = inp.get("uri")
-        if uri and "://" not in uri and not uri.startswith("azureml:"):
+        if (
+            uri and "://" not in uri and ":" not in uri and "@" not in uri
+        ):  # a local path (azure-ai-ml's rule)
             inp["uri"] = str((base / uri).resolve())
+    env = body.get("environmentId")
+    if not isinstance(env, (str, type(None))):  # an inline Environment: compare what it is built from
+        build = env.build
+        body["environmentId"] = {
+            "image": env.image,
+            "conda_file": env.conda_file,
+            "build": str((base / build.path).resolve()) if build else None,
+            "dockerfile": build.dockerfile_path if build else None,
+        }
     code = body.get("codeId")
     if code and "://" not in code and not code.startswith("azureml:"):
         body["codeId"] = str((base / code).resolve())
