@@ -92,3 +92,17 @@ def test_the_deepspeed_example_as_published_is_refused_by_azure_ai_ml(tmp_path, 
     code, _ = render(tmp_path, "deepspeed-training/job.yml", "--no-checkpoint")
     err = capsys.readouterr().err
     assert code == 2 and "azure-ai-ml cannot load it as a job: \\$schema: Unknown field." in err, err
+
+
+def test_the_torchtitan_example_renders_with_its_checkpoint_bound(tmp_path, capsys):
+    """docs/examples/torchtitan-job.yml (pinned to torchtitan v0.2.2) renders on an 8-GPU cluster unchanged:
+    the command uses ${{outputs.ckpt}}, no launcher, one process per GPU, every field kept."""
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "torchtitan-job.yml"
+    out = tmp_path / "built.yml"
+    argv = ["render", "--file", str(example), "--outputs", OUTPUTS, "--cluster", "h100-x4"]
+    assert main([*argv, "--run-name", "cpt-8b", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert differences(example, out) == []
+    job = yaml.safe_load(out.read_text())
+    assert job["outputs"]["ckpt"]["path"] == "azureml://datastores/workspaceblobstore/paths/ckpt/cpt-8b/"
+    assert job["distribution"]["process_count_per_instance"] == 8
+    assert "--checkpoint.enable --checkpoint.interval 500" in job["command"]
