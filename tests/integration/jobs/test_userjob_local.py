@@ -73,3 +73,40 @@ def test_a_failed_file_jobs_cause_is_on_the_screen_and_in_json(local_azure_ml, t
         and "ModuleNotFoundError: No module named 'torchtitan'" in text.stdout
     )
     assert "  log: " in text.stdout
+
+
+@pytest.mark.slow
+def test_a_file_job_completes_verified_with_its_checkpoint_and_its_fields(local_azure_ml, tmp_path):
+    """A file job with a literal input, its own environment variable and limits.timeout runs on localml,
+    writes to the bound checkpoint output and verifies from the platform's rank lines."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(
+        "import os, sys\n"
+        "steps, out = sys.argv[1], sys.argv[2]\n"
+        "print('steps', steps, 'mine', os.environ['MY_SETTING'])\n"
+        "os.makedirs(out, exist_ok=True)\n"
+        "open(os.path.join(out, f\"rank{os.environ['RANK']}.txt\"), 'w').write('ok')\n"
+    )
+    job = {
+        "type": "command",
+        "code": "./src",
+        "command": "python train.py ${{inputs.steps}} ${{outputs.ckpt}}",
+        "environment": "azureml://registries/azureml/environments/acpt-pytorch-2.2-cuda12.1/versions/55",
+        "inputs": {"steps": 7},
+        "environment_variables": {"MY_SETTING": "kept"},
+        "limits": {"timeout": 900},
+        "distribution": {"type": "pytorch"},
+        "resources": {"instance_count": 2},
+    }
+    path = tmp_path / "job.yml"
+    path.write_text(yaml.safe_dump(job, sort_keys=False))
+    argv = ["--cluster", "a100-lp", "--run-name", "file-ok", "--allow-tcp", "--allow-socket"]
+    p = submit_file(local_azure_ml, tmp_path, path, *argv)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (got,) = json.loads(p.stdout)["jobs"]
+    assert got["status"] == "Completed" and got["verify"]["ok"] and got["verify"]["world_size"] == 2
+    assert got["failure"] is None
+    log0 = next(Path(got["logs"]).rglob("std_log_process_0*.txt")).read_text()
+    assert "steps 7 mine kept" in log0
+    ckpt = Path(local_azure_ml.control_plane.store.datastore_path("workspaceblobstore", "ckpt/file-ok"))
+    assert sorted(p.name for p in ckpt.iterdir()) == ["rank0.txt", "rank1.txt"]  # the run's folder
