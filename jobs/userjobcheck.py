@@ -13,7 +13,9 @@ file's key or the flag and the fix; `problems` returns them all, so one run list
   8-GPU size); refused unless --allow-idle-gpus.
 - A checkpoint output the command never uses: the trainer would not write where a resubmit resumes.
 - Fields the platform sets that the file sets otherwise: resources.instance_type (the platform's compute),
-  a checkpoint output the file binds itself, a non-PyTorch distribution (verify reads PyTorch ranks).
+  a checkpoint output the file binds itself, a non-PyTorch distribution (verify reads PyTorch ranks), a
+  queue_settings.job_tier other than Spot with --spot (azure-ai-ml QueueSettings job_tier: Spot, Basic,
+  Standard, Premium).
 """
 
 from __future__ import annotations
@@ -112,6 +114,12 @@ def problems(
                     f"the checkpoint output (rw_mount, ckpt/<run name>/); drop {attr}, or pass "
                     "--no-checkpoint to keep yours"
                 )
+    tier = str(getattr(job.queue_settings, "job_tier", None) or "")
+    if target.tier == "spot" and not target.compute and tier and tier.lower() != "spot":
+        out.append(
+            f"--file {path}: queue_settings.job_tier {tier!r} and --spot (job_tier Spot) disagree; drop "
+            "--spot to keep the file's tier, or set job_tier: spot"
+        )
     if instance_type:
         where = f"--cluster {target.compute} ({target.size})" if target.compute else f"--size {target.size}"
         if target.compute or str(instance_type).lower() != target.size.lower():

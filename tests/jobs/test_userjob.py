@@ -363,3 +363,13 @@ def test_the_node_submit_sends_is_the_rendered_job(tmp_path):
     assert type(node).__name__ == "Command"
     assert node._to_job()._to_rest_object().as_dict() == built.job._to_rest_object().as_dict()
     assert node.environment == "my-env:3" and node.experiment_name == "mine"  # as load_job holds it
+
+
+def test_a_files_job_tier_and_spot_must_agree(tmp_path, capsys):
+    path = job_file(tmp_path, queue_settings={"job_tier": "standard"})
+    out = tmp_path / "o.yml"
+    base = ["render", "--file", str(path), "--serverless", "--size", "Standard_ND96isr_H100_v5"]
+    base += ["--run-name", "r1", "--out", str(out)]
+    assert main([*base, "--spot"]) == 2
+    assert "queue_settings.job_tier 'standard' and --spot (job_tier Spot) disagree" in capsys.readouterr().err
+    assert main(base) == 0 and yaml.safe_load(out.read_text())["queue_settings"] == {"job_tier": "standard"}
