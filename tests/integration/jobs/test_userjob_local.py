@@ -110,3 +110,23 @@ def test_a_file_job_completes_verified_with_its_checkpoint_and_its_fields(local_
     assert "steps 7 mine kept" in log0
     ckpt = Path(local_azure_ml.control_plane.store.datastore_path("workspaceblobstore", "ckpt/file-ok"))
     assert sorted(p.name for p in ckpt.iterdir()) == ["rank0.txt", "rank1.txt"]  # the run's folder
+
+
+@pytest.mark.slow
+def test_run_stops_at_a_user_error_and_its_ledger_and_screen_carry_the_cause(local_azure_ml, tmp_path):
+    path = failing_job(tmp_path)
+    cmd = [sys.executable, "-m", "jobs", "run", "--file", str(path), "--outputs", str(FIXTURE)]
+    # serverless: run checks that a --cluster exists in the workspace, and localml has no deployed cluster
+    cmd += ["--serverless", "--size", "Standard_NC80adis_H100_v5", "--allow-idle-gpus", "--allow-tcp"]
+    cmd += ["--run-name", "t2", "--no-checkpoint", "--no-quota-check"]
+    cmd += ["--logs", str(tmp_path / "logs"), "--poll-seconds", "0.5", "--no-stream"]
+    p = subprocess.run(
+        cmd, env=local_azure_ml.subprocess_env(), cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "cause: rank 0 (node 0, host " in p.stdout  # under the attempt's line
+    assert "ModuleNotFoundError: No module named 'torchtitan'" in p.stdout
+    (ledger,) = (tmp_path / "logs").glob("run-t2.ledger.json")
+    (attempt,) = json.loads(ledger.read_text())["attempts"]
+    assert attempt["cause"] == "user-error"
+    assert attempt["failure"]["message"] == "ModuleNotFoundError: No module named 'torchtitan'"
