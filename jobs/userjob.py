@@ -314,17 +314,12 @@ def from_file(
         raise UsageError("\n".join(problems))
 
     platform: list[str] = []
-    from azure.ai.ml._utils.utils import is_url
-
     local_inputs: dict[str, str] = {}
-    url_inputs: dict[str, str] = {}
     for name, inp in (job.inputs or {}).items():
         if is_local_path(getattr(inp, "path", None)) and not os.path.isabs(inp.path):
             inp.path = str((base / inp.path).resolve())
         if is_local_path(getattr(inp, "path", None)):
             local_inputs[name] = inp.path
-        elif is_url(getattr(inp, "path", None) or ""):
-            url_inputs[name] = inp.path
     build = getattr(getattr(job.environment, "build", None), "path", None)
     if is_local_path(build):  # environment.build.path: a Docker build context folder, relative to the file
         job.environment.build.path = str((base / str(build)).resolve())
@@ -402,7 +397,6 @@ def from_file(
             "file": str(path),
             "code": code,
             "local_inputs": local_inputs,
-            "url_inputs": url_inputs,
             "file_settings": {
                 "timeout": "limits.timeout" in kept,
                 "shm_size": "resources.shm_size" in kept,
