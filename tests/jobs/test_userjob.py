@@ -472,3 +472,19 @@ def test_the_torchtitan_example_renders_with_its_checkpoint_bound(tmp_path, caps
     assert job["outputs"]["ckpt"]["path"] == "azureml://datastores/workspaceblobstore/paths/ckpt/cpt-8b/"
     assert job["distribution"]["process_count_per_instance"] == 8
     assert "--checkpoint.enable --checkpoint.interval 500" in job["command"]
+
+
+def test_json_lists_what_the_platform_set_and_what_the_file_set(tmp_path, capsys):
+    (tmp_path / "mydata").mkdir()
+    path = job_file(tmp_path, **FULL)
+    out = tmp_path / "o.yml"
+    argv = ["render", "--file", str(path), "--outputs", FIXTURE, "--cluster", "h100-x4", "--run-name", "r1"]
+    assert main([*argv, "--out", str(out), "--json"]) == 0
+    j = json.loads(capsys.readouterr().out)["jobs"][0]
+    assert "compute: h100-x4 (--cluster)" in j["platform"]
+    assert "environment_variables.DATASET_UNMOUNT_TIMEOUT_SECONDS: 10173" in j["platform"]
+    assert not any(p.startswith(("limits.timeout", "resources.shm_size")) for p in j["platform"])
+    assert {"identity", "limits.timeout", "resources.shm_size", "queue_settings", "inputs.data"} <= set(
+        j["kept"]
+    )
+    assert j["local_inputs"] == {"data": str((tmp_path / "mydata").resolve())}
