@@ -174,10 +174,13 @@ def shape_notes(args: argparse.Namespace, target: Any, built: BuiltJob) -> list[
 
 
 def announce(built: list[BuiltJob]) -> None:
-    """Print each job's notes (`shape_notes`) on stderr, once, before anything is rendered or submitted."""
+    """Print each job's notes (`shape_notes`) and warnings (a --file job's --no-checkpoint) on stderr,
+    once, before anything is rendered or submitted."""
     for b in built:
         for note in b.extra.get("notes", ()):
             print(f"note: {note}", file=sys.stderr)
+        for warning in b.extra.get("warnings", ()):
+            print(f"warning: {warning}", file=sys.stderr)
 
 
 def _build(args: argparse.Namespace, target: Any) -> list[BuiltJob]:

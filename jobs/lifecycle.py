@@ -47,6 +47,8 @@ class Outcome:
     elapsed_s: float = 0.0
     verify: dict[str, Any] | None = None
     error: str | None = None
+    #: a Failed job's cause from its rank logs (jobs/runs/causes.py `failure`)
+    failure: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -87,7 +89,12 @@ def submit(
         f"process(es) on {built.size})"
     )
     try:
-        created = ml.jobs.create_or_update(built.job)
+        job = built.job
+        if not hasattr(job, "_to_job"):  # a --file job is azure-ai-ml's CommandJob (jobs/userjob.py)
+            from jobs.userjob import to_node
+
+            job = to_node(job)
+        created = ml.jobs.create_or_update(job)
     except Exception as exc:  # any SDK/HTTP error: the job was not created
         out.exit_code, out.error = EXIT_CREATE, f"create failed: {error_detail(exc)}"
         return out
@@ -169,7 +176,10 @@ def submit(
                 if not report.ok:
                     out.exit_code = EXIT_FAILED
     elif status == "Failed":
+        from jobs.runs.causes import failure
+
         out.exit_code = EXIT_FAILED
+        out.failure = failure(Path(out.logs) if out.logs else None, built.processes_per_node)
     else:
         out.exit_code = EXIT_OTHER
     return out

@@ -139,17 +139,64 @@ def apply(settings: JobSettings, overrides: list[str] | tuple[str, ...]) -> JobS
 def attach(built: Any, overrides: list[str] | tuple[str, ...] = ()) -> JobSettings:
     """Set the settings on a built job (`jobs.builders.BuiltJob`) and record them in `built.extra`.
 
-    Through the builder's own setters: `set_limits(timeout=)` and `set_resources(shm_size=)` (azure-ai-ml
-    `Command`, the same calls `command(timeout=, shm_size=)` makes), environment variables merged over the
-    builder's (an override wins; the builder's own, such as NCCL_DEBUG, stay)."""
+    Through the job's own fields: `limits.timeout` (a `CommandJobLimits`, what `command(timeout=)` ->
+    `set_limits` makes) and `resources.shm_size`, environment variables merged over the builder's (an override
+    wins; the builder's own, such as NCCL_DEBUG, stay). A `--file` job (jobs/userjob.py) keeps what its file
+    sets (`extra["file_settings"]`): a default applies only where the file is silent, a `--set` always; each
+    one the platform applies is added to `extra["platform"]`."""
     s = apply(defaults(built.kind, built.size), overrides)
     job = built.job
+    from_file = built.extra.get("file_settings")
+    platform = built.extra.get("platform")
     env = dict(job.environment_variables or {})
     for name in [k[4:] for k in s.overridden if k.startswith("env.")]:
         env.pop(name, None)  # an explicit override, or removal, replaces the builder's value too
-    job.environment_variables = {**{k: v for k, v in s.env.items() if k not in env}, **env}
-    if s.timeout_s:
-        job.set_limits(timeout=s.timeout_s)
-    job.set_resources(shm_size=s.shm_size)
+    added = {k: v for k, v in s.env.items() if k not in env}
+    job.environment_variables = {**added, **env}
+    keep_timeout = bool(from_file and from_file["timeout"]) and "timeout" not in s.overridden
+    keep_shm = bool(from_file and from_file["shm_size"]) and "shm_size" not in s.overridden
+    if keep_timeout:
+        s.timeout_s = int(job.limits.timeout)
+    elif s.timeout_s:
+        _set_timeout(job, s.timeout_s)
+    if keep_shm:
+        s.shm_size = str(_resource(job, "shm_size"))
+    else:
+        _set_shm(job, s.shm_size)
+    if platform is not None:
+        by = lambda key: " (--set)" if key in s.overridden else ""  # noqa: E731
+        if not keep_timeout and s.timeout_s:
+            platform.append(f"limits.timeout: {s.timeout_s}{by('timeout')}")
+        if not keep_shm:
+            platform.append(f"resources.shm_size: {s.shm_size}{by('shm_size')}")
+        platform += [f"environment_variables.{k}: {v}{by('env.' + k)}" for k, v in added.items()]
     built.extra["settings"] = s.to_json() | {"environment_variables": dict(job.environment_variables)}
     return s
+
+
+def _set_timeout(job: Any, seconds: int) -> None:
+    if hasattr(job, "set_limits"):  # a Command node
+        job.set_limits(timeout=seconds)
+        return
+    from azure.ai.ml.entities import CommandJobLimits
+
+    if job.limits is None:
+        job.limits = CommandJobLimits(timeout=seconds)
+    else:
+        job.limits.timeout = seconds
+
+
+def _resource(job: Any, key: str) -> Any:
+    res = job.resources
+    return res.get(key) if isinstance(res, dict) else getattr(res, key, None)
+
+
+def _set_shm(job: Any, shm: str) -> None:
+    if hasattr(job, "set_resources"):  # a Command node
+        job.set_resources(shm_size=shm)
+        return
+    from azure.ai.ml.entities import JobResourceConfiguration
+
+    if job.resources is None:
+        job.resources = JobResourceConfiguration()
+    job.resources.shm_size = shm

@@ -3,33 +3,44 @@
     python -m jobs render --file job.yml --outputs out.json --cluster gpu --run-name r1 --out built.yml
     python -m jobs run    --file job.yml --stack prod --cluster gpu --run-name r1
 
-The file is read by azure-ai-ml's own loader (`azure.ai.ml.load_job`, the schema of
-reference-yaml-job-command: code, command, environment, inputs, outputs, distribution, resources,
-environment_variables, ...); only `type: command` jobs are taken. What the platform adds, as for its own
-train job (jobs/builders.py `train`):
-- the checkpoint output: `outputs.<--ckpt-output, default ckpt>` bound, rw_mount, to
-  azureml://datastores/workspaceblobstore/paths/ckpt/<run name>/, so a resubmit with the same run name
-  finds the checkpoints (the command must pass `${{outputs.ckpt}}` to the trainer as its checkpoint folder);
-- the compute from --cluster or --serverless --size (the file's `compute` is replaced), the node count
-  (--nodes, else the file's resources.instance_count, else 1) and process_count_per_instance = the size's
-  GPUs unless the file or --processes-per-node sets it (when it is unset Azure ML starts one process per
-  node: docs/reference/azure-notes.md section 4); the same shape checks (max_instances, GPUs per node, RDMA);
-- the size's settings (jobs/settings.py: timeout, shm_size, NCCL/UCX environment) and NCCL_DEBUG=INFO, from
-  which the transport is verified;
+The job is azure-ai-ml's own reading of the file: `azure.ai.ml.load_job` (the schema of
+reference-yaml-job-command), as the `CommandJob` entity `ml_client.jobs.create_or_update` sends
+(`Command._to_job()`, entities/_builders/command.py). Only `type: command` jobs are taken. Every field the
+file sets stays as azure-ai-ml read it (identity, limits, services, resources.docker_args/shm_size,
+queue_settings, description, properties, tags, inputs, outputs, environment variables, ...), except what the
+platform must set or a field it cannot honour, which is refused by name (`jobs/userjobcheck.py`). What the
+platform changes:
+- relative local paths (code, inputs) are made absolute against the file's folder, as azure-ai-ml resolves
+  them (`JobOperations._resolve_job_input`: `Path(base_path, entry.path)` with the job's `_base_path`, the
+  YAML's folder); render writes them back relative to the YAML it writes;
+- the compute from --cluster, or --serverless --size (resources.instance_type, and queue_settings.job_tier
+  Spot for --spot); the node count (--nodes, else the file's resources.instance_count, else 1) and
+  process_count_per_instance = the size's GPUs unless the file or --processes-per-node sets it (unset, Azure
+  ML starts one process per node: docs/reference/azure-notes.md section 4); the shape checks of
+  jobs/builders.py, and the pre-submit checks of jobs/userjobcheck.py;
+- the checkpoint output, unless --no-checkpoint: `outputs.<--ckpt-output, default ckpt>` bound, rw_mount, to
+  azureml://datastores/workspaceblobstore/paths/ckpt/<run name>/, so a resubmit with the same run name finds
+  the checkpoints (the command passes `${{outputs.ckpt}}` to the trainer as its checkpoint folder);
 - one line per process before the trainer starts, `azml-gpu rank=R local_rank=L node_rank=N world_size=W
-  host=H` (the format of smoke.py's per-rank line), from the variables Azure ML sets for each process, so the
-  world size and processes per node are verified whatever the trainer prints;
-- under `jobs run`, the quota check, managed restarts and the ledger (jobs/runs/).
+  host=H` (the format of smoke.py's per-rank line), so verify counts the processes whatever the trainer
+  prints;
+- tags (azml-gpu.*) over the file's; NCCL_DEBUG=INFO (the transport is verified from it) unless the file sets
+  it; and, where the file is silent, the size's settings (jobs/settings.py) and
+  DATASET_UNMOUNT_TIMEOUT_SECONDS sized from the checkpoint (jobs/unmount.py; --ckpt-gib, else the node's GPU
+  memory, the most one node's ranks hold and write).
+`built.extra["platform"]` and `["kept"]` list each, and render prints them.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from jobs import builders
+from jobs import builders, unmount
 from jobs.builders import CHECKPOINT_URI, BuiltJob
 from jobs.errors import UsageError, error_detail
 
@@ -39,11 +50,22 @@ RANK_LINE = (
     'echo "azml-gpu rank=${RANK} local_rank=${LOCAL_RANK} node_rank=${NODE_RANK} '
     'world_size=${WORLD_SIZE} host=$(hostname)"'
 )
-_LAUNCHERS = ("torchrun", "python -m torch.distributed.run", "python3 -m torch.distributed.run")
+#: The fields a file may set that the platform reads, with the key a user sees.
+KEPT_FIELDS = (
+    ("description", "description"),
+    ("display_name", "display_name"),
+    ("experiment_name", "experiment_name"),
+    ("identity", "identity"),
+    ("services", "services"),
+    ("properties", "properties"),
+    ("queue_settings", "queue_settings"),
+    ("tags", "tags"),
+    ("environment_variables", "environment_variables"),
+)
 
 
 def add_file_args(p: argparse.ArgumentParser) -> None:
-    """--file and --ckpt-output, and KIND made optional (a job file replaces it)."""
+    """--file and its flags, and KIND made optional (a job file replaces it)."""
     for action in p._actions:  # add_job_args' positional KIND
         if action.dest == "kind":
             action.nargs, action.default = "?", None
@@ -51,9 +73,26 @@ def add_file_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--file", metavar="JOB.yml", help="an Azure ML CLI v2 command job file, instead of KIND")
     g.add_argument(
         "--ckpt-output",
-        default="ckpt",
+        default=None,
         metavar="NAME",
         help="--file: the output that is the trainer's checkpoint folder (default ckpt)",
+    )
+    g.add_argument(
+        "--no-checkpoint",
+        action="store_true",
+        help="--file: bind no checkpoint output (a preempted or resubmitted job then starts over)",
+    )
+    g.add_argument(
+        "--allow-idle-gpus",
+        action="store_true",
+        help="--file: accept fewer processes per node than the size has GPUs",
+    )
+    g.add_argument(
+        "--ckpt-gib",
+        type=float,
+        metavar="GIB",
+        help="--file: one checkpoint's size, to size DATASET_UNMOUNT_TIMEOUT_SECONDS "
+        "(default: the node's GPU memory)",
     )
 
 
@@ -62,11 +101,23 @@ def build_any(args: argparse.Namespace) -> list[BuiltJob]:
     from jobs.jobargs import build
     from jobs.settings import attach
 
+    file_flags = [
+        f
+        for f, v in (
+            ("--ckpt-output", getattr(args, "ckpt_output", None)),
+            ("--no-checkpoint", getattr(args, "no_checkpoint", False)),
+            ("--allow-idle-gpus", getattr(args, "allow_idle_gpus", False)),
+            ("--ckpt-gib", getattr(args, "ckpt_gib", None)),
+        )
+        if v not in (None, False)
+    ]
     if getattr(args, "file", None) is None:
         if args.kind is None:
             raise UsageError("pass a job KIND (smoke, train, scaling, health) or --file JOB.yml")
-        if args.ckpt_output != "ckpt":
-            raise UsageError("--ckpt-output is for --file jobs; drop it")
+        if file_flags:
+            raise UsageError(
+                f"{', '.join(file_flags)}: for --file jobs only (a KIND job has no job file); drop it"
+            )
         return build(args)
     if args.kind is not None:
         raise UsageError(f"--file replaces KIND; drop {args.kind!r} or --file")
@@ -75,6 +126,8 @@ def build_any(args: argparse.Namespace) -> list[BuiltJob]:
             raise UsageError(f"{flag} is for the platform's train.py; a --file job sets its own in the file")
     if args.log_every is not None or getattr(args, "health_mode", None) or args.script_args:
         raise UsageError("--log-every, --quick/--full and `-- SCRIPT_ARGS` are not for --file jobs")
+    if args.no_checkpoint and args.ckpt_output is not None:
+        raise UsageError("--ckpt-output names the checkpoint output that --no-checkpoint drops; pass one")
     from jobs import outputs
 
     outs = outputs.load(args.stack, args.outputs) if (args.stack or args.outputs) else None
@@ -83,11 +136,13 @@ def build_any(args: argparse.Namespace) -> list[BuiltJob]:
         Path(args.file),
         target,
         run_name=args.run_name,
-        ckpt_output=args.ckpt_output,
+        ckpt_output=None if args.no_checkpoint else (args.ckpt_output or "ckpt"),
         nodes=args.nodes,
         processes=args.processes_per_node,
         environment=args.environment,
         allow_tcp=args.allow_tcp,
+        allow_idle_gpus=args.allow_idle_gpus,
+        ckpt_gib=args.ckpt_gib,
     )
     attach(built, getattr(args, "set", None) or ())
     return [built]
@@ -148,86 +203,241 @@ def _first_problem(exc: Exception) -> str:
     return f"{field}: {line}" if field and field != "_schema" else line
 
 
+def is_local_path(value: Any) -> bool:
+    """A path azure-ai-ml uploads from the local disk: not a literal, an ARM id, a URL, a binding or an
+    `azureml:` asset (`JobOperations._resolve_job_input`, and `is_url`'s scheme+netloc test)."""
+    from azure.ai.ml._utils._arm_id_utils import is_ARM_id_for_resource
+    from azure.ai.ml._utils.utils import is_url
+
+    if not isinstance(value, (str, os.PathLike)):
+        return False
+    text = str(value)
+    return not (
+        not text
+        or is_ARM_id_for_resource(text)
+        or is_url(text)
+        or "${{" in text
+        or (not os.path.isabs(text) and (":" in text or "@" in text))
+        or text.startswith("git+")
+    )
+
+
+def _resources(job: Any) -> Any:
+    from azure.ai.ml.entities import JobResourceConfiguration
+
+    if job.resources is None:
+        job.resources = JobResourceConfiguration()
+    elif isinstance(job.resources, dict):
+        job.resources = JobResourceConfiguration(**job.resources)
+    return job.resources
+
+
 def from_file(
     path: Path,
     target: builders.Target,
     *,
     run_name: str | None,
-    ckpt_output: str = "ckpt",
+    ckpt_output: str | None = "ckpt",
     nodes: int | None = None,
     processes: int | None = None,
     environment: str | None = None,
     allow_tcp: bool = False,
+    allow_idle_gpus: bool = False,
+    ckpt_gib: float | None = None,
 ) -> BuiltJob:
+    """The loaded job with the platform layer (module docstring); every refusal at once (UsageError)."""
     from azure.ai.ml import Output, PyTorchDistribution
 
+    from jobs import userjobcheck
+
+    problems: list[str] = []
     if not run_name:
-        raise UsageError("--file needs --run-name NAME: it fixes the checkpoint folder so a resubmit resumes")
-    builders.check_run_name(run_name)
-    if not _OUTPUT_NAME.match(ckpt_output):
-        raise UsageError(f"--ckpt-output {ckpt_output!r}: an output name (letters, digits, '_'), e.g. ckpt")
-    job = load(path)
-    command = (job.command or "").strip()
-    ref = f"${{{{outputs.{ckpt_output}}}}}"
-    if ref not in command:
-        raise UsageError(
-            f"--file {path}: its command does not use {ref}, so the trainer would not checkpoint to the "
-            f"run's folder; pass it as the checkpoint folder (torchtitan: --checkpoint.folder {ref}), or "
-            "name the output it uses with --ckpt-output"
+        problems.append(
+            "--run-name: --file needs --run-name NAME; it fixes the checkpoint folder so a resubmit resumes"
         )
-    dist = job.distribution
-    if dist is None and command.startswith(_LAUNCHERS):
-        raise UsageError(
-            f"--file {path}: the command starts its own launcher ({command.split()[0]}) and the file has no "
-            "distribution; let Azure ML start one process per GPU instead (distribution: type: pytorch, "
-            "command `python train.py ...`), or set distribution.process_count_per_instance: 1"
-        )
-    if dist is not None and not isinstance(dist, PyTorchDistribution):
-        raise UsageError(
-            f"--file {path}: distribution type {getattr(dist, 'type', dist)!r}; the platform verifies "
-            "PyTorch jobs (distribution: type: pytorch), whose processes Azure ML gives RANK and WORLD_SIZE"
-        )
-    if processes is None and dist is not None:
-        processes = dist.process_count_per_instance
+    else:
+        try:
+            builders.check_run_name(run_name)
+        except UsageError as exc:
+            problems.append(str(exc))
+    if ckpt_output is not None and not _OUTPUT_NAME.match(ckpt_output):
+        problems.append(f"--ckpt-output {ckpt_output!r}: an output name (letters, digits, '_'), e.g. ckpt")
+    if ckpt_gib is not None and not ckpt_gib > 0:
+        problems.append(f"--ckpt-gib {ckpt_gib}: a size above 0 in GiB, e.g. 96")
+    node = load(path)
+    base = Path(node._base_path).resolve()  # the YAML's folder: where load_job resolves relative paths
+    job = copy.deepcopy(node._to_job())  # the CommandJob create_or_update sends for this node
+    kept = [key for attr, key in KEPT_FIELDS if getattr(job, attr, None) not in (None, {}, "")]
+    kept += [f"code: {job.code}"] if job.code else []
+    kept += [f"environment: {job.environment}"] if job.environment and not environment else []
+    kept += [f"inputs.{k}" for k in job.inputs or {}]
+    kept += [f"outputs.{k}" for k in job.outputs or {} if k != ckpt_output]
+    user_res = job.resources if job.resources is not None else {}
+    res_get = user_res.get if isinstance(user_res, dict) else lambda k, d=None: getattr(user_res, k, d)
+    for k in ("docker_args", "shm_size", "locations", "properties"):
+        if res_get(k) not in (None, {}, [], ""):
+            kept.append(f"resources.{k}")
+    limits = job.limits
+    if limits is not None and getattr(limits, "timeout", None):
+        kept.append("limits.timeout")
+    if isinstance(job.distribution, PyTorchDistribution) and job.distribution.process_count_per_instance:
+        kept.append("distribution.process_count_per_instance")
+    file_procs = getattr(job.distribution, "process_count_per_instance", None)
+    procs_key = (
+        "--processes-per-node"
+        if processes is not None
+        else "distribution.process_count_per_instance"
+        if file_procs is not None
+        else "process_count_per_instance (unset in the file: the platform's default, the size's GPUs)"
+    )
+    if processes is None:
+        processes = file_procs
     procs = builders.processes(target, processes)
-    resources = job.resources
+    count = res_get("instance_count")
     if nodes is None:
-        count = resources.get("instance_count") if isinstance(resources, dict) else None
-        nodes = count or getattr(resources, "instance_count", None) or 1
-    builders.check_shape(target, nodes, procs, allow_tcp)
+        nodes = count or 1
+    problems += userjobcheck.problems(
+        job,
+        path=path,
+        target=target,
+        ckpt_output=ckpt_output,
+        processes=procs,
+        processes_key=procs_key,
+        instance_type=res_get("instance_type"),
+        allow_idle_gpus=allow_idle_gpus,
+    )
+    try:
+        builders.check_shape(target, nodes, procs, allow_tcp)
+    except UsageError as exc:
+        problems.append(str(exc))
+    if problems:
+        raise UsageError("\n".join(problems))
+
+    platform: list[str] = []
+    local_inputs: dict[str, str] = {}
+    for name, inp in (job.inputs or {}).items():
+        if is_local_path(getattr(inp, "path", None)) and not os.path.isabs(inp.path):
+            inp.path = str((base / inp.path).resolve())
+        if is_local_path(getattr(inp, "path", None)):
+            local_inputs[name] = inp.path
+    build = getattr(getattr(job.environment, "build", None), "path", None)
+    if is_local_path(build):  # environment.build.path: a Docker build context folder, relative to the file
+        job.environment.build.path = str((base / str(build)).resolve())
     code = job.code
-    if isinstance(code, str) and not code.startswith(("azureml:", "http://", "https://", "git+")):
-        code = str((path.resolve().parent / code).resolve())  # load_job checked that it exists
+    if is_local_path(code):
+        code = job.code = str((base / str(code)).resolve())
+    if target.compute:
+        job.compute = target.compute
+        platform.append(f"compute: {target.compute} (--cluster)")
+    else:
+        job.compute = None
+        _resources(job).instance_type = target.size
+        platform.append(f"resources.instance_type: {target.size} (--serverless --size)")
+        if target.tier == "spot" and job.queue_settings is None:
+            from azure.ai.ml.entities import QueueSettings
+
+            job.queue_settings = QueueSettings(job_tier="Spot")
+            platform.append("queue_settings.job_tier: Spot (--spot)")
+    _resources(job).instance_count = nodes
+    if count != nodes:
+        platform.append(f"resources.instance_count: {nodes}")
+    if isinstance(job.distribution, PyTorchDistribution):
+        job.distribution.process_count_per_instance = procs
+    else:
+        job.distribution = PyTorchDistribution(process_count_per_instance=procs)
+    if file_procs != procs:
+        platform.append(f"distribution.process_count_per_instance: {procs}")
+    if environment:
+        job.environment = environment
+        platform.append(f"environment: {environment} (--environment)")
     ckpt_uri = CHECKPOINT_URI.format(run_name=run_name)
-    # The node's inputs and outputs wrap the Input / Output the file declared (`_data`): the new job's.
-    outs = {k: getattr(v, "_data", v) for k, v in (job.outputs or {}).items()}
-    outs[ckpt_output] = Output(type="uri_folder", mode="rw_mount", path=ckpt_uri)
-    tags = {
+    if ckpt_output is not None:
+        job.outputs = dict(job.outputs or {})
+        job.outputs[ckpt_output] = Output(type="uri_folder", mode="rw_mount", path=ckpt_uri)
+        platform.append(f"outputs.{ckpt_output}: {ckpt_uri} (rw_mount, the run's checkpoint folder)")
+    job.command = f"{RANK_LINE} && {(job.command or '').strip()}"
+    platform.append("command: the azml-gpu rank line before the file's command")
+    job.tags = {
         **(job.tags or {}),
         **builders.tags("train", target, nodes, procs),
-        "azml-gpu.run-name": run_name,
+        "azml-gpu.run-name": str(run_name),
         "azml-gpu.file": path.name,
     }
-    built_job = builders.command_job(
-        target,
-        code=code,
-        command=f"{RANK_LINE} && {command}",
-        nodes=nodes,
-        processes=procs,
-        environment=environment or job.environment,
-        display_name=job.display_name or f"{path.stem}-{run_name}",
-        experiment=job.experiment_name or "azml-gpu-train",
-        tags=tags,
-        inputs={k: getattr(v, "_data", v) for k, v in (job.inputs or {}).items()},
-        outputs=outs,
-        env=dict(job.environment_variables or {}),
-    )
+    platform.append("tags: azml-gpu.*")
+    if not job.display_name:
+        job.display_name = f"{path.stem}-{run_name}"
+        platform.append(f"display_name: {job.display_name}")
+    if not job.experiment_name:
+        job.experiment_name = "azml-gpu-train"
+        platform.append("experiment_name: azml-gpu-train")
+    env = dict(job.environment_variables or {})
+    file_env = sorted(env)
+    for name, value in {"NCCL_DEBUG": "INFO", **_unmount_env(target, ckpt_output, ckpt_gib)}.items():
+        if name not in env:
+            env[name] = value
+            platform.append(f"environment_variables.{name}: {value}")
+    job.environment_variables = env
+    notes = []
+    warnings = []
+    if ckpt_output is None:
+        warnings.append(
+            "--no-checkpoint: no checkpoint output is bound; a preempted, failed or resubmitted job "
+            "starts over from step 0 (no resume)"
+        )
     return BuiltJob(
         "train",
         "user-job",
-        built_job,
+        job,
         nodes,
         procs,
         target.size,
-        {"checkpoint_uri": ckpt_uri, "checkpoint_output": ckpt_output, "file": str(path), "code": code},
+        {
+            "checkpoint_uri": ckpt_uri if ckpt_output else None,
+            "checkpoint_output": ckpt_output,
+            "file": str(path),
+            "code": code,
+            "local_inputs": local_inputs,
+            "file_settings": {
+                "timeout": "limits.timeout" in kept,
+                "shm_size": "resources.shm_size" in kept,
+                "env": file_env,
+            },
+            "platform": platform,
+            "kept": kept,
+            "notes": notes,
+            "warnings": warnings,
+        },
     )
+
+
+def _unmount_env(target: builders.Target, ckpt_output: str | None, ckpt_gib: float | None) -> dict[str, str]:
+    """DATASET_UNMOUNT_TIMEOUT_SECONDS for the checkpoint output (jobs/unmount.py): --ckpt-gib, else the
+    node's GPU memory (vmsizes gpu_memory_gb, the most state one node's ranks hold and so write)."""
+    if ckpt_output is None:
+        return {}
+    if ckpt_gib is not None:
+        nbytes = int(ckpt_gib * 2**30)
+    else:
+        from vmsizes import describe
+
+        try:
+            gb = describe(target.size).gpu_memory_gb or 0
+        except ValueError:
+            gb = 0
+        nbytes = int(gb * 10**9)
+    return {unmount.ENV: str(unmount.timeout_s(nbytes))}
+
+
+def to_node(job: Any) -> Any:
+    """The `Command` node `ml_client.jobs.create_or_update` takes for a `CommandJob` (it refuses the job
+    entity: "Non supported job type", operations/_job_operations.py). `CommandJob._to_node` (command_job.py)
+    moves code, command, environment, resources and distribution into an anonymous component and leaves the
+    node's environment, experiment name, resources and distribution unset; they are set back here, so the
+    node's `_to_job()` is `job` (tests/jobs/test_userjob.py compares their REST bodies)."""
+    node = job._to_node()
+    node.environment = job.environment
+    node.experiment_name = job.experiment_name
+    node.resources = job.resources
+    node.distribution = job.distribution
+    node.name = job.name
+    return node

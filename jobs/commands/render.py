@@ -76,4 +76,8 @@ def run(args: argparse.Namespace) -> int:
                 env = " ".join(f"{k}={v}" for k, v in s["environment_variables"].items())
                 timeout = f"{s['timeout_s']} s" if s["timeout_s"] else "none"
                 print(f"  settings: timeout {timeout}, shm_size {s['shm_size']}, env {env}")
+            for item in w.get("platform", ()):  # a --file job (jobs/userjob.py)
+                print(f"  set by the platform: {item}")
+            for key in w.get("kept", ()):
+                print(f"  the user's (from the file): {key}")
     return 0

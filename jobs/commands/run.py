@@ -184,4 +184,9 @@ def run(args: argparse.Namespace) -> int:
                     f"  {a['attempt']}. {a['job']} {a['status']}: {a['cause']}, steps {a['start_step']}->"
                     f"{a['last_step']}, {a['time_lost_s']:.0f} s lost"
                 )
+                if a.get("failure"):  # jobs/runs/causes.py
+                    from jobs.runs.causes import failure_lines
+
+                    for cause in failure_lines(a["failure"]):
+                        print(f"     {cause}")
     return code

@@ -111,6 +111,11 @@ def run(args: argparse.Namespace) -> int:
             if o.error:
                 line += f"; {o.error}"
             print(line)
+            if o.failure:  # jobs/runs/causes.py
+                from jobs.runs.causes import failure_lines
+
+                for cause in failure_lines(o.failure):
+                    print(f"  {cause}")
             if o.verify:
                 print(
                     f"  verify: {'OK' if o.verify['ok'] else 'NOT OK'}, world size {o.verify['world_size']}, "

@@ -31,6 +31,14 @@ The rules, first match wins (`classify`); "retry" marks the infrastructure cause
 - user-error: any other ended job: a non-zero exit with no infrastructure cause (bad flags exit 2, a
   checkpoint write that failed, an `os._exit(1)`).
 
+A failed job's cause on the screen (`failure`, printed by `submit` and `run`, and in their --json): the
+failing rank's last Python traceback, as its last frame (`File "...", line N, in F` and the code line) and the
+exception line (`ModuleNotFoundError: No module named 'torchtitan'`), with the rank, its node and the log
+file. The failing rank is the first whose traceback is not a consequence of another's failure (a lost peer, an
+NCCL timeout); else the first with a traceback. The node is the rank's `azml-gpu ... node_rank=N ... host=H`
+line (jobs/userjob.py, smoke.py), else rank // processes per node (Azure ML numbers ranks node by node: RANK =
+NODE_RANK x processes per node + LOCAL_RANK, azure-notes.md section 4).
+
 Order matters: when one rank fails, the launcher SIGTERMs the others (every rank log but one then says
 "interrupted"), so a traceback or a lost peer anywhere outranks an interruption. Azure publishes no
 fixed text for a lost node (the cluster shows it in `nodeStateCounts.unusableNodeCount` /
@@ -77,6 +85,67 @@ def read_logs(root: Path | None) -> dict[int, str]:
         return {}
     found, _ = rank_logs(root)
     return {r: p.read_text(errors="replace") for r, p in found.items()}
+
+
+_FRAME = re.compile(r'^\s+File "[^"]*", line \d+')
+_RANK_LINE = re.compile(r"azml-gpu rank=(\d+) .*?node_rank=(\d+).*?host=(\S+)")
+
+
+def _traceback(text: str) -> tuple[str | None, str] | None:
+    """(last frame with its code line, the exception line) of the last traceback in `text`, or None."""
+    starts = [m.end() for m in TRACEBACK.finditer(text)]
+    if not starts:
+        return None
+    lines = text[starts[-1] :].splitlines()
+    frame, message = None, None
+    for i, line in enumerate(lines):
+        if _FRAME.match(line):
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            code = nxt.strip() if nxt[:1].isspace() and not _FRAME.match(nxt) else ""  # the indented code
+            frame = line.strip() + (f": {code}" if code else "")
+        elif line.strip() and not line[:1].isspace() and frame is not None:
+            message = line.strip()
+            break
+    return (frame, message[:500]) if message else None
+
+
+def failure(root: Path | None, processes_per_node: int) -> dict[str, object] | None:
+    """The failing rank's last error (module docstring): rank, node, host, frame, message, log; None when no
+    rank log has a traceback."""
+    if root is None or not root.exists():
+        return None
+    found, _ = rank_logs(root)
+    hits = []
+    for rank, path in found.items():
+        text = path.read_text(errors="replace")
+        tb = _traceback(text)
+        if tb is None:
+            continue
+        consequence = bool(LOST_PEER.search(text) or NCCL_TIMEOUT.search(text))
+        hits.append((consequence, rank, path, text, tb))
+    if not hits:
+        return None
+    _, rank, path, text, (frame, message) = min(hits, key=lambda h: (h[0], h[1]))
+    m = _RANK_LINE.search(text)
+    node = int(m.group(2)) if m else rank // max(processes_per_node, 1)
+    return {
+        "rank": rank,
+        "node": node,
+        "host": m.group(3) if m else None,
+        "frame": frame,
+        "message": message,
+        "log": str(path),
+    }
+
+
+def failure_lines(f: dict[str, object]) -> list[str]:
+    """`failure` as the lines `submit` and `run` print."""
+    host = f", host {f['host']}" if f.get("host") else ""
+    lines = [f"cause: rank {f['rank']} (node {f['node']}{host}): {f['message']}"]
+    if f.get("frame"):
+        lines.append(f"  at {f['frame']}")
+    lines.append(f"  log: {f['log']}")
+    return lines
 
 
 def classify(status: str | None, error: str | None, logs: dict[int, str]) -> Cause:

@@ -67,6 +67,7 @@ class Attempt:
     canceled: str | None = (
         None  # an attempt not final when it ended (NotResponding), canceled before the next
     )
+    failure: dict[str, Any] | None = None  # a Failed attempt's cause in its rank logs (causes.failure)
 
 
 @dataclass

@@ -120,6 +120,7 @@ def attempt_row(n: int, out: Outcome, cause: Cause) -> Attempt:
         last_step=p.last_step,
         logs=out.logs,
         ms_per_step=p.ms_per_step,
+        failure=out.failure,
     )
 
 

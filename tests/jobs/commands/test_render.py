@@ -58,3 +58,17 @@ def test_render_without_arguments_does_not_call_script_args_required(capsys):
     assert "[-- SCRIPT_ARGS ...]" in err  # optional in the usage
     assert main(["render", "--out", "x.yml"]) == 2
     assert "pass a job KIND (smoke, train, scaling, health) or --file JOB.yml" in capsys.readouterr().err
+
+
+def test_a_url_data_input_is_written_as_the_url(tmp_path):
+    """azure-ai-ml's dump writes an https input as `azureml:https://...` (an asset name load_job would look
+    up); the YAML has the URL, and load_job reads it back as the URL."""
+    from azure.ai.ml import load_job
+
+    url = "https://acct.blob.core.windows.net/c/shards/"
+    path = render(tmp_path, "train", "--cluster", "h100-x4", "--run-name", "r1", "--data", url)
+    assert yaml.safe_load(path.read_text())["inputs"]["data"]["path"] == url
+    assert load_job(path).inputs["data"].path == url
+    store = "azureml://datastores/workspaceblobstore/paths/shards/"
+    path = render(tmp_path / "b", "train", "--cluster", "h100-x4", "--run-name", "r1", "--data", store)
+    assert yaml.safe_load(path.read_text())["inputs"]["data"]["path"] == store

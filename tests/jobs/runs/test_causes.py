@@ -98,3 +98,69 @@ def test_no_logs_folder_reads_as_no_logs(tmp_path):
     assert read_logs(None) == {} and read_logs(tmp_path / "absent") == {}
     got = read_logs(tmp_path)
     assert got == {}
+
+
+def _rank_logs(root, texts: dict[int, str]):
+    logs = root / "artifacts" / "user_logs"
+    logs.mkdir(parents=True)
+    for rank, text in texts.items():
+        (logs / f"std_log_process_{rank:02d}.txt").write_text(text)
+    return logs
+
+
+MISSING = (
+    "azml-gpu rank=3 local_rank=1 node_rank=1 world_size=4 host=node-b\n"
+    "Traceback (most recent call last):\n"
+    '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+    '  File "/mnt/code/train.py", line 4, in <module>\n'
+    "    import torchtitan\n"
+    "ModuleNotFoundError: No module named 'torchtitan'\n"
+)
+
+
+def test_a_failed_jobs_cause_is_the_failing_ranks_last_frame_and_message(tmp_path):
+    from jobs.runs.causes import failure, failure_lines
+
+    logs = _rank_logs(tmp_path, {0: "step 1\n" + SIGTERMED, 1: LOST + "\n" + TRACEBACK, 3: MISSING})
+    got = failure(tmp_path, 2)
+    assert got == {
+        "rank": 3,  # rank 1's traceback follows a lost peer: a consequence, not the cause
+        "node": 1,
+        "host": "node-b",
+        "frame": 'File "/mnt/code/train.py", line 4, in <module>: import torchtitan',
+        "message": "ModuleNotFoundError: No module named 'torchtitan'",
+        "log": str(logs / "std_log_process_03.txt"),
+    }
+    assert failure_lines(got) == [
+        "cause: rank 3 (node 1, host node-b): ModuleNotFoundError: No module named 'torchtitan'",
+        '  at File "/mnt/code/train.py", line 4, in <module>: import torchtitan',
+        f"  log: {logs / 'std_log_process_03.txt'}",
+    ]
+
+
+def test_without_a_rank_line_the_node_is_the_rank_over_processes_per_node(tmp_path):
+    from jobs.runs.causes import failure
+
+    _rank_logs(tmp_path, {5: "x\n" + TRACEBACK + "\n"})
+    got = failure(tmp_path, 4)
+    assert (got["rank"], got["node"], got["host"]) == (5, 1, None)
+    assert got["message"] == "ZeroDivisionError: division by zero"
+    assert got["frame"] == 'File "train.py", line 3'
+
+
+def test_only_consequences_then_the_first_is_named_and_no_traceback_is_none(tmp_path):
+    from jobs.runs.causes import failure
+
+    _rank_logs(tmp_path / "a", {2: LOST + "\n" + TRACEBACK, 1: LOST + "\n" + TRACEBACK})
+    assert failure(tmp_path / "a", 8)["rank"] == 1
+    _rank_logs(tmp_path / "b", {0: SIGTERMED, 1: "exit 1"})
+    assert failure(tmp_path / "b", 8) is None
+    assert failure(None, 8) is None and failure(tmp_path / "none", 8) is None
+
+
+def test_the_last_traceback_of_a_log_is_the_one_named(tmp_path):
+    from jobs.runs.causes import failure
+
+    first = 'Traceback (most recent call last):\n  File "a.py", line 1, in f\n    g()\nKeyError: 1\n'
+    _rank_logs(tmp_path, {0: first + "retrying\n" + TRACEBACK})
+    assert failure(tmp_path, 1)["message"] == "ZeroDivisionError: division by zero"
