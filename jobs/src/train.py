@@ -299,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = model_config(args, saved, ckpt.path)
         if args.data is not None and (problem := check_shards(args.data, cfg.block_size)):
             raise BadFlag(problem)
-    except (BadFlag, OldFormat, HFError) as e:
-        print(f"train.py: error: {e}", file=sys.stderr, flush=True)
+    except (BadFlag, OldFormat, HFError) as e:  # every rank finds the same: rank 0 says it, once
+        if master:
+            print(f"train.py: error: {e}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 
     # ---- data, model (built on CPU from one seed, so every rank starts from the same weights), sharding
@@ -330,8 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.init_from and saved is None:
         try:
             load_hf_weights(model, args.init_from)  # into the shards: DCP's Hugging Face reader
-        except HFError as e:
-            print(f"train.py: error: {e}", file=sys.stderr, flush=True)
+        except HFError as e:  # DCP's load is a collective: every rank raises it, rank 0 says it
+            if master:
+                print(f"train.py: error: {e}", file=sys.stderr, flush=True)
             return EXIT_USAGE
         log(f"initialised from {args.init_from}")
     elif args.init_from:
