@@ -15,6 +15,7 @@ from stackconfig.cli import JsonErrorParser, prog_name
 COMMANDS: dict[str, str] = {
     "audit": "jobs.commands.audit",
     "check-deploy": "jobs.commands.check_deploy",
+    "export-hf": "jobs.commands.export_hf",
     "local": "jobs.commands.local",
     "plan": "jobs.commands.plan",
     "quota": "jobs.commands.quota",
