@@ -63,10 +63,24 @@ def to_transformers4_layout(folder: Path) -> dict:
 
 def hf_logits(folder: Path, tokens: torch.Tensor) -> torch.Tensor:
     """transformers' logits for `tokens` from the folder, loaded strictly (no missing/unexpected keys)."""
+    with torch.no_grad():
+        return from_pretrained(folder)(tokens).logits
+
+
+def from_pretrained(folder: Path) -> transformers.LlamaForCausalLM:
+    """transformers' model from the folder, loaded strictly: nothing missing, unexpected or mismatched."""
     model, info = transformers.LlamaForCausalLM.from_pretrained(
         folder, output_loading_info=True, dtype=torch.float32
     )
-    bad = {k: v for k, v in info.items() if v}
-    assert not bad, bad
-    with torch.no_grad():
-        return model.eval()(tokens).logits
+    assert {k: v for k, v in info.items() if v} == {}
+    return model.eval()
+
+
+def ours_with(hf_model: torch.nn.Module, folder: Path) -> torch.nn.Module:
+    """model.py's Llama of the folder's config.json holding transformers' loaded weights (strict)."""
+    import hfconfig
+    from model import Llama
+
+    model = Llama(hfconfig.config_from_hf(json.loads((folder / "config.json").read_text()), folder)).eval()
+    model.load_state_dict(hf_model.state_dict(), strict=True)
+    return model

@@ -8,16 +8,13 @@ from __future__ import annotations
 import json
 import subprocess
 
-import hfconfig
 import hfexport
 import pytest
 import torch
 import train
-import transformers
-from model import Llama
 from safetensors import safe_open
 
-from ..hf_peer import VOCAB, save_hf
+from ..hf_peer import VOCAB, from_pretrained, ours_with, save_hf
 from ..jobs_util import PY, SRC, base_env
 
 TOKENS = torch.randint(0, VOCAB, (2, 32), generator=torch.Generator().manual_seed(5))
@@ -38,22 +35,6 @@ def trained(tmp_path, *args: str) -> str:
 
 def train_fingerprint(out: str) -> str:
     return next(line.split()[-1] for line in out.splitlines() if line.startswith("final parameters sha256"))
-
-
-def from_pretrained(folder):
-    model, info = transformers.LlamaForCausalLM.from_pretrained(
-        folder, output_loading_info=True, dtype=torch.float32
-    )
-    assert {k: v for k, v in info.items() if v} == {}  # strict: nothing missing, unexpected or mismatched
-    return model.eval()
-
-
-def ours_with(hf_model, folder) -> Llama:
-    cfg_json = json.loads((folder / "config.json").read_text())
-
-    model = Llama(hfconfig.config_from_hf(cfg_json, folder)).eval()
-    model.load_state_dict(hf_model.state_dict(), strict=True)
-    return model
 
 
 def test_a_tied_llama3_run_exports_sharded_and_transformers_loads_its_exact_weights(tmp_path):
