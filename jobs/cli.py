@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "export-hf": "jobs.commands.export_hf",
     "local": "jobs.commands.local",
     "plan": "jobs.commands.plan",
+    "prepare-data": "jobs.commands.prepare_data",
     "quota": "jobs.commands.quota",
     "render": "jobs.commands.render",
     "run": "jobs.commands.run",
