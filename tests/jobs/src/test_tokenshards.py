@@ -64,7 +64,8 @@ def test_every_problem_is_named_at_once(tmp_path):
     (folder / "meta.json").write_text(json.dumps({"dtype": "uint32", "vocab_size": 128256}))
     assert tokenshards.check_shards(str(folder), 16, 512) == [
         "--vocab-size 512 is smaller than the vocabulary of the tokenizer that wrote --data "
-        f"{folder} (128256, meta.json): set --vocab-size 128256 (or start from that tokenizer's model with --init-from)",
+        f"{folder} (128256, meta.json): set --vocab-size 128256 (or start from that tokenizer's model with "
+        "--init-from)",
         "--data: shards ['odd.bin'] are not a whole number of uint32 ids; is meta.json's dtype right?",
         "--data: shards ['odd.bin'] hold fewer than --block-size + 2 (18) tokens",
     ]
