@@ -1,6 +1,7 @@
 """tokenizer.json files made with the `tokenizers` library itself, for the data-preparation tests: a
 word-level tokenizer whose post-processor starts each document with <bos> (as Llama 3's adds
-<|begin_of_text|>), with a vocabulary of any size, so Llama 3's 128,256 ids (above uint16's 65,535) can be written and read."""
+<|begin_of_text|>), with a vocabulary of any size, so Llama 3's 128,256 ids (above uint16's 65,535) can
+be written and read."""
 
 from __future__ import annotations
 
