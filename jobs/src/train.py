@@ -292,7 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     tokens_per_step = args.batch_size * cfg.block_size * args.grad_accum  # per GPU
     data = Tokens(args.data, cfg.vocab_size, cfg.block_size, args.seed)
     torch.manual_seed(args.seed)
-    model = Llama(cfg, activation_checkpointing=args.activation_checkpointing)
+    # Weights that come from a checkpoint or an --init-from folder need no random init: the model is built
+    # on the meta device (no memory) and each rank materialises only its shards (torchtitan's order: build on
+    # meta, parallelize, to_empty, load), so no rank holds the whole model in CPU memory under FSDP.
+    loaded = saved is not None or args.init_from is not None
+    with torch.device("meta") if loaded else contextlib.nullcontext():
+        model = Llama(cfg, activation_checkpointing=args.activation_checkpointing)
     n_params = model.num_params()
     fsdp = args.parallel == "fsdp" and distributed
     bf16 = device.type == "cuda"
@@ -309,9 +314,12 @@ def main(argv: list[str] | None = None) -> int:
         for block in model.model.layers:
             fully_shard(block, **kw)
         fully_shard(model, **kw)
-        model.to(device)  # the RoPE tables (buffers, not sharded)
+    if loaded:  # each rank's shards (FSDP) or the whole model (DDP), uninitialised until the load below
+        model.to_empty(device=device)
+        model.tie_weights()
+        model.init_rope(device)
     else:
-        model.to(device)
+        model.to(device)  # under FSDP: the RoPE tables (buffers, not sharded)
     if args.init_from and saved is None:
         try:
             load_hf_weights(model, args.init_from)  # into the shards: DCP's Hugging Face reader
