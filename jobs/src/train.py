@@ -50,10 +50,11 @@ from checkpointing import CheckpointError, CheckpointManager, OldFormat, StopReq
 from hfweights import HFError, load_hf_weights, read_hf_config
 from metrics import StepMetrics
 from model import PRESETS, Llama, LlamaConfig, config_from_dict
+from parallel import shard
 from peerloss import is_peer_loss
 from tokenshards import check_shards, open_shards
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+from torch.distributed.fsdp import MixedPrecisionPolicy
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 # Peak dense BF16 tensor throughput per GPU, TFLOP/s (datasheets quote "with sparsity": dense is half).
@@ -305,15 +306,14 @@ def main(argv: list[str] | None = None) -> int:
         for i, block in enumerate(model.model.layers):
             model.model.layers.register_module(str(i), torch.compile(block))
     if fsdp:
-        # FSDP2: each block is one all-gather/reduce-scatter unit; the root takes embeddings, norm, head.
-        # On GPU the compute is bf16 and gradients are reduced in fp32 (torchtitan's defaults); fully_shard
-        # moves each rank's shard to the device of the mesh.
+        # FSDP2: the embedding, each block, and norm + lm_head are all-gather/reduce-scatter units (one
+        # unit for embedding and lm_head when tied; parallel.py, torchtitan's layout). On GPU the compute
+        # is bf16 and gradients are reduced in fp32 (torchtitan's defaults); fully_shard moves each rank's
+        # shard to the device of the mesh.
         mesh = dist.device_mesh.init_device_mesh(device.type, (world,))
         mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16 else None
         kw = {"mesh": mesh, **({"mp_policy": mp} if mp else {})}
-        for block in model.model.layers:
-            fully_shard(block, **kw)
-        fully_shard(model, **kw)
+        shard(model, **kw)  # parallel.py: embedding, each block, norm + lm_head, the root
     if loaded:  # each rank's shards (FSDP) or the whole model (DDP), uninitialised until the load below
         model.to_empty(device=device)
         model.tie_weights()
