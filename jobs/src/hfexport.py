@@ -1,6 +1,7 @@
 """A train.py checkpoint to a Hugging Face Llama folder that transformers' `from_pretrained` loads strictly.
 
     python hfexport.py --ckpt DIR [--step N] --out HF_DIR [--dtype float32|bfloat16] [--max-shard-size 5GB]
+        [--tokenizer-from HF_DIR]
     python -m jobs export-hf --ckpt DIR --step N --out HF_DIR            # the same, from the jobs CLI
 
 Reads the committed step folder `DIR/step_0000000N/` (checkpointing.py; the newest committed one without
@@ -14,7 +15,9 @@ into model.py's Llama built from the commit record's config. Writes, as transfor
   with the metadata {"format": "pt"};
 - a tied model (tie_embeddings) without lm_head.weight: transformers ties it to model.embed_tokens.weight
   (LlamaForCausalLM._tied_weights_keys, models/llama/modeling_llama.py).
-The tensor names need no mapping: model.py names its parameters as LlamaForCausalLM does.
+The tensor names need no mapping: model.py names its parameters as LlamaForCausalLM does. --tokenizer-from
+copies the tokenizer files (tokenizer.json, tokenizer_config.json, special_tokens_map.json,
+generation_config.json, those there) of the folder the run started from, so the folder is complete.
 Bad input (no such checkpoint or step, an uncommitted step, an --out that is not empty) exits 2 with one
 message naming the flag.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -52,6 +56,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the Hugging Face folder to write (new or empty)")
     p.add_argument("--dtype", choices=DTYPES, default="float32", help="tensor dtype in the files")
     p.add_argument("--max-shard-size", default="5GB", help="shard above this size (default 5GB)")
+    p.add_argument(
+        "--tokenizer-from", metavar="HF_DIR", help="copy this folder's tokenizer files beside them"
+    )
 
 
 def script_args(args: argparse.Namespace) -> list[str]:
@@ -66,6 +73,7 @@ def script_args(args: argparse.Namespace) -> list[str]:
         "--max-shard-size",
         args.max_shard_size,
     ]
+    out += [] if args.tokenizer_from is None else ["--tokenizer-from", args.tokenizer_from]
     return out + ([] if args.step is None else ["--step", str(args.step)])
 
 
@@ -95,6 +103,27 @@ def step_folder(ckpt: Path, step: int | None) -> Path:
     if (why := verify(folder)) is not None:
         raise ExportError(f"--step {step}: {folder} is not a complete checkpoint: {why}")
     return folder
+
+
+#: What transformers' tokenizer and generation loaders read from a model folder, copied by --tokenizer-from.
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "generation_config.json",
+)
+
+
+def tokenizer_files(folder: str | None) -> list[Path]:
+    """The files --tokenizer-from copies (tokenizer.json at least), or ExportError."""
+    if folder is None:
+        return []
+    found = [Path(folder) / n for n in TOKENIZER_FILES if (Path(folder) / n).is_file()]
+    if not (Path(folder) / "tokenizer.json").is_file():
+        raise ExportError(
+            f"--tokenizer-from {folder}: no tokenizer.json there; pass the model folder trained from"
+        )
+    return found
 
 
 def check_out(out: Path) -> None:
@@ -166,10 +195,14 @@ def main(argv: list[str] | None = None) -> int:
         folder = step_folder(Path(args.ckpt), args.step)
         out = Path(args.out)
         check_out(out)
+        extra = tokenizer_files(args.tokenizer_from)
     except ExportError as e:
         print(f"export-hf: error: {e}", file=sys.stderr, flush=True)
         return EXIT_USAGE
     written = export(folder, out, args.dtype, max_bytes)
+    for f in extra:
+        shutil.copyfile(f, out / f.name)
+        written.append(f.name)
     print(f"exported {folder} to {out}: {', '.join(written)}")
     return 0
 

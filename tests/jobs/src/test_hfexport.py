@@ -130,3 +130,21 @@ def test_shards_keep_name_order_and_a_large_tensor_gets_its_own_file():
     assert [sorted(f) for f in hfexport.shard(t, 80)] == [["a", "b"], ["c"], ["d"]]
     assert [sorted(f) for f in hfexport.shard(t, 1000)] == [["a", "b", "c", "d"]]
     assert [sorted(f) for f in hfexport.shard(t, 400)] == [["a", "b"], ["c"], ["d"]]
+
+
+def test_tokenizer_from_copies_the_tokenizer_files_and_refuses_a_folder_without_one(tmp_path):
+    from ..tokenizer_util import word_tokenizer
+
+    trained(tmp_path, "--vocab-size", "64", "--n-layer", "1")
+    word_tokenizer(tmp_path / "hf", 64)
+    (tmp_path / "hf" / "tokenizer_config.json").write_text('{"model_max_length": 64}')
+    args = ["--ckpt", str(tmp_path / "ck"), "--tokenizer-from"]
+    p = run("hfexport.py", *args, str(tmp_path / "hf"), "--out", str(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "hf" / name).read_bytes()
+    assert not (tmp_path / "out" / "special_tokens_map.json").exists()
+    assert p.stdout.endswith("model.safetensors, tokenizer.json, tokenizer_config.json\n")
+    p = run("hfexport.py", *args, str(tmp_path), "--out", str(tmp_path / "o2"))
+    assert p.returncode == 2 and f"--tokenizer-from {tmp_path}: no tokenizer.json there" in p.stderr
+    assert not (tmp_path / "o2").exists()  # refused before anything is written
