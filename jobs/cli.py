@@ -15,8 +15,10 @@ from stackconfig.cli import JsonErrorParser, prog_name
 COMMANDS: dict[str, str] = {
     "audit": "jobs.commands.audit",
     "check-deploy": "jobs.commands.check_deploy",
+    "export-hf": "jobs.commands.export_hf",
     "local": "jobs.commands.local",
     "plan": "jobs.commands.plan",
+    "prepare-data": "jobs.commands.prepare_data",
     "prices": "jobs.commands.prices",
     "quota": "jobs.commands.quota",
     "render": "jobs.commands.render",

@@ -60,6 +60,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="train.py's model preset whose memory to check: tiny, small, 1B, 3B, 8B")
     p.add_argument("--params", type=float, metavar="N", help="or the model's parameter count, e.g. 8.03e9")
     p.add_argument("--gpu-memory-gib", type=float, metavar="G", help="memory of one GPU (default: --size's)")
+    p.add_argument("--seq-len", type=int, metavar="S", help="with --model: sequence length, adds activations")
+    p.add_argument("--micro-batch", type=int, default=1, metavar="B", help="sequences per GPU per micro-step")
+    p.add_argument("--activation-checkpointing", choices=("none", "full"), default="none")
+    p.add_argument("--peak-tflops", type=float, metavar="T", help="peak per GPU for MFU (default H100 SXM)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -107,5 +111,15 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_interval_minutes=args.checkpoint_interval_minutes,
         restart_minutes=args.restart_minutes,
     )
-    print(json.dumps(p.to_json(), indent=2) if args.json else render_text(p))
+    extra: list[str] = []
+    out = p.to_json()
+    if args.seq_len is not None:  # activations on top of the model states (jobs/activations.py)
+        from jobs.activations import fit
+
+        if args.model is None or p.memory is None:
+            raise UsageError("--seq-len needs --model (its shape) and --size or --gpu-memory-gib")
+        act, extra = fit(p.memory, PRESETS[args.model], args.model, args.seq_len, args.micro_batch,
+                         args.activation_checkpointing, args.tokens_per_gpu_s, args.peak_tflops)  # fmt: skip
+        out["activations"] = act.to_json()
+    print(json.dumps(out, indent=2) if args.json else "\n".join([render_text(p), *extra]))
     return 0

@@ -35,6 +35,9 @@ class LlamaConfig:
     norm_eps: float = 1e-5
     tie_embeddings: bool = False
     rope_scaling: dict[str, float] | None = field(default=None)
+    # A Hugging Face folder's max_position_embeddings (--init-from), written back by export: block_size is
+    # the training context, often shorter. None: block_size.
+    max_position_embeddings: int | None = None
 
     @property
     def head_dim(self) -> int:

@@ -127,14 +127,28 @@ class Llama(nn.Module):
         self.activation_checkpointing = activation_checkpointing
         self.model = Body(cfg)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
-        if cfg.tie_embeddings:
-            self.lm_head.weight = self.model.embed_tokens.weight
+        self.tie_weights()
         self.apply(self._init_weights)
-        # Not parameters and not in the state dict: rebuilt from the config on every start.
-        angles = torch.outer(torch.arange(cfg.block_size, dtype=torch.float32), inv_frequencies(cfg))
-        emb = torch.cat((angles, angles), dim=-1)
-        self.register_buffer("cos", emb.cos(), persistent=False)
-        self.register_buffer("sin", emb.sin(), persistent=False)
+        self.init_rope()
+
+    def tie_weights(self) -> None:
+        """lm_head.weight is model.embed_tokens.weight when the config ties them (transformers'
+        `_tied_weights_keys`), again after `to_empty`: nn.Module._apply gives each name its own tensor
+        (FSDP2's sharded parameters stay tied)."""
+        if self.cfg.tie_embeddings and self.lm_head.weight is not self.model.embed_tokens.weight:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def init_rope(self, device: torch.device | str | None = None) -> None:
+        """The RoPE tables: buffers, not parameters and not in the state dict, rebuilt from the config on
+        every start (on the CPU, even under torch.device("meta")), and again after a meta-device build is
+        materialised (`to_empty` leaves them uninitialised)."""
+        with torch.device("cpu"):  # computed in fp32 on the CPU: the same numbers whatever the device
+            angles = torch.outer(
+                torch.arange(self.cfg.block_size, dtype=torch.float32), inv_frequencies(self.cfg)
+            )
+            emb = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", emb.cos().to(device or "cpu"), persistent=False)
+        self.register_buffer("sin", emb.sin().to(device or "cpu"), persistent=False)
 
     @staticmethod
     def _init_weights(m: nn.Module) -> None:

@@ -1,4 +1,4 @@
-"""Training of a Llama-architecture model on uint16 token shards (or synthetic tokens), DDP or FSDP2,
+"""Training of a Llama-architecture model on token shards (or synthetic tokens), DDP or FSDP2,
 resumable after preemption from torch.distributed.checkpoint folders.
 
 Runs unchanged as an Azure ML PyTorch job (distribution type PyTorch, process_count_per_instance = GPUs
@@ -16,7 +16,8 @@ pre-training does. Parallelism: `--parallel ddp` replicates the model (Distribut
 (MixedPrecisionPolicy) with fp32 master weights and gradient reduction. `--activation-checkpointing`
 recomputes each block in backward; `--compile` compiles each block (torchtitan's order: compile, then shard).
 
-Data: every `*.bin` in --data is a flat array of uint16 token ids (nanoGPT's train.bin format). The
+Data: every `*.bin` in --data is a flat array of token ids (nanoGPT's train.bin format), uint16 or, as the
+folder's meta.json says, uint32 (tokenshards.py; prepdata.py writes them from text with a tokenizer.json). The
 batch of step s on rank r is drawn from a generator seeded by (seed, s, micro-step, r), so the data
 position is the step number and a resumed run reads exactly what an uninterrupted one would.
 Rank 0 logs one metrics record per --log-every step (a JSON line, metrics.py) beside a human line, and
@@ -49,9 +50,11 @@ from checkpointing import CheckpointError, CheckpointManager, OldFormat, StopReq
 from hfweights import HFError, load_hf_weights, read_hf_config
 from metrics import StepMetrics
 from model import PRESETS, Llama, LlamaConfig, config_from_dict
+from parallel import shard
 from peerloss import is_peer_loss
+from tokenshards import check_shards, open_shards
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+from torch.distributed.fsdp import MixedPrecisionPolicy
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 # Peak dense BF16 tensor throughput per GPU, TFLOP/s (datasheets quote "with sparsity": dense is half).
@@ -83,7 +86,7 @@ class BadFlag(Exception):
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     # allow_abbrev=False: `--ste 5` must not silently become --steps (the jobs package sets --steps itself).
     p = argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n")[0], allow_abbrev=False)
-    p.add_argument("--data", help="folder of *.bin uint16 token shards (default: synthetic tokens)")
+    p.add_argument("--data", help="folder of *.bin token shards and meta.json (default: synthetic tokens)")
     p.add_argument("--steps", type=int, default=50, help="optimizer steps in total (a resume counts from 0)")
     p.add_argument("--batch-size", type=int, default=4, help="sequences per GPU per micro-step")
     p.add_argument("--grad-accum", type=int, default=1, help="micro-steps per optimizer step")
@@ -142,20 +145,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def check_shards(data: str, block_size: int) -> str | None:
-    """Why the --data folder cannot feed this --block-size, or None."""
-    shards = sorted(Path(data).glob("*.bin")) if Path(data).is_dir() else []
-    if not shards:
-        return (
-            f"--data {data}: no *.bin token shards there; pass a folder of uint16 shards "
-            "or leave --data out for synthetic tokens"
-        )
-    short = [s.name for s in shards if s.stat().st_size // 2 < block_size + 2]
-    if short:
-        return f"--data: shards {short} hold fewer than --block-size + 2 ({block_size + 2}) tokens"
-    return None
-
-
 def model_config(args: argparse.Namespace, saved: dict | None, path: Path | None) -> LlamaConfig:
     """The model's config: on a resume, the checkpoint's (nanoGPT's rule; a shape flag that differs raises
     BadFlag: those weights cannot be loaded into another shape); else --init-from's config.json or the
@@ -192,7 +181,7 @@ def model_config(args: argparse.Namespace, saved: dict | None, path: Path | None
 
 
 class Tokens:
-    """Token shards (uint16 memmaps) or a synthetic corpus; batch(step, micro, rank) is deterministic."""
+    """Token shards (memmaps of their dtype) or synthetic tokens; batch(step, micro, rank) is repeatable."""
 
     def __init__(self, data: str | None, vocab_size: int, block_size: int, seed: int) -> None:
         self.block_size, self.seed, self.vocab_size = block_size, seed, vocab_size
@@ -203,11 +192,7 @@ class Tokens:
             walk = (starts[:, None] + np.arange(64)[None, :]).reshape(-1) % vocab_size
             self.shards, self.names = [cycle[walk].astype(np.int64)], ["synthetic"]
         else:
-            paths = sorted(Path(data).glob("*.bin"))
-            self.shards, self.names = (
-                [np.memmap(p, dtype=np.uint16, mode="r") for p in paths],
-                [str(p) for p in paths],
-            )
+            self.shards, self.names = open_shards(data)  # uint16, or meta.json's dtype (tokenshards.py)
         usable = np.array([len(s) - block_size - 1 for s in self.shards], dtype=np.float64)
         self.weights = usable / usable.sum()
 
@@ -297,17 +282,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         saved = ckpt.latest()
         cfg = model_config(args, saved, ckpt.path)
-        if args.data is not None and (problem := check_shards(args.data, cfg.block_size)):
-            raise BadFlag(problem)
-    except (BadFlag, OldFormat, HFError) as e:
-        print(f"train.py: error: {e}", file=sys.stderr, flush=True)
+        if args.data is not None and (problems := check_shards(args.data, cfg.block_size, cfg.vocab_size)):
+            raise BadFlag("; ".join(problems))
+    except (BadFlag, OldFormat, HFError) as e:  # every rank finds the same: rank 0 says it, once
+        if master:
+            print(f"train.py: error: {e}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 
     # ---- data, model (built on CPU from one seed, so every rank starts from the same weights), sharding
     tokens_per_step = args.batch_size * cfg.block_size * args.grad_accum  # per GPU
     data = Tokens(args.data, cfg.vocab_size, cfg.block_size, args.seed)
     torch.manual_seed(args.seed)
-    model = Llama(cfg, activation_checkpointing=args.activation_checkpointing)
+    # Weights that come from a checkpoint or an --init-from folder need no random init: the model is built
+    # on the meta device (no memory) and each rank materialises only its shards (torchtitan's order: build on
+    # meta, parallelize, to_empty, load), so no rank holds the whole model in CPU memory under FSDP.
+    loaded = saved is not None or args.init_from is not None
+    with torch.device("meta") if loaded else contextlib.nullcontext():
+        model = Llama(cfg, activation_checkpointing=args.activation_checkpointing)
     n_params = model.num_params()
     fsdp = args.parallel == "fsdp" and distributed
     bf16 = device.type == "cuda"
@@ -315,23 +306,26 @@ def main(argv: list[str] | None = None) -> int:
         for i, block in enumerate(model.model.layers):
             model.model.layers.register_module(str(i), torch.compile(block))
     if fsdp:
-        # FSDP2: each block is one all-gather/reduce-scatter unit; the root takes embeddings, norm, head.
-        # On GPU the compute is bf16 and gradients are reduced in fp32 (torchtitan's defaults); fully_shard
-        # moves each rank's shard to the device of the mesh.
+        # FSDP2: the embedding, each block, and norm + lm_head are all-gather/reduce-scatter units (one
+        # unit for embedding and lm_head when tied; parallel.py, torchtitan's layout). On GPU the compute
+        # is bf16 and gradients are reduced in fp32 (torchtitan's defaults); fully_shard moves each rank's
+        # shard to the device of the mesh.
         mesh = dist.device_mesh.init_device_mesh(device.type, (world,))
         mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16 else None
         kw = {"mesh": mesh, **({"mp_policy": mp} if mp else {})}
-        for block in model.model.layers:
-            fully_shard(block, **kw)
-        fully_shard(model, **kw)
-        model.to(device)  # the RoPE tables (buffers, not sharded)
+        shard(model, **kw)  # parallel.py: embedding, each block, norm + lm_head, the root
+    if loaded:  # each rank's shards (FSDP) or the whole model (DDP), uninitialised until the load below
+        model.to_empty(device=device)
+        model.tie_weights()
+        model.init_rope(device)
     else:
-        model.to(device)
+        model.to(device)  # under FSDP: the RoPE tables (buffers, not sharded)
     if args.init_from and saved is None:
         try:
             load_hf_weights(model, args.init_from)  # into the shards: DCP's Hugging Face reader
-        except HFError as e:
-            print(f"train.py: error: {e}", file=sys.stderr, flush=True)
+        except HFError as e:  # DCP's load is a collective: every rank raises it, rank 0 says it
+            if master:
+                print(f"train.py: error: {e}", file=sys.stderr, flush=True)
             return EXIT_USAGE
         log(f"initialised from {args.init_from}")
     elif args.init_from:

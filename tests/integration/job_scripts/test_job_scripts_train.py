@@ -42,6 +42,7 @@ CONFIG = {  # TRAIN_ARGS over the tiny preset (model.py / llamaconfig.py)
     "norm_eps": 1e-5,
     "tie_embeddings": False,
     "rope_scaling": None,
+    "max_position_embeddings": None,
 }
 
 

@@ -61,6 +61,25 @@ def test_hf_weights_give_metas_reference_logits_and_unpermuted_ones_do_not(tmp_p
     [
         ({"model_type": "mistral"}, "config.json has model_type 'mistral', not 'llama'"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope_scaling type 'yarn' is not supported"),
+        (
+            {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": THETA}},
+            "config.json rope_parameters type 'linear' is not supported (this model builds 'default' and "
+            "'llama3' RoPE",
+        ),
+        (
+            {"rope_parameters": {"rope_type": "default", "rope_theta": THETA, "factor": 8.0}},
+            "config.json rope_parameters has key(s) factor that rope_type 'default' does not take (it takes "
+            "partial_rotary_factor, rope_theta, rope_type, type): remove them",
+        ),
+        (
+            {"rope_scaling": {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0}},
+            "config.json rope_scaling (rope_type 'llama3') lacks high_freq_factor",
+        ),
+        (
+            {"rope_parameters": {"rope_type": "default", "rope_theta": THETA, "partial_rotary_factor": 0.5}},
+            "partial_rotary_factor 0.5 is not supported",
+        ),
+        ({"hidden_act": "gelu"}, "config.json hidden_act 'gelu' is not supported"),
         ({"attention_bias": True}, "config.json attention_bias: true is not a Llama this model builds"),
         ({"hidden_size": DIM * 2, "num_attention_heads": HEADS * 2}, "the weights do not fit this model"),
     ],
@@ -91,3 +110,37 @@ def test_init_from_a_folder_without_weights_or_config_names_the_fix(tmp_path):
             [PY, str(SRC / "train.py"), *args], env=base_env(), capture_output=True, text=True, timeout=120
         )
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_every_problem_of_a_config_is_named_at_once(tmp_path):
+    write_hf_folder(
+        tmp_path / "hf",
+        meta_weights(),
+        model_type="mistral",
+        mlp_bias=True,
+        rope_parameters={"rope_type": "dynamic", "factor": 2.0},
+    )
+    with pytest.raises(hfweights.HFError) as e:
+        hfweights.read_hf_config(tmp_path / "hf")
+    assert str(e.value) == (
+        f"--init-from {tmp_path / 'hf'}: config.json has model_type 'mistral', not 'llama'; "
+        "config.json mlp_bias: true is not a Llama this model builds; "
+        "config.json rope_parameters type 'dynamic' is not supported (this model builds 'default' and "
+        "'llama3' RoPE; transformers modeling_rope_utils.py)"
+    )
+
+
+def test_init_from_naming_config_json_instead_of_its_folder_is_one_message(tmp_path):
+    write_hf_folder(tmp_path / "hf", meta_weights())
+    p = subprocess.run(
+        [PY, str(SRC / "train.py"), "--init-from", str(tmp_path / "hf" / "config.json")],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr == (
+        f"train.py: error: --init-from {tmp_path / 'hf' / 'config.json'}: is a file; pass the model folder "
+        f"that holds config.json ({tmp_path / 'hf'})\n"
+    )

@@ -3,6 +3,7 @@ formulation is in test_hfweights.py."""
 
 from __future__ import annotations
 
+import model
 import torch
 
 
@@ -22,3 +23,19 @@ def test_llama3_rope_scaling_follows_the_published_rule():
     torch.testing.assert_close(got[low], (base[low] / 8).float().double())
     mid = ~high & ~low
     assert torch.all(got[mid] < base[mid]) and torch.all(got[mid] > base[mid] / 8)
+
+
+def test_a_meta_device_build_materialises_tied_with_the_same_rope_tables():
+    """train.py builds on the meta device when the weights come from a checkpoint or --init-from: to_empty
+    then tie_weights and init_rope give the tie and the tables a CPU build has."""
+    cfg = model.LlamaConfig(tie_embeddings=True, rope_scaling=dict(model.PRESETS["8B"].rope_scaling))
+    with torch.device("meta"):
+        m = model.Llama(cfg)
+    assert m.lm_head.weight.is_meta and not m.cos.is_meta  # no memory for the weights; the tables are small
+    m.to_empty(device="cpu")
+    assert m.lm_head.weight is not m.model.embed_tokens.weight  # what nn.Module._apply does to a tie
+    m.tie_weights()
+    m.init_rope("cpu")
+    ref = model.Llama(cfg)
+    assert m.lm_head.weight is m.model.embed_tokens.weight
+    assert torch.equal(m.cos, ref.cos) and torch.equal(m.sin, ref.sin)
