@@ -261,3 +261,13 @@ def test_one_known_forcing_value_makes_it_real() -> None:
     grant = _grant(UNKNOWN, scope="/other")
     grant.detailed_diff["scope"] = {"diffKind": "update-replace"}
     assert replacements.preview_only(grant, [grant, _cluster("update")]) is False
+
+
+def test_a_resource_updated_in_place_that_does_not_hold_the_value_is_no_source() -> None:
+    """Only the step whose old outputs hold the old principal is the source: another cluster scaled in
+    place, with another identity, says nothing about this grant."""
+    other = _cluster("update")
+    other.old["outputs"]["identity"]["principalId"] = "another-principal"  # type: ignore[index]
+    grant = _grant(UNKNOWN)
+    assert replacements.preview_only(grant, [grant, other]) is False
+    assert replacements.preview_only(grant, [grant, other, _cluster("update")]) is True
