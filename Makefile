@@ -7,7 +7,7 @@ STACK  ?= dev
 # The policy pack runs in its own virtualenv, as under `pulumi preview --policy-pack policies`.
 PACK_VENV := policies/.venv
 
-.PHONY: test check preview smoke lint setup constraints fuse-check hostname-check pack-catalog engine
+.PHONY: test check preview smoke lint setup constraints fuse-check hostname-check pack-catalog engine docs
 
 # Azurite (Azure Storage emulator) for the local Azure ML control plane, pinned in doubles/localml/package-lock.json.
 AZURITE := doubles/localml/node_modules/.installed
@@ -111,6 +111,10 @@ test: setup fuse-check hostname-check engine
 # Node.js, no FUSE, no torch in several processes: tests/conftest.py refuses them), in under 5 minutes.
 check: lint $(PACK_VENV)/.installed
 	AZML_GPU_CHECK=1 $(PY) -m pytest --ignore=tests/integration -q
+
+# The components' argument tables in docs/components.md, rewritten from the `*Args` docstrings (components/argdocs.py).
+docs: $(VENV)/.installed
+	$(PY) -m components.argdocs --write
 
 # The gate on one stack, offline: the Pulumi CLI on PATH when it is a supported one, else the one `make engine`
 # builds (built here on first use).

@@ -19,9 +19,15 @@ TYPE_TOKEN = "azml-gpu:components:WorkspaceDiagnostics"
 
 @dataclass(frozen=True)
 class WorkspaceDiagnosticsArgs:
-    """Required: `workspace_id` (ARM id of the Azure ML workspace: the setting's `resourceUri`),
-    `log_analytics_id` (ARM id of the Log Analytics workspace that receives the logs). Optional: `name`
-    (default "to-log-analytics": the setting's name, unique per resource)."""
+    """Arguments of the WorkspaceDiagnostics component.
+
+    Required:
+    - `workspace_id`: ARM id of the Azure ML workspace (the diagnostic setting's `resourceUri`).
+    - `log_analytics_id`: ARM id of the Log Analytics workspace that receives the logs.
+
+    Optional:
+    - `name` (default "to-log-analytics"): the setting's name, unique per resource.
+    """
 
     workspace_id: pulumi.Input[str]
     log_analytics_id: pulumi.Input[str]

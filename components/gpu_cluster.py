@@ -93,8 +93,9 @@ class GpuClusterArgs:
     Required:
     - `name`: the compute name (3-24 characters, letter first; validated by stackconfig). Fixed for
       the cluster's life, which is why replacements delete before they create.
-    - `size`: the catalog entry of the VM size (`vmsizes.describe(size)`); its canonical `name` is
-      sent as `vmSize` and its facts become the outputs.
+    - `size`: a size name (`"Standard_ND96isr_H100_v5"`, any casing) or its catalog entry
+      (`vmsizes.describe(size)`); a name becomes its catalog entry, whose canonical `name` is sent as
+      `vmSize` and whose facts become the outputs.
     - `workspace_name`, `resource_group_name`: the parent workspace (pass the Workspace component's
       outputs so the cluster depends on the workspace).
     - `workspace_region`: the workspace's region, sent as the resource `location` (see `region`).

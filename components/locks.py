@@ -67,14 +67,20 @@ class LockTarget:
 class ResourceLocksArgs:
     """Arguments of the ResourceLocks component.
 
-    Required: `targets`, the resources to lock (may be empty: then nothing is declared).
-    Optional: `stack_label` (default "azml-gpu"): named in each lock's notes so whoever meets the
-    lock in the portal knows which stack owns it. `blocks` (default empty): the stack's resources a lock
-    would keep from being deleted, besides its target: the clusters (a workspace lock covers its computes)
-    and the role assignments scoped at or under a locked resource ("a lock blocks deleting the role
-    assignments on it", docs/config.md). Each lock depends on them, so `pulumi destroy`, which deletes
-    dependents before what they depend on, removes every lock before any of them (and before its target,
-    which it depends on through its scope); `pulumi up` creates the locks after them.
+    Required:
+    - `targets`: the resources to lock, as `LockTarget(azure_name, resource, reason)` (may be empty: then
+      nothing is declared).
+
+    Optional:
+    - `stack_label` (default "azml-gpu"): named in each lock's notes so whoever meets the lock in the portal
+      knows which stack owns it (`__main__.py` passes `<project>/<stack>`).
+    - `blocks` (default empty): the stack's resources a lock would keep from being deleted, besides its
+      target: the clusters (a workspace lock covers its computes) and the role assignments scoped at or under
+      a locked resource ("a lock blocks deleting the role assignments on it", docs/config.md). Each lock
+      depends on them, so `pulumi destroy`, which deletes dependents before what they depend on, removes
+      every lock before any of them (and before its target, which it depends on through its scope); `pulumi
+      up` creates the locks after them (docs/azure-behaviour.md section 17, "Destroy order").
+
     The level is always CanNotDelete: ReadOnly would also block writes Azure ML needs (for example
     listing storage keys is a POST, which a ReadOnly lock refuses:
     learn.microsoft.com/azure/azure-resource-manager/management/lock-resources, "Considerations").
