@@ -158,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON document: problems, stale, written")
     args = p.parse_args(argv)
     found = [problem for cls in classes().values() for problem in problems(cls)]
-    current = DOC.read_text()
+    if not DOC.is_file():
+        found.append(f"{DOC}: not found; run this in a checkout of the repository (the wheel ships no docs/)")
+        current = ""
+    else:
+        current = DOC.read_text()
     stale = not found and render(current) != current
     written = stale and args.write
     if written:

@@ -148,6 +148,12 @@ def test_a_drifted_docstring_exits_2_and_names_it(tmp_path, monkeypatch, capsys)
     assert doc.read_text() == "<!-- argdocs:_Drifted -->\n<!-- /argdocs -->\n"  # nothing written
 
 
+def test_without_the_docs_file_it_says_to_run_in_a_checkout(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(argdocs, "DOC", tmp_path / "missing.md")
+    assert argdocs.main([]) == 2
+    assert "not found; run this in a checkout of the repository" in capsys.readouterr().err
+
+
 def test_a_block_naming_an_unknown_class_is_an_error() -> None:
     with pytest.raises(KeyError, match="NoSuchArgs"):
         argdocs.render("<!-- argdocs:NoSuchArgs -->\n<!-- /argdocs -->")
