@@ -20,6 +20,7 @@ rules live in pure functions, e.g. policies/clusters.py): the order of the regis
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -60,6 +61,25 @@ class Violation:
 
 ResourceValidate = Callable[[AnalyzedResource, Mapping[str, Any]], list[str]]
 StackValidate = Callable[[Sequence[Any], Mapping[str, Any]], list[Violation]]
+
+
+class CompanionFindings:
+    """What a stack policy's `validate` leaves for its advisory companion in the same AnalyzeStack call
+    (docs/policies.md, "Companion policies": pulumi-policy gives each policy only its own config, so the
+    policy that reads the config computes both verdicts and its companion, registered after it, takes the
+    advisory half once). The servicer runs a call's policies on one thread (pulumi_policy/policy.py
+    `AnalyzeStack`, `for policy in self.__policies`), hence thread-local."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def put(self, messages: list[str]) -> None:
+        self._local.messages = list(messages)
+
+    def take(self) -> list[str]:
+        """The messages put in this call, once: a second take (or one without a put) gives none."""
+        messages, self._local.messages = getattr(self._local, "messages", []), []
+        return messages
 
 
 def to_pulumi(module: ModuleType) -> Policy:

@@ -21,13 +21,12 @@ Config: {"enforcementLevel": "mandatory", "max_per_hour": 450, "clusters": {"h10
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
-from policies._policy import STACK, Violation
+from policies._policy import STACK, CompanionFindings, Violation
 from policies.clusters import Cluster, clusters_of, parse_seconds
 from vmsizes import prices
 
@@ -148,22 +147,7 @@ def findings(clusters: list[Cluster], config: Mapping[str, Any]) -> tuple[list[s
     return over, unknown
 
 
-class _Advisories:
-    """What `validate` left for cluster-cost-budget-unknown in this AnalyzeStack call: the servicer runs a
-    call's policies on one thread (pulumi_policy/policy.py `AnalyzeStack`), hence thread-local."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def put(self, messages: list[str]) -> None:
-        self._local.messages = list(messages)
-
-    def take(self) -> list[str]:
-        messages, self._local.messages = getattr(self._local, "messages", []), []
-        return messages
-
-
-_advisories = _Advisories()
+_advisories = CompanionFindings()
 
 
 def take_advisories() -> list[str]:

@@ -28,14 +28,13 @@ registers the companion after it and tests/policies/test_registry.py pins that o
 from __future__ import annotations
 
 import difflib
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
 from policies._common import norm_region
-from policies._policy import STACK, Violation
+from policies._policy import STACK, CompanionFindings, Violation
 from policies.clusters import Cluster, clusters_of
 from stackconfig.regions import region_problem
 from vmsizes.quota import (
@@ -193,23 +192,7 @@ def findings(clusters: list[Cluster], quotas: Mapping[str, Any]) -> tuple[list[s
     return mandatory, advisory
 
 
-class _Advisories:
-    """What `validate` computed for quota-reservation-unknown in this AnalyzeStack call (see the module
-    docstring: the one order-dependent pair). The servicer runs a call's policies on one thread
-    (pulumi_policy/policy.py `AnalyzeStack`, `for policy in self.__policies`), hence thread-local."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def put(self, messages: list[str]) -> None:
-        self._local.messages = list(messages)
-
-    def take(self) -> list[str]:
-        messages, self._local.messages = getattr(self._local, "messages", []), []
-        return messages
-
-
-_advisories = _Advisories()
+_advisories = CompanionFindings()
 
 
 def take_advisories() -> list[str]:

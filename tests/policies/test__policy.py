@@ -100,3 +100,22 @@ def test_messages_are_not_split_into_fragments() -> None:
     fragment = re.compile(r'^\s+f?"[^"]{0,14}"\s*$', re.MULTILINE)
     found = {p.name: fragment.findall(p.read_text()) for p in (ROOT / "policies").glob("*.py")}
     assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+def test_companion_findings_are_taken_once_and_per_thread() -> None:
+    import threading
+
+    from policies._policy import CompanionFindings
+
+    findings = CompanionFindings()
+    assert findings.take() == []  # nothing put in this call
+    given = ["pool a: no quota configured"]
+    findings.put(given)
+    given.append("changed after put")
+    other: list[list[str]] = []
+    t = threading.Thread(target=lambda: other.append(findings.take()))
+    t.start()
+    t.join()
+    assert other == [[]]  # another AnalyzeStack thread sees nothing
+    assert findings.take() == ["pool a: no quota configured"]
+    assert findings.take() == []  # the companion reports them once
