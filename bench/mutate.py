@@ -378,6 +378,38 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("doubles/pulumicli/gotool.py", 156, "default ''"): (
         "the fallback is read only when fields.get('URIs') is true, that is when URIs is there: never"
     ),
+    # vmsizes/prices.py, run of 2026-12-06
+    (
+        "vmsizes/prices.py",
+        78,
+        "default None",
+    ): ("age_days reads `now or datetime.now(UTC)`: 0 and None both mean now"),
+    (
+        "vmsizes/prices.py",
+        87,
+        "default None",
+    ): ("describe passes `now` to age_days, where 0 and None both mean now"),
+    (
+        "vmsizes/prices.py",
+        109,
+        "default None",
+    ): ("locate reads `if explicit:`: 0 and None both mean no path given"),
+    ("vmsizes/prices.py", 183, "default ''"): (
+        "a productName of '-mutant' holds no 'windows', as '' does not: the same tier"
+    ),
+    ("vmsizes/prices.py", 185, "default ''"): (
+        "a missing meterName or skuName read as '-mutant' holds neither 'low priority' nor 'spot',"
+        " as '' does not"
+    ),
+    (
+        "vmsizes/prices.py",
+        202,
+        "default ''",
+    ): ("no catalog size is named '-mutant', as none is named '': skipped"),
+    ("vmsizes/prices.py", 210, "default ''"): (
+        "a missing effectiveStartDate ('' or '-mutant') sorts before every ISO date (digits > '-' > ''), and"
+        " two undated items keep the first either way: the same newest"
+    ),
     ("doubles/pulumicli/gotool.py", 186, "default ''"): (
         "without VERSION_CODENAME, '' skips debian_mirror and '-mutant' asks it for suite '-mutant', which "
         "no apt source names: both give no mirror and return before the backports list"

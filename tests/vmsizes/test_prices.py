@@ -143,3 +143,135 @@ def test_prices_and_amounts_as_printed(value, rate, money):
     assert prices.money(value) == money
     assert prices.rate(None) == prices.money(None) == "price unknown"
     assert prices.money(value, "USD") == f"{money} USD"
+
+
+def test_a_price_of_zero_is_a_price_and_a_negative_one_is_not(tmp_path):
+    free = {**DOC, "prices": {"eastus": {H100: {"pay_as_you_go": 0}}}}
+    assert prices.load(write(tmp_path, free)).price(H100, "eastus", "dedicated") == 0.0
+    minus = {**DOC, "prices": {"eastus": {H100: {"pay_as_you_go": -0.01}}}}
+    with pytest.raises(prices.PriceFileError, match=r"-0\.01 is not a price"):
+        prices.load(write(tmp_path, minus))
+
+
+def test_age_of_a_file_without_a_zone_is_utc_and_an_unreadable_date_is_unknown():
+    naive = prices.Prices("2026-12-01T12:00:00", "USD", "x", {})
+    assert naive.age_days(datetime(2026, 12, 2, 0, 0, tzinfo=UTC)) == 0.5
+    odd = prices.Prices("last week", "USD", "x", {})
+    assert odd.age_days(datetime(2026, 12, 2, tzinfo=UTC)) is None
+    assert odd.describe(datetime(2026, 12, 2, tzinfo=UTC)) == (
+        "prices in USD from the Azure Retail Prices API, fetched last week"
+    )
+    assert prices.Prices("2026-12-01T00:00:00+00:00", "USD", "x", {}).age_days() > 0  # now, not None
+
+
+def test_the_same_meter_listed_twice_keeps_the_newest_and_the_first_on_a_tie():
+    base = {
+        "serviceName": "Virtual Machines",
+        "type": "Consumption",
+        "unitOfMeasure": "1 Hour",
+        "productName": "NDSH100v5 Series",
+        "meterName": "ND96isr H100 v5",
+        "armSkuName": H100,
+        "armRegionName": "eastus",
+        "currencyCode": "USD",
+    }
+    old = {**base, "retailPrice": 90.0, "effectiveStartDate": "2025-01-01T00:00:00Z"}
+    new = {**base, "retailPrice": 98.32, "effectiveStartDate": "2026-01-01T00:00:00Z"}
+    tie = {**base, "retailPrice": 99.0, "effectiveStartDate": "2026-01-01T00:00:00Z"}
+    assert prices.from_items([new, old], [H100])["eastus"][H100]["pay_as_you_go"] == 98.32
+    assert prices.from_items([old, new], [H100])["eastus"][H100]["pay_as_you_go"] == 98.32
+    assert prices.from_items([new, tie], [H100])["eastus"][H100]["pay_as_you_go"] == 98.32
+
+
+def test_a_clusters_cost_is_unknown_when_its_price_or_idle_timer_is():
+    known = prices.ClusterCost("a", H100, "eastus", "dedicated", 2, 1800, 98.32)
+    assert known.per_hour_at_max == pytest.approx(196.64)
+    assert known.month_at_max == pytest.approx(196.64 * 730)
+    assert known.idle_per_job == pytest.approx(98.32)  # 2 nodes x half an hour
+    unpriced = prices.ClusterCost("b", H100, "westus3", "dedicated", 2, 1800, None)
+    assert (unpriced.per_hour_at_max, unpriced.month_at_max, unpriced.idle_per_job) == (None, None, None)
+    untimed = prices.ClusterCost("c", H100, "eastus", "dedicated", 2, None, 98.32)
+    assert untimed.idle_per_job is None
+    assert untimed.per_hour_at_max == pytest.approx(196.64)
+
+
+def test_locate_reads_the_process_environment_by_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("AZML_GPU_PRICES", str(tmp_path / "p.json"))
+    assert prices.locate() == tmp_path / "p.json"
+    monkeypatch.setenv("AZML_GPU_PRICES", "  ")
+    assert prices.locate() is None
+
+
+def test_an_item_without_a_region_is_left_out():
+    item = {
+        "serviceName": "Virtual Machines",
+        "type": "Consumption",
+        "unitOfMeasure": "1 Hour",
+        "meterName": "ND96isr H100 v5",
+        "armSkuName": H100,
+        "currencyCode": "USD",
+        "retailPrice": 98.32,
+    }
+    assert prices.from_items([item], [H100]) == {}
+    assert prices.from_items([{**item, "armRegionName": "East US"}], [H100]) == {
+        "eastus": {H100: {"pay_as_you_go": 98.32}}
+    }
+
+
+@pytest.mark.parametrize(
+    ("doc", "problems"),
+    [
+        ([1, 2], ["not a JSON object"]),
+        (
+            {"fetched": "x", "currency": "USD", "source": "s", "prices": []},
+            ["'prices' is missing or not an object of region -> size -> tier -> price"],
+        ),
+        (
+            # Every problem at once: a bad region and a bad size do not hide the ones after them.
+            {
+                "fetched": "x",
+                "currency": "USD",
+                "source": "s",
+                "prices": {
+                    "eastus": 5,
+                    "westus3": {H100: 7, A100: {"pay_as_you_go": "free"}},
+                    "swedencentral": {H100: {"spot": -2}},
+                },
+            },
+            [
+                "prices.eastus: not an object of size -> tier -> price",
+                f"prices.westus3.{H100}: not an object of tier -> price",
+                f"prices.westus3.{A100}.pay_as_you_go: 'free' is not a price (a number, 0 or more)",
+                f"prices.swedencentral.{H100}.spot: -2 is not a price (a number, 0 or more)",
+            ],
+        ),
+    ],
+)
+def test_each_shape_problem_is_named_and_none_hides_another(tmp_path, doc, problems):
+    with pytest.raises(prices.PriceFileError) as err:
+        prices.load(write(tmp_path, doc))
+    path = tmp_path / "prices.json"
+    fix = f"write it with `python -m jobs prices --refresh --out {path}`"
+    assert str(err.value) == f"price file {path}: " + "; ".join(problems) + f"; {fix}"
+
+
+def test_items_of_another_size_tier_or_currency_do_not_stop_the_reading():
+    base = {
+        "serviceName": "Virtual Machines",
+        "type": "Consumption",
+        "unitOfMeasure": "1 Hour",
+        "meterName": "ND96isr H100 v5",
+        "armSkuName": H100,
+        "armRegionName": "eastus",
+        "currencyCode": "USD",
+        "retailPrice": 98.32,
+    }
+    skipped = [
+        {**base, "armSkuName": "Standard_D2s_v5", "retailPrice": 1.0},
+        {**base, "type": "Reservation", "retailPrice": 1.0},
+        {**base, "currencyCode": "EUR", "retailPrice": 1.0},
+        {**base, "retailPrice": True},
+        {**base, "retailPrice": "98"},
+    ]
+    for item in skipped:
+        assert prices.from_items([item, base], [H100]) == {"eastus": {H100: {"pay_as_you_go": 98.32}}}
