@@ -378,6 +378,9 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("doubles/pulumicli/gotool.py", 156, "default ''"): (
         "the fallback is read only when fields.get('URIs') is true, that is when URIs is there: never"
     ),
+    ("components/compute_delete.py", 118, "default None"): (
+        "_send reads `dict(params or {})`: 0 and None both send no query beyond the URL's"
+    ),
     # vmsizes/prices.py, run of 2026-12-06
     (
         "vmsizes/prices.py",

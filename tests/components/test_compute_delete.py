@@ -167,3 +167,154 @@ def test_the_hook_does_nothing_for_a_compute_never_created(monkeypatch: pytest.M
     monkeypatch.setattr(ComputeDeleter, "from_env", staticmethod(refuse))
     args = pulumi.ResourceHookArgs(urn=URN, id="", name="c", type="t")
     asyncio.run(compute_delete.delete_compute(args))
+
+
+class _Text(_Answer):
+    """An answer whose body is not JSON (a gateway's HTML page)."""
+
+    def json(self) -> Any:
+        raise ValueError("not JSON")
+
+    def text(self) -> str:
+        return str(self._body)
+
+
+def _delete(answers: list[_Answer], **kw: Any) -> tuple[_Scripted, list[float]]:
+    waits: list[float] = []
+    client = _Scripted(answers)
+    ComputeDeleter(client, "https://arm.example", sleep=waits.append, **kw).delete(COMPUTE_ID, "2025-12-01")
+    return client, waits
+
+
+GONE = _Answer(404, {"error": {"code": "ResourceNotFound", "message": "gone"}}, {})
+COMPUTE_URL = f"https://arm.example{COMPUTE_ID}?api-version=2025-12-01"
+
+
+def test_a_202_with_only_a_location_is_polled_there_and_a_202_poll_is_in_progress_whatever_its_body() -> None:
+    loc = "https://arm.example/operationResults/9"
+    client, waits = _delete(
+        [
+            _Answer(202, None, {"Location": loc}),
+            _Answer(202, {"status": "Succeeded"}, {}),  # 202: still running (ARM async contract)
+            _Answer(200, None, {}),  # 200 without a body: done
+            GONE,
+        ]
+    )
+    assert client.sent[1:] == [("GET", loc), ("GET", loc), ("GET", COMPUTE_URL)]
+    assert waits == [5.0]  # no Retry-After: five seconds
+
+
+def test_a_location_header_on_a_200_or_204_is_not_an_operation() -> None:
+    for status in (200, 204):
+        client, waits = _delete([_Answer(status, None, {"Location": "https://arm.example/x"}), GONE])
+        assert client.sent[1:] == [("GET", COMPUTE_URL)]
+        assert waits == []
+
+
+def test_an_operation_without_a_status_succeeded_and_one_canceled_fails() -> None:
+    client, _ = _delete([_Answer(202, None, {"Azure-AsyncOperation": OP}), _Answer(200, {}, {}), GONE])
+    assert [m for m, _ in client.sent] == ["DELETE", "GET", "GET"]
+    with pytest.raises(ComputeDeleteError, match="the operation ended Canceled"):
+        _delete([_Answer(202, None, {"Azure-AsyncOperation": OP}), _Answer(200, {"status": "Canceled"}, {})])
+
+
+def test_a_failed_poll_or_lookup_is_arms_error_in_full() -> None:
+    denied = _Answer(400, {"error": {"code": "BadRequest", "message": "no such operation"}}, {})
+    with pytest.raises(ComputeDeleteError) as info:
+        _delete([_Answer(202, None, {"Azure-AsyncOperation": OP}), denied])
+    assert str(info.value) == 'Status=400 Code="BadRequest" Message="no such operation"'
+    with pytest.raises(ComputeDeleteError) as info:
+        _delete([_Answer(204, None, {}), _Text(502, "<html>Bad Gateway</html>", {})])
+    assert str(info.value) == 'Status=502 Message="<html>Bad Gateway</html>"'
+    with pytest.raises(ComputeDeleteError) as info:
+        _delete([_Answer(500, {"error": {}}, {})])
+    assert str(info.value) == 'Status=500 Code="" Message=""'
+
+
+def test_a_compute_still_there_is_asked_again_after_five_seconds_or_arms_retry_after() -> None:
+    there = _Answer(200, {"id": COMPUTE_ID}, {})
+    client, waits = _delete([_Answer(204, None, {}), there, _Answer(200, {}, {"Retry-After": "2"}), GONE])
+    assert waits == [5.0, 2.0]
+    assert [m for m, _ in client.sent] == ["DELETE", "GET", "GET", "GET"]
+
+
+def test_the_hour_is_measured_from_the_delete_and_the_deadline_itself_still_waits(monkeypatch) -> None:
+    clock = iter([1000.0, 1000.0 + 3600.0, 1000.0 + 3600.0, 1000.0 + 3600.5])
+    monkeypatch.setattr(compute_delete.time, "monotonic", lambda: next(clock))
+    there = _Answer(200, {"id": COMPUTE_ID}, {})
+    # At the deadline: asked once more (polled, then looked up); past it: refused.
+    client = _Scripted(
+        [_Answer(202, None, {"Azure-AsyncOperation": OP}), _Answer(200, {"status": "InProgress"}, {})]
+    )
+    client.answers += [_Answer(200, {"status": "Succeeded"}, {}), there]
+    with pytest.raises(ComputeDeleteError) as info:
+        ComputeDeleter(client, "https://arm.example", sleep=lambda _s: None).delete(COMPUTE_ID, "2025-12-01")
+    assert str(info.value) == f"{COMPUTE_ID}: still there 3600 s after its DELETE"
+    assert [m for m, _ in client.sent] == ["DELETE", "GET", "GET", "GET"]
+
+
+def test_an_operation_past_the_deadline_is_refused(monkeypatch) -> None:
+    clock = iter([0.0, 3600.0, 3600.1])
+    monkeypatch.setattr(compute_delete.time, "monotonic", lambda: next(clock))
+    client = _Scripted(
+        [_Answer(202, None, {"Azure-AsyncOperation": OP}), _Answer(200, {"status": "InProgress"}, {})]
+    )
+    with pytest.raises(ComputeDeleteError) as info:
+        ComputeDeleter(client, "https://arm.example", sleep=lambda _s: None).delete(COMPUTE_ID, "2025-12-01")
+    assert str(info.value) == f"{COMPUTE_ID}: not deleted after 3600 s"
+
+
+def test_the_endpoint_comes_from_the_process_environment(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("ARM_CLOUD_METADATA_URL", raising=False)
+    assert compute_delete.arm_endpoint() == (
+        "https://management.azure.com",
+        "https://management.core.windows.net/",
+    )
+    metadata = tmp_path / "endpoints.json"
+    metadata.write_text(
+        json.dumps(
+            {"resourceManager": "https://127.0.0.1:9/", "authentication": {"audiences": ["https://y/"]}}
+        )
+    )
+    monkeypatch.setenv("ARM_CLOUD_METADATA_URL", metadata.as_uri())
+    deleter = ComputeDeleter.from_env()
+    assert deleter.endpoint == "https://127.0.0.1:9"
+    from azure.core.pipeline.policies import BearerTokenCredentialPolicy
+
+    policies = deleter.client._pipeline._impl_policies
+    bearer = next(p for p in policies if isinstance(p, BearerTokenCredentialPolicy))
+    assert bearer._scopes == ("https://y/.default",)  # the audience's scope, as azure-native asks for it
+
+
+def test_an_empty_or_odd_api_version_output_falls_back_to_azure_natives() -> None:
+    assert compute_delete.api_version({"azureApiVersion": ""}) == "2025-12-01"
+    assert compute_delete.api_version({"azureApiVersion": 20251201}) == "2025-12-01"
+
+
+def test_the_hook_is_one_per_program_run(monkeypatch) -> None:
+    import contextvars
+
+    made: list[tuple[str, Any]] = []
+
+    class Hook:  # pulumi.ResourceHook registers itself with the engine, which a unit test has not
+        def __init__(self, name: str, func: Any) -> None:
+            made.append((name, func))
+
+    monkeypatch.setattr(compute_delete.pulumi, "ResourceHook", Hook)
+
+    def run() -> tuple[Any, Any]:
+        return compute_delete.compute_delete_hook(), compute_delete.compute_delete_hook()
+
+    first, again = contextvars.Context().run(run)
+    assert isinstance(first, Hook) and first is again
+    other, _ = contextvars.Context().run(run)
+    assert other is not first  # another run registers its own
+    assert made == [("azml-gpu-compute-delete", compute_delete.delete_compute)] * 2
+
+
+def test_a_compute_found_at_the_deadline_itself_is_asked_once_more(monkeypatch) -> None:
+    clock = iter([0.0, 3600.0])
+    monkeypatch.setattr(compute_delete.time, "monotonic", lambda: next(clock))
+    client, waits = _delete([_Answer(204, None, {}), _Answer(200, {"id": COMPUTE_ID}, {}), GONE])
+    assert [m for m, _ in client.sent] == ["DELETE", "GET", "GET"]
+    assert waits == [5.0]
