@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from doubles.localml import computes, keyvault, operations, resources, workspaces
+from doubles.localml import computes, dataassets, keyvault, operations, resources, workspaces
 from doubles.localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
 from doubles.localml.blobs import DATASTORES
 from doubles.localml.http import Request, Response, Router, error
@@ -71,6 +71,7 @@ def register(router: Router, cp: Plane) -> None:
         ),
         "environment version PUT",
     )
+    dataassets.register(router, cp, WS)  # data containers and versions: doubles/localml/dataassets.py
     a("GET", WS + "/jobs", lambda r: _job_list(cp, r), "jobs list")
     a(
         "PUT",

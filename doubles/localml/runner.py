@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doubles.localml.blobs import ARTIFACT_CONTAINER, DATASTORES
+from doubles.localml.dataassets import data_uri
 from doubles.localml.mount import DEFAULT_UNMOUNT_TIMEOUT_S, BlobMount, MountOptions
 from doubles.localml.nodeexec import PLACEHOLDER
 from doubles.localml.store import Job, now_iso
@@ -73,7 +74,13 @@ class Runner:
             return f"localml runs PyTorch distribution only, not {dist.get('distributionType')!r}"
         for kind in ("inputs", "outputs"):
             for name, spec in (props.get(kind) or {}).items():
-                problem = _binding_problem(kind, name, spec or {})
+                spec = dict(spec or {})
+                if kind == "inputs" and spec.get("uri"):
+                    resolved, why = data_uri(self.store, spec["uri"])
+                    if why:
+                        return f"inputs.{name}: {why}"
+                    spec["uri"] = resolved or spec["uri"]
+                problem = _binding_problem(kind, name, spec)
                 if problem:
                     return problem
         return None
@@ -263,9 +270,12 @@ class Runner:
                 raise RuntimeError(f"the command uses {binding} but the job has no such {kind[:-1]}")
             if spec.get("jobInputType") == "literal":
                 return str(spec.get("value", ""))
-            path = self._local(spec["uri"])
+            uri = spec["uri"]
+            if kind == "inputs":  # a data asset's version: the datastore path it was registered with
+                uri = data_uri(self.store, uri)[0] or uri
+            path = self._local(uri)
             if kind == "inputs":
-                self._fetch(spec["uri"], path)
+                self._fetch(uri, path)
             if kind == "outputs":
                 path.mkdir(parents=True, exist_ok=True)
                 if spec.get("mode", "ReadWriteMount") == "ReadWriteMount":
