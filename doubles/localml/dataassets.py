@@ -12,7 +12,8 @@ The calls azure-ai-ml 1.35 makes, and the shapes it reads, from its source:
   is azure-ai-ml's own ValidationException "Asset NAME does not exist in workspace WS."
   (`_asset_utils._get_latest_version_from_container`). `azureml:NAME:VERSION` is not looked up by the client.
   Either way the job's input `uri` is the version's ARM id (`VERSIONED_RESOURCE_ID_FORMAT`,
-  `OperationOrchestrator.get_asset_arm_id`), and the service reads the version's `dataUri`.
+  `OperationOrchestrator.get_asset_arm_id`), and the service reads the version's `dataUri`
+  (`Store.data_uri`, which the runner reads).
 Shapes: the Azure ML REST spec (mfe.json `DataContainer`: `dataType`, `latestVersion` and `nextVersion`
 read-only; `DataVersionBase`: `dataType`, `dataUri`). A version is created with its container (no container
 PUT in the flows). Each version is one record of the session's ARM store.
@@ -25,7 +26,6 @@ workspace (an https or wasbs URL) is refused at submission as any such input is 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from doubles.localml.http import Request, Response, Router, error
@@ -39,12 +39,6 @@ if TYPE_CHECKING:
 CONTAINER_TYPE = "Microsoft.MachineLearningServices/workspaces/data"
 VERSION_TYPE = "Microsoft.MachineLearningServices/workspaces/data/versions"
 PARAMS = {"rg": "resourceGroupName", "ws": "workspaceName", "name": "name", "version": "version"}
-#: A job input naming a data version: its ARM id, with or without azure-ai-ml's `azureml:` prefix.
-VERSION_ID = re.compile(
-    r"^(?:azureml:)?(?P<ws>/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
-    r"Microsoft\.MachineLearningServices/workspaces/[^/]+)/data/(?P<name>[^/]+)/versions/(?P<version>[^/]+)$",
-    re.IGNORECASE,
-)
 
 
 def register(router: Router, cp: Plane, ws: str) -> None:
@@ -122,15 +116,3 @@ def _version_put(cp: Plane, req: Request) -> Response:
         return Response(200, existing.resource)
     cp.store.arm_put(ArmResource(resource, body, req.query.get("api-version")))
     return Response(201, resource)
-
-
-def data_uri(store: Store, uri: str) -> tuple[str | None, str | None]:
-    """For a job input naming a data version: (its dataUri, None), or (None, why not). For any other uri:
-    (None, None)."""
-    m = VERSION_ID.match(uri)
-    if not m:
-        return None, None
-    found = store.arm(f"{m.group('ws')}/data/{m.group('name')}/versions/{m.group('version')}")
-    if found is None:
-        return None, f"data asset {m.group('name')}:{m.group('version')} not found in this workspace"
-    return str(found.resource["properties"]["dataUri"]), None

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doubles.localml.blobs import ARTIFACT_CONTAINER, DATASTORES
-from doubles.localml.dataassets import data_uri
 from doubles.localml.mount import DEFAULT_UNMOUNT_TIMEOUT_S, BlobMount, MountOptions
 from doubles.localml.nodeexec import PLACEHOLDER
 from doubles.localml.store import Job, now_iso
@@ -76,7 +75,7 @@ class Runner:
             for name, spec in (props.get(kind) or {}).items():
                 spec = dict(spec or {})
                 if kind == "inputs" and spec.get("uri"):
-                    resolved, why = data_uri(self.store, spec["uri"])
+                    resolved, why = self.store.data_uri(spec["uri"])
                     if why:
                         return f"inputs.{name}: {why}"
                     spec["uri"] = resolved or spec["uri"]
@@ -272,7 +271,7 @@ class Runner:
                 return str(spec.get("value", ""))
             uri = spec["uri"]
             if kind == "inputs":  # a data asset's version: the datastore path it was registered with
-                uri = data_uri(self.store, uri)[0] or uri
+                uri = self.store.data_uri(uri)[0] or uri
             path = self._local(uri)
             if kind == "inputs":
                 self._fetch(uri, path)

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from doubles.localml.controlplane import HandlersOnly
-from doubles.localml.dataassets import data_uri
 from doubles.localml.http import Request
 from doubles.localml.runner import Runner
 
@@ -80,9 +79,9 @@ def test_a_version_without_its_uri_is_refused_naming_it(cp):
 def test_a_job_input_naming_a_version_reads_its_datastore_path(cp, tmp_path):
     call(cp, "PUT", "/data/sample/versions/3", version())
     asset = f"{WS}/data/sample/versions/3"
-    assert data_uri(cp.store, asset) == (FOLDER, None)
-    assert data_uri(cp.store, "azureml:" + asset) == (FOLDER, None)  # azure-ai-ml's prefixed form
-    assert data_uri(cp.store, FOLDER) == (None, None)  # not an asset: left as it is
+    assert cp.store.data_uri(asset) == (FOLDER, None)
+    assert cp.store.data_uri("azureml:" + asset) == (FOLDER, None)  # azure-ai-ml's prefixed form
+    assert cp.store.data_uri(FOLDER) == (None, None)  # not an asset: left as it is
     runner = Runner(cp.store, None)  # type: ignore[arg-type]  # check() reads no blobs
     job = {"jobType": "Command", "command": "ls ${{inputs.d}}"}
     ok = {**job, "inputs": {"d": {"jobInputType": "uri_folder", "uri": "azureml:" + asset}}}
