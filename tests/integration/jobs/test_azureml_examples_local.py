@@ -22,6 +22,9 @@ OUTPUTS = FIXTURES / "outputs-prod.json"
 EXAMPLES = REPO / "tests" / "fixtures" / "userjobs"
 BASICS = EXAMPLES / "cli" / "jobs" / "basics"
 MODEL = EXAMPLES / "cli" / "assets" / "model" / "mlflow-model"
+#: The data asset hello-data-uri-folder.yml reads (`azureml:local-folder-example@latest`), as upstream's
+#: setup/setup-repo/create-datasets.sh creates it: `az ml data create -f .../4d_data_input/data.yml`.
+DATA_INPUT = EXAMPLES / "cli" / "jobs" / "pipelines-with-components" / "basics" / "4d_data_input"
 #: The files submitted: a 1-GPU cluster of the fixture stack, so one process as the files ask; none has a
 #: checkpoint output (--no-checkpoint); submit: a CPU run has no NCCL lines to verify a transport
 #: (--allow-socket).
@@ -33,6 +36,7 @@ RUNNABLE = (
     "hello-world-output-data.yml",
     "hello-code.yml",
     "hello-model-as-input.yml",
+    "hello-data-uri-folder.yml",
 )
 FLAGS = ("--cluster", "a100-lp", "--no-checkpoint")
 
@@ -64,11 +68,41 @@ def submit(env, tmp_path: Path, job: Path, run_name: str) -> dict:
     return job_report
 
 
-def printed(job_report: dict) -> list[str]:
-    """What the job's command printed (rank 0's log), after the platform's rank line."""
-    log0 = next(Path(job_report["logs"]).rglob("std_log_process_0*.txt")).read_text().splitlines()
-    assert log0[0].startswith("azml-gpu rank=0 ")
-    return log0[1:]
+def printed(job_report: dict, rank: int = 0) -> list[str]:
+    """What the job's command printed (the rank's log), after the platform's rank line."""
+    log = next(Path(job_report["logs"]).rglob(f"std_log_process_{rank}*.txt")).read_text().splitlines()
+    assert log[0].startswith(f"azml-gpu rank={rank} ")
+    return log[1:]
+
+
+#: `az ml data create` through azure-ai-ml: `--file F` (load_data) or `--name N --version V --path P`.
+CREATE_DATA = """
+import json, sys
+from azure.ai.ml import load_data
+from azure.ai.ml.entities import Data
+from jobs import outputs
+from jobs.azure_client import ml_client
+ml = ml_client(outputs.load(None, sys.argv[1]))
+if sys.argv[2] == "--file":
+    data = load_data(sys.argv[3])
+else:
+    data = Data(name=sys.argv[2], version=sys.argv[3], path=sys.argv[4], type="uri_folder")
+made = ml.data.create_or_update(data)
+print(json.dumps({"name": made.name, "version": made.version, "path": made.path}))
+"""
+
+
+def create_data(env, *argv: str) -> dict:
+    p = subprocess.run(
+        [sys.executable, "-c", CREATE_DATA, str(OUTPUTS), *argv],
+        env=env.subprocess_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.splitlines()[-1])
 
 
 def datastore(env, path: str) -> Path:
@@ -122,6 +156,44 @@ def test_the_code_and_local_input_examples_see_their_uploaded_folders(local_azur
     assert printed(got) == sorted(p.name for p in MODEL.iterdir())
     (uploaded,) = datastore(local_azure_ml, "LocalUpload").rglob("mlflow-model")
     assert (uploaded / "model.pkl").read_bytes() == (MODEL / "model.pkl").read_bytes()
+
+
+@pytest.mark.slow
+def test_the_data_asset_example_reads_the_registered_version(local_azure_ml, tmp_path):
+    """`azureml:local-folder-example@latest`: azure-ai-ml resolves the label through the data API, the job's
+    input names the version, and the job lists the folder that version was registered from."""
+    made = create_data(local_azure_ml, "--file", str(DATA_INPUT / "data.yml"))
+    assert (made["name"], made["version"]) == ("local-folder-example", "1")
+    got = submit(local_azure_ml, tmp_path, BASICS / "hello-data-uri-folder.yml", "ex-data-asset")
+    assert printed(got) == sorted(p.name for p in (DATA_INPUT / "data").iterdir())
+
+
+@pytest.mark.slow
+def test_cifar_distributed_runs_on_two_nodes_from_its_data_asset(local_azure_ml, tmp_path):
+    """cifar-distributed/job.yml unchanged (`azureml:cifar-10-example@latest`, 2 nodes x 1 process) with the
+    stand-in trainer of its src/ (the real one needs CUDA, torchvision and the CIFAR-10 download); the data
+    asset registered as upstream's setup does (`az ml data create --name cifar-10-example --version 1
+    --set path=data`, data/ the untarred archive), here from stand-in batch files."""
+    batches = tmp_path / "data" / "cifar-10-batches-py"
+    batches.mkdir(parents=True)
+    for name in ("data_batch_1", "test_batch"):
+        (batches / name).write_bytes(b"stand-in")
+    create_data(local_azure_ml, "cifar-10-example", "1", str(tmp_path / "data"))
+    job = EXAMPLES / "cifar-distributed" / "job.yml"
+    cmd = [sys.executable, "-m", "jobs", "submit", "--file", str(job), "--outputs", str(OUTPUTS), *FLAGS]
+    cmd += ["--allow-tcp", "--allow-socket", "--run-name", "ex-cifar", "--logs", str(tmp_path / "logs")]
+    cmd += ["--poll-seconds", "0.5", "--no-stream", "--json"]
+    p = subprocess.run(
+        cmd, env=local_azure_ml.subprocess_env(), cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (got,) = json.loads(p.stdout)["jobs"]
+    assert got["status"] == "Completed" and got["verify"]["world_size"] == 2
+    for rank in (0, 1):
+        # inputs.epochs 1 and learning_rate 0.2 as the file sets them; both ranks read the asset's folder
+        lines = printed(got, rank)
+        assert f"rank {rank}/2: epochs 1 lr 0.2 batches ['data_batch_1', 'test_batch']" in lines
+        assert f"rank {rank}: ranks summed 1" in lines  # 0 + 1: the two ranks met in one process group
 
 
 def local_input_job(tmp_path: Path) -> Path:
