@@ -30,6 +30,7 @@ DATA_INPUT = EXAMPLES / "cli" / "jobs" / "pipelines-with-components" / "basics" 
 #: (--allow-socket).
 RUNNABLE = (
     "hello-world.yml",
+    "hello-world-org.yml",
     "hello-world-input.yml",
     "hello-world-env-var.yml",
     "hello-world-output.yml",
@@ -129,6 +130,15 @@ def test_the_hello_world_examples_print_what_their_files_say(local_azure_ml, tmp
     assert printed(got) == ["hello world"]
     spec = yaml.safe_load((BASICS / "hello-world-env-var.yml").read_text())
     assert spec["environment_variables"] == {"hello_env_var": "hello world"}
+    # tags, display_name, experiment_name and a Markdown description: sent to Azure ML as the file has them
+    got = submit(local_azure_ml, tmp_path, BASICS / "hello-world-org.yml", "ex-org")
+    assert printed(got) == ["hello world"]
+    spec = yaml.safe_load((BASICS / "hello-world-org.yml").read_text())
+    sent = next(
+        j for j in local_azure_ml.control_plane.store.jobs.values() if j.name == got["name"]
+    ).properties
+    assert sent["description"] == spec["description"] and sent["tags"]["hello"] == spec["tags"]["hello"]
+    assert (sent["displayName"], sent["experimentName"]) == (spec["display_name"], spec["experiment_name"])
 
 
 @pytest.mark.slow
