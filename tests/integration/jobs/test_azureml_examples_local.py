@@ -172,9 +172,18 @@ def test_the_code_and_local_input_examples_see_their_uploaded_folders(local_azur
 def test_the_data_asset_example_reads_the_registered_version(local_azure_ml, tmp_path):
     """`azureml:local-folder-example@latest`: azure-ai-ml resolves the label through the data API, the job's
     input names the version, and the job lists the folder that version was registered from."""
+    job = BASICS / "hello-data-uri-folder.yml"
+    cmd = [sys.executable, "-m", "jobs", "submit", "--file", str(job), "--outputs", str(OUTPUTS), *FLAGS]
+    cmd += ["--run-name", "ex-no-asset", "--no-stream"]
+    p = subprocess.run(
+        cmd, env=local_azure_ml.subprocess_env(), cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    # before the asset exists: azure-ai-ml's own message, and no job created (exit 3)
+    assert p.returncode == 3, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "Asset local-folder-example does not exist in workspace ws-llm." in p.stdout + p.stderr
     made = create_data(local_azure_ml, "--file", str(DATA_INPUT / "data.yml"))
     assert (made["name"], made["version"]) == ("local-folder-example", "1")
-    got = submit(local_azure_ml, tmp_path, BASICS / "hello-data-uri-folder.yml", "ex-data-asset")
+    got = submit(local_azure_ml, tmp_path, job, "ex-data-asset")
     assert printed(got) == sorted(p.name for p in (DATA_INPUT / "data").iterdir())
 
 
