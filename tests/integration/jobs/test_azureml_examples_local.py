@@ -249,3 +249,27 @@ def test_relative_local_inputs_reach_the_job_as_azure_ml_uploads_them(local_azur
     upload in its session folder and the job failed with FileNotFoundError)."""
     got = submit(local_azure_ml, tmp_path, local_input_job(tmp_path), "ex-local-inputs")
     assert printed(got) == ["folder input content", "id,label", "1,cat"]
+
+
+def test_an_inputs_blobs_are_its_file_or_its_folder_not_a_sibling_with_the_same_prefix(
+    local_azure_ml, tmp_path
+):
+    """What the runner copies for an input on a datastore path (Blobs.download_path): the blob itself (a
+    uri_file), or every blob under `path/` (a uri_folder), and never `path2/...` beside it."""
+    blobs = local_azure_ml.control_plane.blobs
+    for name, text in {
+        "t/data/a.txt": "a",
+        "t/data/sub/b.txt": "b",
+        "t/data2/c.txt": "c",
+        "t/f.csv": "f",
+    }.items():
+        src = tmp_path / "src.txt"
+        src.write_text(text)
+        blobs.upload_file("azureml-blobstore", name, src)
+    assert blobs.download_path("azureml-blobstore", "t/data/", tmp_path / "folder") == 2
+    found = sorted(
+        p.relative_to(tmp_path / "folder").as_posix() for p in (tmp_path / "folder").rglob("*.txt")
+    )
+    assert found == ["a.txt", "sub/b.txt"]
+    assert blobs.download_path("azureml-blobstore", "t/f.csv", tmp_path / "f.csv") == 1
+    assert (tmp_path / "f.csv").read_text() == "f"
