@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -61,12 +62,20 @@ def fail(message: str, code: int, as_json: bool, **fields: Any) -> int:
     return code
 
 
+#: Terminal colour codes (colorama's `Fore`/`Style`), which azure-ai-ml puts in its formatted errors.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def error_detail(exc: BaseException) -> str:
     """A failed call in one line: `<exception type>: <first line of its message>`.
 
     azure-core's `HttpResponseError` message runs to several lines (`(Code) Message`, then `Code: ...`,
     `Message: ...`, the target and details: `azure/core/exceptions.py`, `ODataV4Format.message_details`);
-    its first line holds the error code and message, which is what a command prints.
+    its first line holds the error code and message, which is what a command prints. azure-ai-ml's formatted
+    validation error (the `MlException` that `create_or_update` raises for a `ValidationException`:
+    `_exception_helper.log_and_raise_error` / `format_create_validation_error`) opens with colour codes and
+    a category ("Resource was not found."); its message is the Details line it marks `(x) `, which is taken.
     """
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines() if line.strip()]
+    marked = [line[len("(x) ") :] for line in lines if line.startswith("(x) ")]
+    return f"{type(exc).__name__}: {(marked or lines or [''])[0]}"

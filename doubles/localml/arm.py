@@ -13,11 +13,11 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from doubles.localml import computes, keyvault, operations, resources, workspaces
+from doubles.localml import computes, dataassets, keyvault, operations, resources, workspaces
 from doubles.localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
-from doubles.localml.blobs import ARTIFACT_CONTAINER
+from doubles.localml.blobs import DATASTORES
 from doubles.localml.http import Request, Response, Router, error
-from doubles.localml.store import TERMINAL, CodeVersion, Job, now_iso, workspace_id
+from doubles.localml.store import TERMINAL, ArmResource, CodeVersion, Job, now_iso, workspace_id
 from doubles.localml.validation import checked
 
 if TYPE_CHECKING:
@@ -27,9 +27,7 @@ WS = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearni
 #: Route parameters -> the spec's path parameters, for the body check (doubles/localml/validation.py).
 JOB_PARAMS = {"rg": "resourceGroupName", "ws": "workspaceName", "name": "id"}
 CODE_PARAMS = {"rg": "resourceGroupName", "ws": "workspaceName", "name": "name", "version": "version"}
-
-#: The workspace's datastores: name -> container in Azurite.
-DATASTORES = {"workspaceblobstore": "azureml-blobstore", "workspaceartifactstore": ARTIFACT_CONTAINER}
+ENV_TYPE = "Microsoft.MachineLearningServices/workspaces/environments/versions"
 
 
 def _ws_id(req: Request) -> str:
@@ -62,6 +60,18 @@ def register(router: Router, cp: Plane) -> None:
         lambda r: _pending_upload(cp, r),
         "code version startPendingUpload",
     )
+    a(
+        "PUT",
+        WS + "/environments/{name}/versions/{version}",
+        checked(
+            "EnvironmentVersions_CreateOrUpdate",
+            lambda r: _env_put(cp, r),
+            lambda: cp.validation,
+            CODE_PARAMS,
+        ),
+        "environment version PUT",
+    )
+    dataassets.register(router, cp, WS)  # data containers and versions: doubles/localml/dataassets.py
     a("GET", WS + "/jobs", lambda r: _job_list(cp, r), "jobs list")
     a(
         "PUT",
@@ -146,6 +156,31 @@ def _pending_upload(cp: Plane, req: Request) -> Response:
             },
         },
     )
+
+
+# --- environment versions ------------------------------------------------------------------------
+
+
+def _env_put(cp: Plane, req: Request) -> Response:
+    """Register an environment version, as azure-ai-ml does for a job's inline environment (`image:` or
+    `build:`): `EnvironmentOperations.create_or_update` PUTs `CliV2AnonymousEnvironment/versions/<hash>`
+    (operations/_environment_operations.py) and uses the id answered. Recorded only: no image is pulled or
+    built, the job runs in this interpreter (docs/localml.md "What is left out"); a GET of it stays a 501, as
+    every other `ml.environments` call. The answer is the EnvironmentVersion resource (mfe.json
+    `EnvironmentVersions_CreateOrUpdate`: 200/201, the resource)."""
+    ws_id, name, version = _ws_id(req), req.params["name"], req.params["version"]
+    body = req.json()
+    arm_id = f"{ws_id}/environments/{name}/versions/{version}"
+    props = {**(body.get("properties") or {}), "provisioningState": "Succeeded"}
+    resource = {
+        "id": arm_id,
+        "name": version,
+        "type": ENV_TYPE,
+        "properties": props,
+        "systemData": {"createdAt": now_iso(), "createdBy": "localml", "createdByType": "User"},
+    }
+    created = cp.store.arm_put(ArmResource(resource, body, req.query.get("api-version")))
+    return Response(201 if created else 200, resource)
 
 
 # --- jobs --------------------------------------------------------------------------------------

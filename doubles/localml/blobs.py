@@ -21,6 +21,8 @@ from doubles.localml.azurite import ACCOUNT_KEY, ACCOUNT_NAME
 
 #: The container behind the workspace's artifact store (Azure ML names it "azureml").
 ARTIFACT_CONTAINER = "azureml"
+#: The workspace's datastores: name -> container in Azurite (what the datastore GET answers).
+DATASTORES = {"workspaceblobstore": "azureml-blobstore", "workspaceartifactstore": ARTIFACT_CONTAINER}
 
 
 class Blobs:
@@ -76,6 +78,31 @@ class Blobs:
             target.write_bytes(client.download_blob(item.name).readall())
             count += 1
         return count
+
+    def download_path(self, container: str, path: str, dest: Path) -> int:
+        """The blob ``path`` of ``container`` to the file ``dest``, or every blob under ``path/`` into the
+        folder ``dest`` (a datastore path names a file or a folder: a uri_file or a uri_folder input)."""
+        path = path.strip("/")
+        client = self.client.get_container_client(container)
+        count = 0
+        for item in client.list_blobs(name_starts_with=path or None):
+            if item.name == path:
+                target = dest
+            elif not path or item.name.startswith(f"{path}/"):
+                target = dest / item.name[len(path) :].lstrip("/")
+            else:  # a sibling with the same prefix (`data2` beside `data`)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(client.download_blob(item.name).readall())
+            count += 1
+        return count
+
+    def upload_folder(self, container: str, prefix: str, folder: Path) -> int:
+        """Every file under ``folder`` to ``container`` as ``prefix/<relative path>``."""
+        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        for path in files:
+            self.upload_file(container, f"{prefix}/{path.relative_to(folder).as_posix()}", path)
+        return len(files)
 
     def upload_file(self, container: str, blob: str, path: Path) -> None:
         self.client.get_blob_client(container, blob).upload_blob(path.read_bytes(), overwrite=True)

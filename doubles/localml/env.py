@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from doubles.localml.azurite import ACCOUNT_NAME, Azurite
-from doubles.localml.blobs import ARTIFACT_CONTAINER, Blobs
+from doubles.localml.blobs import DATASTORES, Blobs
 from doubles.localml.certs import make_certs
 from doubles.localml.controlplane import CLOUD_NAME, STORAGE_SUFFIX, ControlPlane
 from doubles.localml.hostservices import HostServices
@@ -82,7 +82,7 @@ class LocalAzureML:
         certs = make_certs(self.root / "tls", ["localhost", f"*.blob.{STORAGE_SUFFIX}"], ["127.0.0.1"])
         self.azurite = Azurite(certs, self.root / "azurite").start()
         blobs = Blobs(self.azurite.blob_endpoint, certs.ca)
-        for container in ("azureml-blobstore", ARTIFACT_CONTAINER):
+        for container in DATASTORES.values():
             blobs.ensure_container(container)
         self.host = HostServices(STORAGE_SUFFIX, lambda: self.azurite.port if self.azurite else 0)
         self.host.server.start()

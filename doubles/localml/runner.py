@@ -1,11 +1,13 @@
 """Runs each submitted command job on this machine, the way an AmlCompute cluster would.
 
-For a job: download its code version from Azurite, resolve ``${{inputs.x}}`` / ``${{outputs.y}}``
-(datastore URIs ``azureml://datastores/<ds>/paths/<p>`` map to folders of the session that persist
-across jobs), run the command with ``jobs.launcher.launch`` as instance_count x
-process_count_per_instance processes (Azure ML's PyTorch variables plus the job's environment
-variables; ``python`` is this interpreter), upload every rank's log to the artifact store as
-``user_logs/std_log_process_<N>.txt`` while it runs, and move the job through
+For a job: download its code version from Azurite (a job without `code:` runs in an empty folder), resolve
+``${{inputs.x}}`` / ``${{outputs.y}}`` (datastore URIs ``azureml://datastores/<ds>/paths/<p>`` map to folders
+of the session that persist across jobs; an input's blobs in the datastore's Azurite container, such as the
+local folder or file azure-ai-ml uploaded for it, are copied there first), run the command with
+``jobs.launcher.launch`` as instance_count x process_count_per_instance processes (Azure ML's PyTorch
+variables plus the job's environment variables; ``python`` is this interpreter), upload every rank's log to
+the artifact store as ``user_logs/std_log_process_<N>.txt`` while it runs, upload what the command wrote to
+``./outputs`` as the run's ``outputs/`` artifacts when it ends, and move the job through
 Queued -> Running -> Completed / Failed / Canceled.
 
 A ``rw_mount`` output (mode ReadWriteMount, the default of a uri_folder output) is not a plain folder:
@@ -29,7 +31,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from doubles.localml.blobs import ARTIFACT_CONTAINER
+from doubles.localml.blobs import ARTIFACT_CONTAINER, DATASTORES
 from doubles.localml.mount import DEFAULT_UNMOUNT_TIMEOUT_S, BlobMount, MountOptions
 from doubles.localml.nodeexec import PLACEHOLDER
 from doubles.localml.store import Job, now_iso
@@ -44,6 +46,8 @@ DATASTORE_URI = re.compile(r"^azureml://datastores/(?P<ds>[^/]+)/paths/(?P<path>
 BINDING = re.compile(r"\$\{\{\s*(inputs|outputs)\.([A-Za-z0-9_]+)\s*\}\}")
 SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
 LOG_UPLOAD_EVERY_S = 1.0
+#: The working directory's folder Azure ML uploads to the run's artifacts as `outputs/` at the end of the run.
+OUTPUTS_FOLDER = "outputs"
 FOLDER_TYPES = {"uri_folder", "uri_file", "custom_model", "mlflow_model"}
 NODEEXEC = Path(__file__).resolve().parent / "nodeexec.py"
 #: jobs.launcher's default grace between SIGTERM and SIGKILL; a cancel's unmount starts after it.
@@ -64,14 +68,18 @@ class Runner:
         """Why this job cannot run here, or None. Answered as a 400 to the PUT."""
         if props.get("jobType") != "Command":
             return f"localml runs command jobs only, not jobType {props.get('jobType')!r}"
-        if not props.get("codeId"):
-            return "localml needs the job's code (properties.codeId)"
         dist = props.get("distribution") or {}
         if dist and dist.get("distributionType") != "PyTorch":
             return f"localml runs PyTorch distribution only, not {dist.get('distributionType')!r}"
         for kind in ("inputs", "outputs"):
             for name, spec in (props.get(kind) or {}).items():
-                problem = _binding_problem(kind, name, spec or {})
+                spec = dict(spec or {})
+                if kind == "inputs" and spec.get("uri"):
+                    resolved, why = self.store.data_uri(spec["uri"])
+                    if why:
+                        return f"inputs.{name}: {why}"
+                    spec["uri"] = resolved or spec["uri"]
+                problem = _binding_problem(kind, name, spec)
                 if problem:
                     return problem
         return None
@@ -115,7 +123,14 @@ class Runner:
         unmount_s = _unmount_timeout(job_env)
         try:
             code_dir = workdir / "code"
-            self._download_code(job, code_dir)
+            code_dir.mkdir(parents=True, exist_ok=True)
+            if job.properties.get("codeId"):  # optional in the REST spec (CommandJob.codeId)
+                self._download_code(job, code_dir)
+            # The run's ./outputs folder: Azure ML makes it in the working directory and uploads what is in
+            # it to the run's artifacts (how-to-save-write-experiment-files.md, "Where to write files";
+            # azureml-examples cli/jobs/basics/hello-world-output.yml writes into it without creating it).
+            (code_dir / OUTPUTS_FOLDER).mkdir(exist_ok=True)
+            uploader.folders[code_dir / OUTPUTS_FOLDER] = OUTPUTS_FOLDER
             dist = job.properties.get("distribution") or {}
             nodes = int((job.properties.get("resources") or {}).get("instanceCount") or 1)
             procs = int(dist.get("processCountPerInstance") or 1)
@@ -254,7 +269,12 @@ class Runner:
                 raise RuntimeError(f"the command uses {binding} but the job has no such {kind[:-1]}")
             if spec.get("jobInputType") == "literal":
                 return str(spec.get("value", ""))
-            path = self._local(spec["uri"])
+            uri = spec["uri"]
+            if kind == "inputs":  # a data asset's version: the datastore path it was registered with
+                uri = self.store.data_uri(uri)[0] or uri
+            path = self._local(uri)
+            if kind == "inputs":
+                self._fetch(uri, path)
             if kind == "outputs":
                 path.mkdir(parents=True, exist_ok=True)
                 if spec.get("mode", "ReadWriteMount") == "ReadWriteMount":
@@ -263,6 +283,18 @@ class Runner:
             return str(path)
 
         return BINDING.sub(value, str(job.properties.get("command", "")))
+
+    def _fetch(self, uri: str, dest: Path) -> None:
+        """An input's blobs from the datastore's container into its session folder. On Azure ML the
+        datastore's container is where an input is read from; localml's datastores are session folders
+        (docs/localml.md "Where the blobs live"), so what a client wrote through the Blob API (azure-ai-ml
+        uploads a local input to the default datastore, `LocalUpload/<hash>/<name>`:
+        `_artifact_utilities._upload_and_generate_remote_uri`) is copied there before the job reads it."""
+        m = DATASTORE_URI.match(uri)
+        container = DATASTORES.get(m.group("ds")) if m else None
+        if m and container:
+            n = self.blobs.download_path(container, m.group("path"), dest)
+            log.info("input %s: %d blob(s) from container %s", uri, n, container)
 
     def _local(self, uri: str) -> Path:
         m = DATASTORE_URI.match(uri)
@@ -314,6 +346,8 @@ class _LogUploader:
     def __init__(self, blobs: Blobs, logs_dir: Path, prefix: str) -> None:
         self.blobs, self.logs_dir, self.prefix = blobs, logs_dir, prefix
         self._sizes: dict[Path, int] = {}
+        #: Folders uploaded once, when the job ends: local folder -> blob prefix under `prefix`.
+        self.folders: dict[Path, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -342,5 +376,7 @@ class _LogUploader:
             self._thread.join(timeout=10)
         try:
             self.sync()
+            for folder, name in self.folders.items():
+                self.blobs.upload_folder(ARTIFACT_CONTAINER, f"{self.prefix}/{name}", folder)
         except Exception:  # logs are best effort once the job is over
             log.exception("final log upload failed")

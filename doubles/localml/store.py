@@ -15,6 +15,7 @@ folder) is still there for the next job of the session.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,13 @@ from typing import Any
 
 PROVIDER = "providers/Microsoft.MachineLearningServices/workspaces"
 
+#: A job input naming a data asset version: its ARM id, with or without azure-ai-ml's `azureml:` prefix
+#: (doubles/localml/dataassets.py).
+DATA_VERSION_ID = re.compile(
+    r"^(?:azureml:)?(?P<ws>/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
+    r"Microsoft\.MachineLearningServices/workspaces/[^/]+)/data/(?P<name>[^/]+)/versions/(?P<version>[^/]+)$",
+    re.IGNORECASE,
+)
 #: Run states (azure-ai-ml RunHistoryConstants / JobStatus).
 TERMINAL = {"Completed", "Failed", "Canceled"}
 #: Workspace states other than live (doubles/localml/workspaces.py).
@@ -126,6 +134,18 @@ class Store:
         if not target.is_relative_to(self.datastores_root.resolve()):
             raise ValueError(f"datastore path escapes the datastore: {path!r}")
         return target
+
+    def data_uri(self, uri: str) -> tuple[str | None, str | None]:
+        """For a job input naming a data asset version: (its registered dataUri, None), or (None, why not);
+        for any other uri (None, None). Azure ML reads the version's dataUri for such an input
+        (doubles/localml/dataassets.py)."""
+        m = DATA_VERSION_ID.match(uri)
+        if not m:
+            return None, None
+        found = self.arm(f"{m.group('ws')}/data/{m.group('name')}/versions/{m.group('version')}")
+        if found is None:
+            return None, f"data asset {m.group('name')}:{m.group('version')} not found in this workspace"
+        return str(found.resource["properties"]["dataUri"]), None
 
     def job(self, ws_id: str, name: str) -> Job | None:
         with self.lock:

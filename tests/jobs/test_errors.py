@@ -55,6 +55,27 @@ def test_error_detail_of_other_exceptions(exc, detail):
     assert error_detail(exc) == detail
 
 
+def test_error_detail_of_azure_ai_mls_formatted_validation_error_is_its_message():
+    """What `ml.jobs.create_or_update` raises for a data asset that does not exist: azure-ai-ml's own
+    formatting of its ValidationException, which starts with colour codes and blank lines (printed as an
+    empty `MlException: ` before)."""
+    from azure.ai.ml._exception_helper import log_and_raise_error
+    from azure.ai.ml.exceptions import ErrorTarget, MlException, ValidationErrorType, ValidationException
+
+    message = "Asset local-folder-example does not exist in workspace ws-llm."
+    cause = ValidationException(
+        message=message,
+        no_personal_data_message="Asset {asset_name} does not exist in workspace {workspace_name}.",
+        target=ErrorTarget.ASSET,
+        error_type=ValidationErrorType.RESOURCE_NOT_FOUND,
+    )
+    with pytest.raises(MlException) as raised:
+        log_and_raise_error(cause)
+    assert str(raised.value).splitlines()[0] == ""  # azure-ai-ml's layout, which hid the message
+    assert error_detail(raised.value) == f"MlException: {message}"
+    assert error_detail(RuntimeError("\x1b[31mred\x1b[39m")) == "RuntimeError: red"
+
+
 # Distinct exit codes for distinct outcomes, one table (docs/jobs.md "Exit codes").
 def test_each_exit_code_has_one_meaning():
     codes = {name: value for name, value in vars(jobs.errors).items() if name.startswith("EXIT_")}
