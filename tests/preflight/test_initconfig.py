@@ -77,7 +77,10 @@ def test_a_missing_or_invalid_stack_is_exit_2_with_json(
 ) -> None:
     assert init_config(["nope", "--json"], folder) == 2
     document = json.loads(capsys.readouterr().out)
-    assert document["errors"] == ["STACK 'nope': no Pulumi.nope.yaml; use one of: dev2, prod-eu"]
+    assert document["errors"] == [
+        f"STACK 'nope': no Pulumi.nope.yaml in {folder}; use one of: dev2, prod-eu "
+        "(or run it in the program's folder)"
+    ]
     (folder / "Pulumi.bad.yaml").write_text("config:\n  azml-gpu:clusters: 3\n")
     assert init_config(["bad"], folder) == 2
     assert "azml-gpu:" in capsys.readouterr().err
