@@ -224,6 +224,7 @@ def main(argv: list[str], root: Path) -> int:
     changed: list[str] = []
     if existing is not None:
         written, kept, changed = merge(written, existing)
+    target.parent.mkdir(parents=True, exist_ok=True)  # a team's new stack folder has no policies/config/ yet
     target.write_text(json.dumps(written, indent=2) + "\n")
     regions = ", ".join(written["quota-reservation"]["quotas"])
     next_step = (

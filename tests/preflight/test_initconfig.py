@@ -29,6 +29,13 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def test_a_folder_without_policies_config_gets_it(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
+    assert init_config(["dev"], tmp_path) == 0
+    assert written(tmp_path, "dev")["quota-reservation"] == {"quotas": {"eastus": {}}}
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["Pulumi.dev.yaml", "config", "dev.json", "policies"]
+
+
 def written(folder: Path, stack: str) -> dict:
     return json.loads((folder / "policies" / "config" / f"{stack}.json").read_text())
 
