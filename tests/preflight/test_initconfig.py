@@ -33,7 +33,8 @@ def test_a_folder_without_policies_config_gets_it(tmp_path: Path) -> None:
     shutil.copy(ROOT / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
     assert init_config(["dev"], tmp_path) == 0
     assert written(tmp_path, "dev")["quota-reservation"] == {"quotas": {"eastus": {}}}
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["Pulumi.dev.yaml", "config", "dev.json", "policies"]
+    made = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert made == ["Pulumi.dev.yaml", "policies", "policies/config", "policies/config/dev.json"]
 
 
 def written(folder: Path, stack: str) -> dict:
