@@ -213,3 +213,21 @@ def test_the_staged_packages_import_and_run_with_no_repository_package_on_the_pa
 def test_an_editable_install_is_refused_with_the_reason() -> None:
     with pytest.raises(build.EditableUnsupported, match=r"no editable install: .* `pip install \.` instead"):
         build.build_editable("/nonexistent")
+
+
+def test_the_source_distribution_is_the_staged_tree_as_a_plain_setuptools_project(tmp_path: Path) -> None:
+    import tarfile
+    import tomllib
+
+    here = Path.cwd()
+    name = build.build_sdist(str(tmp_path))
+    assert Path.cwd() == here  # the build ran in the staged tree and came back
+    with tarfile.open(tmp_path / name) as archive:
+        names = archive.getnames()
+        top = f"azml_gpu-{tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['version']}"
+        inside = {n.removeprefix(f"{top}/").split("/")[0] for n in names if n.startswith(f"{top}/")}
+        pyproject = tomllib.loads(archive.extractfile(f"{top}/pyproject.toml").read().decode())  # type: ignore[union-attr]
+    assert not inside & set(OURS)  # no bare package: all under azml_gpu/
+    assert {"azml_gpu", "pyproject.toml", "README.md", "LICENSE", "requirements.txt"} <= inside
+    assert f"{top}/azml_gpu/policies/PulumiPolicy.yaml" in names
+    assert pyproject["build-system"]["build-backend"] == "setuptools.build_meta"
