@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not (args.root / "Pulumi.yaml").is_file():
         print(
-            f"preflight.stacks: --root: no Pulumi.yaml in {args.root}; give the program's folder",
+            f"preflight.stacks: --root: no Pulumi.yaml in {args.root.resolve()}; give the program's folder",
             file=sys.stderr,
         )
         return 2

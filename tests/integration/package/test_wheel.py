@@ -269,6 +269,25 @@ def _team_folder(tmp_path: Path, *, policy_config: bool = True) -> Path:
     return folder
 
 
+def test_the_stack_readers_read_the_folder_they_run_in(venv: Path, tmp_path: Path) -> None:
+    folder = _team_folder(tmp_path)
+    (folder / "Pulumi.staging.yaml").write_text((folder / "Pulumi.dev.yaml").read_text())
+    r = _run(
+        venv, [venv / "bin" / "azml-gpu-stackconfig", "staging", "--json"], folder
+    )  # ./Pulumi.staging.yaml
+    assert r.returncode == 0 and json.loads(r.stdout)["ok"] is True, r.stdout + r.stderr
+    r = _run(venv, [venv / "bin" / "python", "-m", "azml_gpu.preflight.stacks"], folder)
+    assert r.returncode == 0 and json.loads(r.stdout) == ["dev", "staging"], r.stdout + r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = _run(venv, [venv / "bin" / "python", "-m", "azml_gpu.preflight.stacks"], empty)
+    assert r.returncode == 2 and "site-packages" not in r.stderr, r.stderr
+    assert (
+        r.stderr
+        == f"preflight.stacks: --root: no Pulumi.yaml in {empty.resolve()}; give the program's folder\n"
+    )
+
+
 def test_init_config_writes_into_the_folder_it_runs_in(venv: Path, tmp_path: Path) -> None:
     folder = _team_folder(tmp_path, policy_config=False)
     shipped = sorted((_site(venv) / "azml_gpu" / "policies" / "config").iterdir())
