@@ -1,8 +1,8 @@
 """Where this code runs from: a checkout of the repository (the packages at its root, imported as
 `preflight`, `policies`, `jobs`, ...) or the installed wheel (one top-level name: `azml_gpu.preflight`,
 `azml_gpu.policies`, ...; packaging/azml_gpu_build.py). Computed once, from this module's own name, so that
-what is named at run time (a subprocess's `-m`, `find_spec`, the program folder a command falls back to) is
-right in both."""
+what is named at run time (a subprocess's `-m`, the shipped pack, the program folder a command falls back
+to) is right in both."""
 
 from __future__ import annotations
 
@@ -23,13 +23,9 @@ def own(module: str) -> str:
 
 
 def pack_folder() -> Path:
-    """The policy pack that ships with this code: the repository's policies/, or
-    site-packages/azml_gpu/policies (found by its import name, never by a path guessed from here)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec(own("policies"))
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return Path(locations[0]) if locations else PACKAGES_DIR / "policies"
+    """The policy pack that ships with this code, beside this package in both layouts: the repository's
+    policies/, or site-packages/azml_gpu/policies (the wheel ships it whole, PulumiPolicy.yaml included)."""
+    return PACKAGES_DIR / "policies"
 
 
 def checkout() -> Path | None:

@@ -26,6 +26,13 @@ def test_the_program_is_the_current_folders_else_this_checkouts(tmp_path: Path) 
     assert layout.program_folder(tmp_path) == tmp_path.resolve()
 
 
+def test_by_default_the_program_is_the_working_folders(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert layout.program_folder() == ROOT
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    assert layout.program_folder() == tmp_path.resolve()
+
+
 def test_a_folder_with_packages_but_no_program_is_not_a_checkout(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(layout, "PACKAGES_DIR", tmp_path)  # e.g. site-packages/azml_gpu: no Pulumi.yaml
     assert layout.checkout() is None
