@@ -104,7 +104,7 @@ def rewrite_imports(text: str) -> str:
                             f"line {a.lineno}: `import {a.name}` binds `{NAME}` once installed; "
                             f"write `from {parent} import {last}`"
                         )
-                    end = _at(lines, starts, a.end_lineno or a.lineno, a.end_col_offset or 0)
+                    end = _at(lines, starts, a.end_lineno, a.end_col_offset)  # type: ignore[arg-type]
                     inserts.append((end, f" as {a.name}"))
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and _ours(node.module):
             inserts.append((_module_offset(text, lines, starts, node), f"{NAME}."))
@@ -181,9 +181,7 @@ def stage(into: Path, root: Path = ROOT) -> Path:
     (top / "__init__.py").write_text(INIT, encoding="utf-8")
     for package in PACKAGES:
         shutil.copytree(root / package, top / package, ignore=IGNORE)
-    for path in top.rglob("*.py"):
-        if path == top / "__init__.py":
-            continue
+    for path in top.rglob("*.py"):  # azml_gpu/__init__.py too: nothing in it to rewrite
         path.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
     manifest = top / "policies" / "PulumiPolicy.yaml"
     manifest.write_text(installed_manifest(manifest.read_text(encoding="utf-8")), encoding="utf-8")
