@@ -345,7 +345,8 @@ def test_the_installed_gate_passes_a_copied_dev_stack_with_a_cli_on_path(venv: P
     job = yaml.safe_load((folder / "jobs" / "smoke.yml").read_text())
     assert job["compute"].endswith("t4-dev")
     # the installed job scripts, relative to the YAML file as `az ml job create -f` reads it
-    assert (folder / "jobs" / job["code"]).resolve() == (_site(venv) / "azml_gpu" / "jobs" / "src").resolve()
+    code = (folder / "jobs" / job["code"]).resolve()
+    assert code.is_relative_to(_site(venv).resolve() / "azml_gpu" / "jobs") and (code / "smoke.py").is_file()
 
 
 def test_the_installed_gate_runs_the_example_program_with_program_dir(venv: Path, tmp_path: Path) -> None:
