@@ -25,6 +25,9 @@ def test_an_installed_name_is_the_same_module_as_the_repositorys() -> None:
     assert GpuCluster is components.GpuCluster
     assert aliased is components.gpu_cluster
     assert sys.modules["azml_gpu.components"] is components
+    from azml_gpu import vmsizes as by_attribute
+
+    assert by_attribute is importlib.import_module("vmsizes")
     assert importlib.import_module("azml_gpu.stackconfig.loader") is importlib.import_module(
         "stackconfig.loader"
     )
