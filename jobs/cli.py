@@ -30,17 +30,23 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def _installed(module: str) -> str:
+    """A COMMANDS module under this package's own name: `jobs.commands.plan` in the repository,
+    `azml_gpu.jobs.commands.plan` installed (packaging/azml_gpu_build.py)."""
+    return __package__ + module.removeprefix("jobs")
+
+
 def build_parser() -> argparse.ArgumentParser:
     # A usage error under --json prints `{"ok": false, "error", "exit_code": 2}` on stdout too, at every level
     # (`python -m jobs submit smoke --json --bogus`), as `jobs.errors.fail` does for the commands' own errors.
     parser: argparse.ArgumentParser = JsonErrorParser(
-        prog=prog_name("jobs"),
+        prog=prog_name(__package__),
         description="Build, render, submit and verify Azure ML GPU jobs from the stack outputs.",
         allow_abbrev=False,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
-        importlib.import_module(module).register(sub)
+        importlib.import_module(_installed(module)).register(sub)
         if name not in sub.choices:  # a programming error: the table and the module disagree
             raise RuntimeError(f"{module}.register did not add {name!r}, the command COMMANDS names")
     # No abbreviated flags: `submit --out x.yml` must not be read as `--outputs x.yml`. Each command's

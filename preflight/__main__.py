@@ -1,7 +1,8 @@
 """`python -m preflight STACK [--json | --format markdown] [--date YYYY-MM-DD] [--state FILE]
 [--export-state FILE] [--outputs-file F] [--existing F]`: the offline policy gate, in the two previews a stack
 goes through (first deploy, and update against deployed state). `python -m preflight init-config STACK`
-writes the policy config of a new stack (preflight.initconfig).
+writes the policy config of a new stack (preflight.initconfig); `python -m preflight pack-path` prints the
+folder of the pack that ships with the gate (preflight.packpath).
 
 Exit 0: no mandatory violation; 1: mandatory violations; 2: invalid input (bad flag, invalid stack or policy
 config, every problem listed) or a program error (message, no traceback). Progress goes to stderr.
@@ -35,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = JsonErrorParser(
         json_error=_json_error,
-        prog=prog_name("preflight"),
+        prog=prog_name(__package__),
         description="The real `pulumi preview --policy-pack policies` of a stack, offline (a local backend "
         "and "
         "the gate's own azure-native provider): once as the first preview of a new stack, once as an update "
@@ -177,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         from preflight.initconfig import main as init_config
 
         return init_config(argv[1:], program_root())
+    if argv[:1] == ["pack-path"]:
+        from preflight.packpath import main as pack_path
+
+        return pack_path(argv[1:])
     args = parser().parse_args(argv)
     from preflight.gate import evaluate
 

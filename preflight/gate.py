@@ -37,7 +37,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from preflight import duplicates, events, isolation, permissions, replacements, resource_check
+from preflight import duplicates, events, isolation, layout, permissions, replacements, resource_check
 from preflight.events import BLOCKING, Run, Step, Violation
 from preflight.policyconfig import PolicyConfigError, load_policy_config, pack_policies, resolve_config
 from preflight.wire import UNKNOWN
@@ -220,9 +220,9 @@ class GateResult:
 
 def program_root(cwd: Path | None = None) -> Path:
     """The program the gate runs: the current folder when it holds a Pulumi.yaml (an installed gate, run in
-    the team's stack folder), else this repository's own program (a checkout)."""
-    here = Path.cwd() if cwd is None else cwd
-    return here.resolve() if (here / "Pulumi.yaml").is_file() else REPO_ROOT
+    the team's stack folder), else this repository's own program (a checkout), never site-packages
+    (`preflight.layout.program_folder`)."""
+    return layout.program_folder(cwd)
 
 
 def pack_dir(root: Path) -> Path:
@@ -231,11 +231,7 @@ def pack_dir(root: Path) -> Path:
     local = root / "policies"
     if (local / "PulumiPolicy.yaml").is_file():
         return local
-    import importlib.util
-
-    spec = importlib.util.find_spec("policies")
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return Path(locations[0]) if locations else local
+    return layout.pack_folder()
 
 
 def known_stacks(root: Path) -> list[str]:

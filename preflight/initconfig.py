@@ -152,7 +152,7 @@ def _existing(target: Path, root: Path) -> tuple[dict[str, Any] | None, str | No
 
 def main(argv: list[str], root: Path) -> int:
     from stackconfig import ConfigError
-    from stackconfig.cli import JsonErrorParser
+    from stackconfig.cli import JsonErrorParser, prog_name
     from stackconfig.loader import load_stack_file
 
     def json_error(problem: str) -> dict:
@@ -160,7 +160,7 @@ def main(argv: list[str], root: Path) -> int:
 
     p = JsonErrorParser(
         json_error=json_error,
-        prog="python -m preflight init-config",
+        prog=f"{prog_name(__package__)} init-config",
         description="Write policies/config/STACK.json for a new stack from Pulumi.STACK.yaml.",
     )
     p.add_argument("stack", metavar="STACK", help="stack name: reads Pulumi.STACK.yaml")
@@ -180,7 +180,8 @@ def main(argv: list[str], root: Path) -> int:
     if not stack_file.is_file():
         known = sorted(f.name[len("Pulumi.") : -len(".yaml")] for f in root.glob("Pulumi.*.yaml"))
         problems.append(
-            f"STACK {args.stack!r}: no {stack_file.name}; use one of: {', '.join(known) or '(none)'}"
+            f"STACK {args.stack!r}: no {stack_file.name} in {root}; use one of: "
+            f"{', '.join(known) or '(none)'} (or run it in the program's folder)"
         )
     elif target.exists() and not args.force:
         problems.append(
@@ -223,6 +224,7 @@ def main(argv: list[str], root: Path) -> int:
     changed: list[str] = []
     if existing is not None:
         written, kept, changed = merge(written, existing)
+    target.parent.mkdir(parents=True, exist_ok=True)  # a team's new stack folder has no policies/config/ yet
     target.write_text(json.dumps(written, indent=2) + "\n")
     regions = ", ".join(written["quota-reservation"]["quotas"])
     next_step = (

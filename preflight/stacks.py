@@ -23,7 +23,10 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from preflight import layout
+
+#: This repository's root in a checkout; installed, the current folder (never site-packages).
+ROOT = layout.checkout() or Path(".")
 CANARY = "dev"
 
 
@@ -80,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=ROOT,
         metavar="DIR",
-        help="the program folder whose Pulumi.*.yaml are listed (default: this repository's)",
+        help="the program folder whose Pulumi.*.yaml are listed (default: this repository's; installed: the "
+        "current folder)",
     )
     p.add_argument(
         "--smoke-plan",
@@ -90,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not (args.root / "Pulumi.yaml").is_file():
         print(
-            f"preflight.stacks: --root: no Pulumi.yaml in {args.root}; give the program's folder",
+            f"preflight.stacks: --root: no Pulumi.yaml in {args.root.resolve()}; give the program's folder",
             file=sys.stderr,
         )
         return 2

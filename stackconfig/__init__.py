@@ -10,21 +10,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+#: Each name -> its module, relative to this package (`stackconfig` here, `azml_gpu.stackconfig` installed).
 _EXPORTS = {
-    "NAMESPACE": "stackconfig.errors",
-    "ConfigError": "stackconfig.errors",
-    "from_pulumi_config": "stackconfig.loader",
-    "load_stack_file": "stackconfig.loader",
-    "read_config_block": "stackconfig.loader",
-    "StackFileError": "stackconfig.loader",
-    "stack_file": "stackconfig.loader",
-    "ClusterConfig": "stackconfig.models",
-    "LocksConfig": "stackconfig.models",
-    "ResourceGroupConfig": "stackconfig.models",
-    "SshConfig": "stackconfig.models",
-    "StackConfig": "stackconfig.models",
-    "WorkspaceConfig": "stackconfig.models",
-    "validate": "stackconfig.validation",
+    "NAMESPACE": ".errors",
+    "ConfigError": ".errors",
+    "from_pulumi_config": ".loader",
+    "load_stack_file": ".loader",
+    "read_config_block": ".loader",
+    "StackFileError": ".loader",
+    "stack_file": ".loader",
+    "ClusterConfig": ".models",
+    "LocksConfig": ".models",
+    "ResourceGroupConfig": ".models",
+    "SshConfig": ".models",
+    "StackConfig": ".models",
+    "WorkspaceConfig": ".models",
+    "validate": ".validation",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -33,7 +34,7 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'stackconfig' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

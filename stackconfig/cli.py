@@ -100,7 +100,7 @@ def run_main(main: Callable[[], int]) -> NoReturn:
 def _parser() -> argparse.ArgumentParser:
     parser = JsonErrorParser(
         json_error=lambda problem: {"ok": False, "file": None, "problems": [problem]},
-        prog=prog_name("stackconfig"),
+        prog=prog_name(__package__),
         description="Validate the azml-gpu: config of a Pulumi stack file and report every problem at once.",
     )
     parser.add_argument(

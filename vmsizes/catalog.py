@@ -126,7 +126,7 @@ def _base_name(parsed: ParsedName) -> str | None:
 
 @functools.cache
 def _catalog() -> _Catalog:
-    text = (resources.files("vmsizes") / "data" / "sizes.yaml").read_text(encoding="utf-8")
+    text = (resources.files(__package__) / "data" / "sizes.yaml").read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     raw = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, chosen for speed
     sizes = tuple(_entry(item) for item in raw["sizes"])

@@ -100,7 +100,7 @@ def all_levels() -> tuple[HealthLevels, ...]:
 
 @functools.cache
 def _data() -> tuple[dict[str, HealthLevels], NodeRules]:
-    text = (resources.files("vmsizes") / "data" / "health.yaml").read_text(encoding="utf-8")
+    text = (resources.files(__package__) / "data" / "health.yaml").read_text(encoding="utf-8")
     raw = yaml.safe_load(text)
     try:
         xid, ecc, thr = raw["xid_fail_codes"], raw["ecc"], raw["throttle"]

@@ -5,8 +5,7 @@ deploy it with `pulumi up` in this folder. Arguments are checked at construction
 (docs/components.md), so a typo fails here, naming the argument, not half-way through `pulumi up`."""
 
 import pulumi
-
-from components import GpuCluster, GpuClusterArgs, Workspace, WorkspaceArgs
+from azml_gpu.components import GpuCluster, GpuClusterArgs, Workspace, WorkspaceArgs
 
 config = pulumi.Config()
 region = config.require("region")

@@ -16,10 +16,11 @@ import threading
 from collections import deque
 from pathlib import Path
 
-import preflight
+from preflight import layout
 from preflight.provider import EXISTING_ENV, JOURNAL_ENV
 
-PACKAGE_ROOT = Path(preflight.__file__).resolve().parent.parent
+#: On the provider's PYTHONPATH: the folder this project is imported from (the checkout, or site-packages).
+PACKAGE_ROOT = layout.IMPORT_ROOT
 
 
 class ProviderError(RuntimeError):
@@ -54,7 +55,7 @@ class ProviderProcess:
     def spawn(self) -> ProviderProcess:
         """Start it; returns at once (`port` waits for it)."""
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "preflight.provider"],
+            [sys.executable, "-m", layout.own("preflight.provider")],
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

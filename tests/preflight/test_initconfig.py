@@ -29,6 +29,14 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def test_a_folder_without_policies_config_gets_it(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
+    assert init_config(["dev"], tmp_path) == 0
+    assert written(tmp_path, "dev")["quota-reservation"] == {"quotas": {"eastus": {}}}
+    made = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert made == ["Pulumi.dev.yaml", "policies", "policies/config", "policies/config/dev.json"]
+
+
 def written(folder: Path, stack: str) -> dict:
     return json.loads((folder / "policies" / "config" / f"{stack}.json").read_text())
 
@@ -77,7 +85,10 @@ def test_a_missing_or_invalid_stack_is_exit_2_with_json(
 ) -> None:
     assert init_config(["nope", "--json"], folder) == 2
     document = json.loads(capsys.readouterr().out)
-    assert document["errors"] == ["STACK 'nope': no Pulumi.nope.yaml; use one of: dev2, prod-eu"]
+    assert document["errors"] == [
+        f"STACK 'nope': no Pulumi.nope.yaml in {folder}; use one of: dev2, prod-eu "
+        "(or run it in the program's folder)"
+    ]
     (folder / "Pulumi.bad.yaml").write_text("config:\n  azml-gpu:clusters: 3\n")
     assert init_config(["bad"], folder) == 2
     assert "azml-gpu:" in capsys.readouterr().err

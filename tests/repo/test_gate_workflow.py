@@ -60,6 +60,18 @@ def test_no_secret_and_write_access_only_where_it_comments() -> None:
     assert FLOW["jobs"]["gate"]["permissions"] == {"contents": "read", "pull-requests": "write"}
 
 
+def test_the_gate_runs_the_checkouts_packages_from_the_callers_folder(tmp_path: Path) -> None:
+    """`python -m preflight` runs in the caller's repository with the step's PYTHONPATH: the gate and a
+    program importing `azml_gpu.components` (the installed name, azml_gpu/__init__.py) both resolve."""
+    step = _step("gate", "Offline policy gate")
+    (tmp_path / ".azml-gpu").symlink_to(ROOT)  # where the job checks azml-gpu out
+    path = step["env"]["PYTHONPATH"].replace("${{ github.workspace }}", str(tmp_path))
+    env = {**os.environ, "PYTHONPATH": path}
+    for argv in (["-m", "preflight", "pack-path"], ["-c", "from azml_gpu.components import GpuCluster"]):
+        r = subprocess.run([sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert r.returncode == 0, (argv, r.stderr)
+
+
 def test_the_verdict_is_the_gates_exit_code() -> None:
     assert _step("gate", "The gate's verdict")["run"] == 'exit "$CODE"'
     assert _step("gate", "The gate's verdict")["env"]["CODE"] == "${{ steps.gate.outputs.exit_code }}"

@@ -21,6 +21,7 @@ OWN_SUBJECT = {
     "published",
     "tests/vmsizes/test_init.py": "the vmsizes package as a whole (its __init__ and its dependencies)",
     "tests/azroles/test_init.py": "azroles/__init__.py, the whole package",
+    "tests/azml_gpu/test_init.py": "azml_gpu/__init__.py, the checkout's alias package as a whole",
 }
 
 
