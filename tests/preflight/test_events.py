@@ -153,3 +153,93 @@ def test_read_gives_no_events_for_a_log_the_cli_never_wrote(tmp_path: Path) -> N
 )
 def test_urn_parts(urn: str, name: str, type_: str) -> None:
     assert (events.urn_name(urn), events.urn_type(urn)) == (name, type_)
+
+
+CLUSTER = "urn:pulumi:prod::azml-gpu::azure-native:machinelearningservices:Compute::h100-x4"
+
+
+def test_a_deleted_resources_id_outputs_and_options_come_from_its_old_state() -> None:
+    old = {
+        "urn": CLUSTER,
+        "custom": True,
+        "parent": "urn:pulumi:prod::azml-gpu::pulumi:pulumi:Stack::azml-gpu-prod",
+        "id": "/c/h100-x4",
+        "inputs": {"computeName": "h100-x4"},
+        "outputs": {"name": "h100-x4"},
+        "retainOnDelete": True,
+        "protect": False,
+    }
+    [gone] = events.parse(0, [_pre("delete", CLUSTER, old, None)]).steps
+    assert gone.custom and gone.parent.endswith("azml-gpu-prod")
+    assert (gone.id, gone.old_id) == ("/c/h100-x4", "/c/h100-x4")
+    assert gone.state_outputs == {"name": "h100-x4"}
+    assert gone.options == {"retainOnDelete": True}
+
+
+def test_a_created_resource_has_no_id_until_it_exists_and_an_update_keeps_its_old_one() -> None:
+    [new] = events.parse(0, [_pre("create", CLUSTER, None, {"urn": CLUSTER, "id": ""})]).steps
+    assert (new.id, new.old_id, new.options) == ("", "", {})
+    old = {"urn": CLUSTER, "id": "/c/h100-x4", "outputs": {"name": "h100-x4"}}
+    [upd] = events.parse(0, [_pre("update", CLUSTER, old, {"urn": CLUSTER, "id": ""})]).steps
+    assert upd.id == "/c/h100-x4"  # the preview's new state has no id yet: the resource keeps its own
+
+
+def test_a_replacements_later_events_fill_what_its_first_lacked() -> None:
+    old = {"urn": CLUSTER, "custom": True, "inputs": {"vmSize": "H100"}}
+    new = {"urn": CLUSTER, "custom": True, "inputs": {"vmSize": "H200"}}
+    first = {"op": "create-replacement", "urn": CLUSTER, "new": new}
+    second = {
+        "op": "replace",
+        "urn": CLUSTER,
+        "old": old,
+        "new": new,
+        "keys": ["vmSize"],
+        "detailedDiff": {"vmSize": {"diffKind": "update-replace"}},
+    }
+    parsed = events.parse(0, [{"resourcePreEvent": {"metadata": m}} for m in (first, second)])
+    [h100] = parsed.steps
+    assert (h100.op, h100.ops) == ("replace", ["create-replacement", "replace"])
+    assert h100.old_inputs == {"vmSize": "H100"} and h100.inputs == {"vmSize": "H200"}
+    assert h100.keys == ["vmSize"] and h100.detailed_diff == {"vmSize": {"diffKind": "update-replace"}}
+
+
+def test_a_second_event_of_a_step_that_is_no_replacement_changes_nothing() -> None:
+    old = {"urn": CLUSTER, "inputs": {"a": 1}}
+    parsed = events.parse(0, [_pre("refresh", CLUSTER, old, old), _pre("update", CLUSTER, old, old)])
+    [s] = parsed.steps
+    assert (s.op, s.ops) == ("refresh", ["refresh", "update"])
+
+
+def test_outputs_of_an_unknown_urn_or_without_a_state_are_ignored() -> None:
+    old = {"urn": CLUSTER, "outputs": {"name": "from-state"}}
+    lines = [
+        _pre("same", CLUSTER, old, old),
+        {
+            "resOutputsEvent": {
+                "metadata": {"urn": "urn:pulumi:prod::azml-gpu::t::other", "new": {"outputs": {}}}
+            }
+        },
+        {"resOutputsEvent": {"metadata": {"urn": CLUSTER, "new": None}}},
+        {"resOutputsEvent": {"metadata": {"new": {"outputs": {"x": 1}}}}},
+    ]
+    [s] = events.parse(0, lines).steps
+    assert s.outputs is None and s.state_outputs == {"name": "from-state"}
+
+
+def test_events_missing_their_fields_read_as_empty_never_as_text_of_their_own() -> None:
+    parsed = events.parse(
+        1,
+        [
+            {"policyEvent": {"policyPackName": "azml-gpu"}},
+            {"diagnosticEvent": {"severity": "error"}},
+            {"diagnosticEvent": {"message": "no severity"}},
+        ],
+    )
+    [v] = parsed.violations
+    assert (v.policy, v.enforcement, v.urn, v.message, v.description) == ("", "", "", "", "")
+    assert parsed.diagnostics == [events.Diagnostic("error", "", "")]
+    assert parsed.errors == parsed.diagnostics
+    warned = events.parse(0, [{"diagnosticEvent": {"severity": "warning", "message": "w"}}])
+    assert warned.errors == []  # a warning is no error
+    [odd] = events.parse(0, [{"resourcePreEvent": {"metadata": {"op": "create"}}}]).steps
+    assert (odd.urn, odd.parent) == ("", "")
