@@ -110,28 +110,28 @@ TESTS = {
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: [
-            "tests/jobs/src/test_healthparse.py",
+            "tests/jobs/payload/test_healthparse.py",
             "tests/jobs/health/test_build.py",
-            "tests/jobs/src/test_health.py",
+            "tests/jobs/payload/test_health.py",
             "tests/jobs/health/test_report.py",
             "tests/jobs/commands/test_run.py",
         ]
-        for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
+        for m in ("jobs/payload/healthparse.py", "jobs/health/build.py")
     },
     **{
         m: [
             "tests/jobs/health/test_judge.py",
             "tests/jobs/health/test_report.py",
-            "tests/jobs/src/test_healthparse.py",
+            "tests/jobs/payload/test_healthparse.py",
             "tests/jobs/health/test_build.py",
-            "tests/jobs/src/test_health.py",
+            "tests/jobs/payload/test_health.py",
             "tests/jobs/commands/test_run.py",
         ]
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
     # issue 25, run of 2026-12-02 (checkpointing, components)
-    "jobs/src/checkpointing.py": [
-        "tests/jobs/src/test_checkpointing.py",
+    "jobs/payload/checkpointing.py": [
+        "tests/jobs/payload/test_checkpointing.py",
         # 2 processes: last
         "tests/integration/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",
     ],
@@ -253,17 +253,17 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
     # issue 25, run of 2026-12-02 (checkpointing, components)
-    ("jobs/src/checkpointing.py", 180, "default 0"): (
+    ("jobs/payload/checkpointing.py", 180, "default 0"): (
         "every item DCP writes has a length above 0 (a tensor goes through torch.save: a shard of one empty"
         " tensor is 1513 bytes; other state is pickled), so max(0, end) and max(1, end) agree"
     ),
-    ("jobs/src/checkpointing.py", 226, "GtE -> Gt"): (
+    ("jobs/payload/checkpointing.py", 226, "GtE -> Gt"): (
         "newest is always in `kept`: the step equal to it is skipped by either test"
     ),
-    ("jobs/src/checkpointing.py", 260, "default None"): (
+    ("jobs/payload/checkpointing.py", 260, "default None"): (
         "`{'timeout': timeout} if timeout else {}`: 0 and None both pass no timeout to new_group"
     ),
-    ("jobs/src/checkpointing.py", 414, "and -> or"): (
+    ("jobs/payload/checkpointing.py", 414, "and -> or"): (
         "_commit is only the done-callback maybe_save adds after setting _pending, with folder set: both set"
     ),
     ("components/naming.py", 73, "Sub -> Add"): (
@@ -595,7 +595,7 @@ PRELOAD = (
     "rich.console",
     "yaml",
     "grpc",
-    "torch",  # jobs/src/checkpointing.py's tests: ~3 s of each mutant's run otherwise
+    "torch",  # jobs/payload/checkpointing.py's tests: ~3 s of each mutant's run otherwise
     "torch.distributed.checkpoint",
 )
 

@@ -1,4 +1,4 @@
-"""Activation memory and FLOPs per token of train.py's Llama (jobs/src/model.py), for `jobs plan`. No torch.
+"""Activation memory and FLOPs per token of train.py's Llama (jobs/payload/model.py), for `jobs plan`. No torch.
 
 Activations: the bytes autograd keeps for backward at the end of one micro-batch's forward, counted tensor by
 tensor for model.py's forward under bf16 compute (FSDP's MixedPrecisionPolicy param_dtype=bfloat16, or
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from jobs.src.llamaconfig import LlamaConfig, param_count
+from jobs.payload.llamaconfig import LlamaConfig, param_count
 
 MODES = ("none", "full")
 BF16 = 2

@@ -6,7 +6,7 @@ Seed ("InfiniBand: confirm it, do not assume it"): "Two nodes should give close 
 if they give 1.3 times, communication is the bottleneck"; failure modes: "Scaling efficiency under 1.5x
 on two nodes. A non-RDMA size, or an image that replaced the network stack." Hence the 0.75 threshold.
 
-Throughput of a run = the median `tokens_per_s_per_gpu` of rank 0's metrics records (jobs/src/metrics.py;
+Throughput of a run = the median `tokens_per_s_per_gpu` of rank 0's metrics records (jobs/payload/metrics.py;
 the first record, warm-up, is dropped when there are three or more) x the records' `world_size`.
 """
 

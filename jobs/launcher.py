@@ -1,7 +1,7 @@
 """Run a distributed job on this machine the way Azure ML's PyTorch distribution runs it on a cluster.
 
     from jobs.launcher import launch, CANCELLED
-    code = launch([sys.executable, "jobs/src/smoke.py", "--expect-world-size", "4"],
+    code = launch([sys.executable, "jobs/payload/smoke.py", "--expect-world-size", "4"],
                   nodes=2, procs_per_node=2, logs_dir=Path("out"))
 
 `launch(argv, nodes, procs_per_node, logs_dir, env=None, cwd=None, stream_rank0=True, stop_event=None,

@@ -4,7 +4,7 @@ Inputs are the files `jobs.download(name, all=True)` or the local launcher write
 The checks are the seed's first-run checks ("On the first run, check the world size is 16, the log
 shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency under 1.5x"):
 
-- world size: train.py's metrics records (`world_size`, jobs/src/metrics.py), else the smoke script's
+- world size: train.py's metrics records (`world_size`, jobs/payload/metrics.py), else the smoke script's
   `world size N` line, against the expected N; the number of rank logs against N;
 - processes per node, from the smoke script's per-rank lines (node_rank / host);
 - transport per rank (`nccl.parse`), which must be an RDMA network (IB) on a multi-node job;

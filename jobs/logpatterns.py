@@ -4,16 +4,16 @@ Readers: `logchecks` (`python -m jobs verify`), `efficiency` (`python -m jobs sc
 `health.report` (the health job's records).
 The file layout of the logs (`user_logs/std_log_process_<N>.txt`, `retry_NNN/`) is `logfiles`' concern.
 
-smoke.py (jobs/src; the format is stable, docs/job-scripts.md "Output format"):
+smoke.py (jobs/payload; the format is stable, docs/job-scripts.md "Output format"):
     smoke rank=3 local_rank=1 node_rank=1 world_size=4 host=node-1 device=cuda:1    every rank
     world size 4                                                                    rank 0
     smoke peak busbw: 12.75 GB/s                                                    rank 0
-health.py (jobs/src) on rank 0:
+health.py (jobs/payload) on rank 0:
     health node {"node": "node-0", "status": "pass", "findings": [...], ...}    one per node
     health summary {"nodes": 2, "fail": 0, "bisection": null, ...}              last
-train.py (jobs/src) on rank 0:
+train.py (jobs/payload) on rank 0:
     model 1.23M params | world size 4 | device cuda | ...
-  and per log step a metrics record (a JSON line, jobs/src/metrics.py), which `trainlog` reads, not a pattern.
+  and per log step a metrics record (a JSON line, jobs/payload/metrics.py), which `trainlog` reads, not a pattern.
 NCCL with NCCL_DEBUG=INFO, `host:pid:tid [rank] NCCL INFO <text>` (NVIDIA/nccl sources; the lines are
 listed in `nccl`'s docstring).
 """
@@ -58,7 +58,7 @@ IB_NONE = re.compile(r"NCCL INFO NET/IB : No device found")
 PREEMPTED = re.compile(r"PreemptionError|pre-?empted", re.IGNORECASE)
 #: ProcessGroupNCCL's watchdog / blocking-wait timeouts (a hung peer or fabric).
 NCCL_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|timed out in blocking wait")
-#: smoke.py and train.py: `rank R: error: lost a peer: ...` (jobs/src/peerloss.py decides).
+#: smoke.py and train.py: `rank R: error: lost a peer: ...` (jobs/payload/peerloss.py decides).
 LOST_PEER = re.compile(r"lost a peer")
 #: A Python traceback's first line.
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)

@@ -1,13 +1,13 @@
-"""Read train.py's metrics records (jobs/src/metrics.py) back from a rank log: the reader side of the record.
+"""Read train.py's metrics records (jobs/payload/metrics.py) back from a rank log: the reader side of the record.
 
-jobs/src stays self-contained (it is what Azure ML uploads), so the record is defined there and only read
+jobs/payload stays self-contained (it is what Azure ML uploads), so the record is defined there and only read
 here; `scaling` and `verify` take throughput and world size from these records, not from the prose line.
 """
 
 from __future__ import annotations
 
 from jobs.errors import UsageError
-from jobs.src.metrics import RECORD, StepMetrics
+from jobs.payload.metrics import RECORD, StepMetrics
 
 __all__ = ["RECORD", "StepMetrics", "records"]
 

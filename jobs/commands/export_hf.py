@@ -1,6 +1,6 @@
 """`python -m jobs export-hf --ckpt DIR [--step N] --out HF_DIR [--dtype float32|bfloat16] [--max-shard-size
 5GB]`: a train.py checkpoint (any world size) to a Hugging Face folder that transformers' from_pretrained
-loads. Runs jobs/src/hfexport.py (torch) as its own process, as `jobs local` runs the job scripts. Exit 0, or
+loads. Runs jobs/payload/hfexport.py (torch) as its own process, as `jobs local` runs the job scripts. Exit 0, or
 2 on bad input."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = Path(__file__).resolve().parent.parent / "payload"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from jobs.src.hfexport import add_args
+    from jobs.payload.hfexport import add_args
 
     p = subparsers.add_parser(
         "export-hf",
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.src.hfexport import script_args
+    from jobs.payload.hfexport import script_args
 
     return subprocess.run(
         [sys.executable, str(SRC / "hfexport.py"), *script_args(args)], check=False

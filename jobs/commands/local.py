@@ -3,7 +3,7 @@
     python -m jobs local smoke --nodes 2 --processes-per-node 2 -- --expect-world-size 4
     python -m jobs local train --nodes 1 --processes-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
 
-Starts nodes x processes-per-node processes of jobs/src/<script>.py with Azure ML's PyTorch distribution
+Starts nodes x processes-per-node processes of jobs/payload/<script>.py with Azure ML's PyTorch distribution
 variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt, the layout
 of an Azure ML job's logs (docs/reference/platform-notes.md, "Logs").
 Exit code: the job's (0 only when every rank exited 0); 2 for bad flags; 130 when interrupted here.
@@ -23,7 +23,7 @@ from jobs.errors import UsageError, guarded
 from jobs.jobargs import add_processes_per_node
 
 SCRIPTS = ("smoke", "train", "health")
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = Path(__file__).resolve().parent.parent / "payload"
 MAX_PROCS = 256
 
 
@@ -37,9 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name in SCRIPTS:
         s = scripts.add_parser(
             name,
-            help=f"jobs/src/{name}.py",
-            description=f"Run jobs/src/{name}.py as nodes x processes-per-node local processes.",
-            epilog=f"Script arguments go after `--` (python jobs/src/{name}.py --help lists them).",
+            help=f"jobs/payload/{name}.py",
+            description=f"Run jobs/payload/{name}.py as nodes x processes-per-node local processes.",
+            epilog=f"Script arguments go after `--` (python jobs/payload/{name}.py --help lists them).",
         )
         s.add_argument("--nodes", type=int, default=1, help="simulated nodes (instance_count), default 1")
         add_processes_per_node(

@@ -1,6 +1,6 @@
 """`python -m jobs prepare-data --tokenizer HF_DIR --input TEXT... --out DATA_DIR [--append-eos TOKEN]
 [--shard-tokens N]`: text files to train.py's token shards (uint32 above 65,535 ids, meta.json beside them)
-with the model folder's tokenizer.json. Runs jobs/src/prepdata.py as its own process, as `jobs local` runs
+with the model folder's tokenizer.json. Runs jobs/payload/prepdata.py as its own process, as `jobs local` runs
 the job scripts. Exit 0, or 2 on bad input."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = Path(__file__).resolve().parent.parent / "payload"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from jobs.src.prepdata import add_args
+    from jobs.payload.prepdata import add_args
 
     p = subparsers.add_parser(
         "prepare-data",
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.src.prepdata import script_args
+    from jobs.payload.prepdata import script_args
 
     cmd = [sys.executable, str(SRC / "prepdata.py"), *script_args(args)]
     return subprocess.run(cmd, check=False).returncode

@@ -1,6 +1,6 @@
 """Readers for what a GPU node reports about itself, and the rules health.py judges them by.
 
-Pure functions over text and folders (no torch), uploaded with the job (jobs/src) and tested on recorded
+Pure functions over text and folders (no torch), uploaded with the job (jobs/payload) and tested on recorded
 outputs (tests/jobs/fixtures/health/). Formats:
 - `nvidia-smi -q -x`: the XML log (<nvidia_smi_log><gpu id=...>; element names from the nvidia-smi docs,
   https://docs.nvidia.com/deploy/nvidia-smi/index.html). Older drivers name the throttle block

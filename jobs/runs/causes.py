@@ -21,10 +21,10 @@ The rules, first match wins (`classify`); "retry" marks the infrastructure cause
 - not-responding (retry): status `NotResponding`, "the run isn't updating any information to RunHistory"
   (JobStatus docstring): the heartbeat was lost.
 - nccl-timeout (retry): a rank log has ProcessGroupNCCL's `Watchdog caught collective operation timeout`
-  or `timed out in blocking wait` (a hung peer or fabric; torch ProcessGroupNCCL.cpp, jobs/src/peerloss.py).
+  or `timed out in blocking wait` (a hung peer or fabric; torch ProcessGroupNCCL.cpp, jobs/payload/peerloss.py).
 - node-lost (retry): a rank log has the job scripts' `lost a peer` line: a collective failed because another
   rank vanished (a VM lost, kill -9, a dead NIC). The lost node itself leaves no traceback.
-  jobs/src/peerloss.py `is_peer_loss`, docs/job-scripts.md "Lost peer or local error".
+  jobs/payload/peerloss.py `is_peer_loss`, docs/job-scripts.md "Lost peer or local error".
 - user-error: a rank log has a Python `Traceback (most recent call last)` none of the above explains.
 - interrupted (retry): a rank log has train.py's `interrupted by signal 15` (SIGTERM: a Spot eviction
   notice, azure-notes.md section 5, 30 s; a node drain) and nothing above matched.

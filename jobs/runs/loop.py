@@ -3,7 +3,7 @@ verifies or a cause says stop.
 
 Each attempt is a new job (job names are unique in a workspace) built from the same flags, so a train job
 binds the same checkpoint folder (`ckpt/<run name>/`, jobs/builders.py) and resumes from its newest
-complete checkpoint (jobs/src/checkpointing.py `resume_state`). Backoff before attempt n+1:
+complete checkpoint (jobs/payload/checkpointing.py `resume_state`). Backoff before attempt n+1:
 `backoff_s x 2^(n-1)`, capped at `backoff_max_s` (a preempted low-priority pool rarely has capacity back
 within seconds; the cap keeps a long run from idling). `max_hours` bounds the whole run, waits included.
 """

@@ -10,7 +10,7 @@ from model import Llama
 
 from jobs import activations
 from jobs.cli import main
-from jobs.src.llamaconfig import PRESETS, LlamaConfig
+from jobs.payload.llamaconfig import PRESETS, LlamaConfig
 
 SHAPES = [
     LlamaConfig(vocab_size=512, block_size=64, n_layer=2, n_head=4, n_kv_head=2, n_embd=64, ffn_hidden=192),

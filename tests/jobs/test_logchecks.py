@@ -1,5 +1,5 @@
 """`verify`'s checks (jobs/logchecks.py) on rank logs written in the real formats: NCCL's INFO lines
-(NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/src/smoke.py's lines and train.py's
+(NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/payload/smoke.py's lines and train.py's
 metrics records (tests/jobs/ranklogs_util.py): world size, processes per node, transport and busbw, each at
 its boundaries."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from jobs import nccl
 from jobs.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
-from jobs.src.metrics import StepMetrics
+from jobs.payload.metrics import StepMetrics
 
 from .jobs_util import FIXTURES
 from .ranklogs_util import GLOO_HOSTNAME_WARNING, H100, nccl_ib, nccl_socket, smoke_lines, write_job
@@ -218,7 +218,7 @@ def test_no_world_line_or_record_is_a_problem_and_renders_as_not_seen(tmp_path):
 
 def write_train_job(root: Path, ranks: int, world: int, transport=nccl_socket) -> Path:
     """Rank logs of a train.py job: NCCL lines on every rank; rank 0 adds its metrics records (written by
-    jobs/src/metrics.py's StepMetrics, as train.py does). No per-rank smoke lines, so no node count."""
+    jobs/payload/metrics.py's StepMetrics, as train.py does). No per-rank smoke lines, so no node count."""
     logs = root / "user_logs"
     logs.mkdir(parents=True)
     for rank in range(ranks):

@@ -1,6 +1,6 @@
 """The installable package (pyproject.toml): a wheel built from the checkout, installed into a fresh
 virtualenv under a temporary folder (never the shared one), runs its console scripts and `python -m jobs`
-from any folder, with the job scripts (jobs/src/) and the catalog's data inside the package; it holds the gate
+from any folder, with the job scripts (jobs/payload/) and the catalog's data inside the package; it holds the gate
 with its offline azure-native provider and the policy pack, and no test double; the installed gate passes a
 copy of the dev stack with a Pulumi CLI on PATH.
 
@@ -85,8 +85,8 @@ def test_the_wheel_holds_the_packages_and_their_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in (
         "jobs/cli.py",
-        "jobs/src/smoke.py",
-        "jobs/src/train.py",
+        "jobs/payload/smoke.py",
+        "jobs/payload/train.py",
         "vmsizes/data/sizes.yaml",
         "vmsizes/data/health.yaml",
         "preflight/provider/azure_specs/index.json",

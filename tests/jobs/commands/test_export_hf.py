@@ -1,5 +1,5 @@
-"""`python -m jobs export-hf`: the jobs command runs jobs/src/hfexport.py with the flags it parsed (the
-export itself is tested in tests/jobs/src/test_hfexport.py); bad input exits 2 naming the flag."""
+"""`python -m jobs export-hf`: the jobs command runs jobs/payload/hfexport.py with the flags it parsed (the
+export itself is tested in tests/jobs/payload/test_hfexport.py); bad input exits 2 naming the flag."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_export_hf_writes_the_folder_from_the_checkpoint(tmp_path):
     p = subprocess.run(
         [
             PY,
-            "jobs/src/train.py",
+            "jobs/payload/train.py",
             "--steps",
             "2",
             "--ckpt",

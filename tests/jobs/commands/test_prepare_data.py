@@ -1,5 +1,5 @@
-"""`python -m jobs prepare-data`: the jobs command runs jobs/src/prepdata.py with the flags it parsed (the
-preparation itself is tested in tests/jobs/src/test_prepdata.py)."""
+"""`python -m jobs prepare-data`: the jobs command runs jobs/payload/prepdata.py with the flags it parsed (the
+preparation itself is tested in tests/jobs/payload/test_prepdata.py)."""
 
 from __future__ import annotations
 

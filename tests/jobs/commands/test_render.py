@@ -17,7 +17,7 @@ from ..render_util import FIXTURE, render
 def test_code_is_jobs_src_relative_to_the_yaml(tmp_path):
     path = render(tmp_path, "smoke", "--cluster", "h100-x4")
     code = yaml.safe_load(path.read_text())["code"]
-    assert (path.parent / code).resolve() == (Path("jobs") / "src").resolve()
+    assert (path.parent / code).resolve() == (Path("jobs") / "payload").resolve()
     assert "component" not in yaml.safe_load(path.read_text())
 
 

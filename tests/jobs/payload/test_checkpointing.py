@@ -1,4 +1,4 @@
-"""jobs/src/checkpointing.py in this process (DCP without a process group): DCP's files, then our commit
+"""jobs/payload/checkpointing.py in this process (DCP without a process group): DCP's files, then our commit
 marker last; incomplete steps skipped; retention; the reading side at its edges (a stale listing's hidden
 steps found by name, a marker without a step, a shard short by one byte, the text of a failed rank); what a
 user sees of CheckpointManager (the lines a resume logs, `latest()` asked twice, a rank that cannot read the

@@ -1,4 +1,4 @@
-"""jobs/src/health.py's rank-0 report over recorded node outputs (tests/jobs/fixtures/health/), read back as
+"""jobs/payload/health.py's rank-0 report over recorded node outputs (tests/jobs/fixtures/health/), read back as
 the health report (jobs/health/report.py) a user gets, with Azure ML node ids."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import contextlib
 import io
 import json
 
-import health as job  # jobs/src/health.py, as Azure ML runs it
+import health as job  # jobs/payload/health.py, as Azure ML runs it
 import healthparse as hp
 
 from jobs.health import report

@@ -1,4 +1,4 @@
-"""jobs/src/healthparse.py, the node health checks: on the outputs of the tools they read in those tools' real
+"""jobs/payload/healthparse.py, the node health checks: on the outputs of the tools they read in those tools' real
 formats (tests/jobs/fixtures/health/, described in its README: nvidia-smi XML and --query-gpu CSV, kernel-log
 XID lines, /sys/class/infiniband trees, nccl-tests all_reduce_perf and our own all-reduce lines; failing nodes
 included), and every threshold at, just above and just below its level.

@@ -1,4 +1,4 @@
-"""Weights out (jobs/src/hfexport.py): a train.py checkpoint exported to a folder that transformers'
+"""Weights out (jobs/payload/hfexport.py): a train.py checkpoint exported to a folder that transformers'
 from_pretrained loads strictly, whose weights are train.py's final weights (its `final parameters sha256`)
 and whose logits are model.py's forward of them; sharded with an index above --max-shard-size, tied without
 lm_head.weight; and the input it refuses, naming the flag."""

@@ -1,4 +1,4 @@
-"""Text to token shards (jobs/src/prepdata.py) with a tokenizer.json made by the `tokenizers` library: the
+"""Text to token shards (jobs/payload/prepdata.py) with a tokenizer.json made by the `tokenizers` library: the
 ids are the ones transformers' fast tokenizer gives for the same file (its peer), uint16 or uint32 by the
 vocabulary, cut at --shard-tokens, meta.json beside them; Llama 3's 128,256-token vocabulary trains; bad
 input names every problem at once."""

@@ -1,4 +1,4 @@
-"""Token shards carry their dtype (jobs/src/tokenshards.py): meta.json says uint16 or uint32, a folder
+"""Token shards carry their dtype (jobs/payload/tokenshards.py): meta.json says uint16 or uint32, a folder
 without one is nanoGPT's uint16, and what cannot feed the model is named, every problem at once."""
 
 from __future__ import annotations

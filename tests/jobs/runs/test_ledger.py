@@ -9,7 +9,7 @@ from jobs.runs.ledger import Attempt, Ledger, progress
 
 
 def test_progress_reads_train_py_records():
-    from jobs.src.metrics import StepMetrics
+    from jobs.payload.metrics import StepMetrics
 
     lines = [StepMetrics(step, 400, 5.0, ms, 1.0, None, 2, 1e-3) for step, ms in ((110, 10.0), (120, 20.0))]
     log = "resumed from /ckpt/step_00000100.pt at step 100\n" + "".join(

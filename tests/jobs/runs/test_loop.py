@@ -25,7 +25,7 @@ from jobs.lifecycle import EXIT_CREATE, EXIT_STATUS, Outcome
 from jobs.runs import loop
 from jobs.runs.ledger import Ledger
 from jobs.runs.loop import Policy, managed
-from jobs.src.metrics import StepMetrics
+from jobs.payload.metrics import StepMetrics
 
 from ..jobs_azure_fakes import RoutedTransport, ml_client
 from ..jobs_util import FIXTURES
