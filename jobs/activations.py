@@ -1,4 +1,5 @@
-"""Activation memory and FLOPs per token of train.py's Llama (jobs/payload/model.py), for `jobs plan`. No torch.
+"""Activation memory and FLOPs per token of train.py's Llama (jobs/payload/model.py), for `jobs plan`. No
+torch.
 
 Activations: the bytes autograd keeps for backward at the end of one micro-batch's forward, counted tensor by
 tensor for model.py's forward under bf16 compute (FSDP's MixedPrecisionPolicy param_dtype=bfloat16, or

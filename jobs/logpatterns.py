@@ -13,7 +13,8 @@ health.py (jobs/payload) on rank 0:
     health summary {"nodes": 2, "fail": 0, "bisection": null, ...}              last
 train.py (jobs/payload) on rank 0:
     model 1.23M params | world size 4 | device cuda | ...
-  and per log step a metrics record (a JSON line, jobs/payload/metrics.py), which `trainlog` reads, not a pattern.
+  and per log step a metrics record (a JSON line, jobs/payload/metrics.py), which `trainlog` reads, not a
+  pattern.
 NCCL with NCCL_DEBUG=INFO, `host:pid:tid [rank] NCCL INFO <text>` (NVIDIA/nccl sources; the lines are
 listed in `nccl`'s docstring).
 """

@@ -1,4 +1,5 @@
-"""Read train.py's metrics records (jobs/payload/metrics.py) back from a rank log: the reader side of the record.
+"""Read train.py's metrics records (jobs/payload/metrics.py) back from a rank log: the reader side of the
+record.
 
 jobs/payload stays self-contained (it is what Azure ML uploads), so the record is defined there and only read
 here; `scaling` and `verify` take throughput and world size from these records, not from the prose line.

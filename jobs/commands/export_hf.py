@@ -1,7 +1,7 @@
 """`python -m jobs export-hf --ckpt DIR [--step N] --out HF_DIR [--dtype float32|bfloat16] [--max-shard-size
 5GB]`: a train.py checkpoint (any world size) to a Hugging Face folder that transformers' from_pretrained
-loads. Runs jobs/payload/hfexport.py (torch) as its own process, as `jobs local` runs the job scripts. Exit 0, or
-2 on bad input."""
+loads. Runs jobs/payload/hfexport.py (torch) as its own process, as `jobs local` runs the job scripts. Exit 0,
+or 2 on bad input."""
 
 from __future__ import annotations
 

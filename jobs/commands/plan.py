@@ -71,8 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 @guarded
 def run(args: argparse.Namespace) -> int:
     from jobs.errors import UsageError
-    from jobs.runplan import plan, render_text
     from jobs.payload.llamaconfig import PRESETS, param_count
+    from jobs.runplan import plan, render_text
 
     if args.model is not None and args.params is not None:
         raise UsageError("--model and --params both give the model's size; pass one")

@@ -21,7 +21,8 @@ The rules, first match wins (`classify`); "retry" marks the infrastructure cause
 - not-responding (retry): status `NotResponding`, "the run isn't updating any information to RunHistory"
   (JobStatus docstring): the heartbeat was lost.
 - nccl-timeout (retry): a rank log has ProcessGroupNCCL's `Watchdog caught collective operation timeout`
-  or `timed out in blocking wait` (a hung peer or fabric; torch ProcessGroupNCCL.cpp, jobs/payload/peerloss.py).
+  or `timed out in blocking wait` (a hung peer or fabric; torch ProcessGroupNCCL.cpp,
+  jobs/payload/peerloss.py).
 - node-lost (retry): a rank log has the job scripts' `lost a peer` line: a collective failed because another
   rank vanished (a VM lost, kill -9, a dead NIC). The lost node itself leaves no traceback.
   jobs/payload/peerloss.py `is_peer_loss`, docs/job-scripts.md "Lost peer or local error".

@@ -1,7 +1,7 @@
-"""Shared by the tests of the health job (jobs/health/, jobs/payload/health.py, jobs/payload/healthparse.py): the
-recorded tool outputs (fixtures/health/, described in its README), the rules health.py builds from the job's
-flags, a bisection measured from recorded nccl-tests runs, and the `health node` / `health summary` records
-health.py writes in a rank log (docs/job-scripts.md)."""
+"""Shared by the tests of the health job (jobs/health/, jobs/payload/health.py, jobs/payload/healthparse.py):
+the recorded tool outputs (fixtures/health/, described in its README), the rules health.py builds from the
+job's flags, a bisection measured from recorded nccl-tests runs, and the `health node` / `health summary`
+records health.py writes in a rank log (docs/job-scripts.md)."""
 
 from __future__ import annotations
 

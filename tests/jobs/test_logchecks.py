@@ -1,7 +1,7 @@
 """`verify`'s checks (jobs/logchecks.py) on rank logs written in the real formats: NCCL's INFO lines
-(NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/payload/smoke.py's lines and train.py's
-metrics records (tests/jobs/ranklogs_util.py): world size, processes per node, transport and busbw, each at
-its boundaries."""
+(NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/payload/smoke.py's lines and
+train.py's metrics records (tests/jobs/ranklogs_util.py): world size, processes per node, transport and busbw,
+each at its boundaries."""
 
 from __future__ import annotations
 

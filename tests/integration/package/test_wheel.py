@@ -1,8 +1,8 @@
 """The installable package (pyproject.toml): a wheel built from the checkout, installed into a fresh
 virtualenv under a temporary folder (never the shared one), runs its console scripts and `python -m jobs`
-from any folder, with the job scripts (jobs/payload/) and the catalog's data inside the package; it holds the gate
-with its offline azure-native provider and the policy pack, and no test double; the installed gate passes a
-copy of the dev stack with a Pulumi CLI on PATH.
+from any folder, with the job scripts (jobs/payload/) and the catalog's data inside the package; it holds the
+gate with its offline azure-native provider and the policy pack, and no test double; the installed gate passes
+a copy of the dev stack with a Pulumi CLI on PATH.
 
 The fresh virtualenv gets the already-installed dependencies through a `.pth` line naming this interpreter's
 site-packages (read only), so the test needs no package index beyond the build backend pyproject.toml pins."""

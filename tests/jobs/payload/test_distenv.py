@@ -1,5 +1,5 @@
-"""The launch contract the job scripts read (jobs/payload/distenv.py): started outside a distributed launch, each
-script names itself and the `python -m jobs local` command that starts it, exit 2."""
+"""The launch contract the job scripts read (jobs/payload/distenv.py): started outside a distributed launch,
+each script names itself and the `python -m jobs local` command that starts it, exit 2."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""jobs/payload/health.py's rank-0 report over recorded node outputs (tests/jobs/fixtures/health/), read back as
-the health report (jobs/health/report.py) a user gets, with Azure ML node ids."""
+"""jobs/payload/health.py's rank-0 report over recorded node outputs (tests/jobs/fixtures/health/), read back
+as the health report (jobs/health/report.py) a user gets, with Azure ML node ids."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""jobs/payload/healthparse.py, the node health checks: on the outputs of the tools they read in those tools' real
-formats (tests/jobs/fixtures/health/, described in its README: nvidia-smi XML and --query-gpu CSV, kernel-log
-XID lines, /sys/class/infiniband trees, nccl-tests all_reduce_perf and our own all-reduce lines; failing nodes
-included), and every threshold at, just above and just below its level.
+"""jobs/payload/healthparse.py, the node health checks: on the outputs of the tools they read in those tools'
+real formats (tests/jobs/fixtures/health/, described in its README: nvidia-smi XML and --query-gpu CSV,
+kernel-log XID lines, /sys/class/infiniband trees, nccl-tests all_reduce_perf and our own all-reduce lines;
+failing nodes included), and every threshold at, just above and just below its level.
 
 The rules, written from Azure/azurehpc-health-checks (AzureHPC NHC) at commit
 0e0a1ac26a64b32ac4dd7632a529638505d3314a (the levels per size: tests/jobs/health/test_build.py):

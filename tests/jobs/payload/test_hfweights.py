@@ -1,5 +1,5 @@
-"""`--init-from` a Hugging Face folder (jobs/payload/hfweights.py): model.py's Llama loaded from Meta's reference
-weights gives the reference's logits, and what cannot be loaded is refused naming the key.
+"""`--init-from` a Hugging Face folder (jobs/payload/hfweights.py): model.py's Llama loaded from Meta's
+reference weights gives the reference's logits, and what cannot be loaded is refused naming the key.
 
 The reference (tests/jobs/llama_reference.py) is written from Meta's llama model.py, and its weights are
 written to a Hugging Face folder the way transformers' convert_llama_weights_to_hf.py writes them: q and k

@@ -1,6 +1,6 @@
-"""jobs/payload/parallel.py: the FSDP2 units, torchtitan's llama3 layout (embedding, each block, norm + lm_head
-not resharded after forward, the root), and one unit for a tied embedding and lm_head; in one gloo process
-(a 1-rank group in a subprocess), where FSDP2's own state says which module holds which parameters."""
+"""jobs/payload/parallel.py: the FSDP2 units, torchtitan's llama3 layout (embedding, each block, norm +
+lm_head not resharded after forward, the root), and one unit for a tied embedding and lm_head; in one gloo
+process (a 1-rank group in a subprocess), where FSDP2's own state says which module holds which parameters."""
 
 from __future__ import annotations
 

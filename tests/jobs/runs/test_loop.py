@@ -22,10 +22,10 @@ import jobs.lifecycle
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
 from jobs.lifecycle import EXIT_CREATE, EXIT_STATUS, Outcome
+from jobs.payload.metrics import StepMetrics
 from jobs.runs import loop
 from jobs.runs.ledger import Ledger
 from jobs.runs.loop import Policy, managed
-from jobs.payload.metrics import StepMetrics
 
 from ..jobs_azure_fakes import RoutedTransport, ml_client
 from ..jobs_util import FIXTURES
