@@ -14,7 +14,7 @@ from stackconfig.cli import JsonErrorParser, prog_name
 #: defines `register(subparsers)` adding that one command. A new command is one line here.
 COMMANDS: dict[str, str] = {
     "audit": "jobs.commands.audit",
-    "check-deploy": "jobs.commands.check_deploy",
+    "check-deploy": "jobs.check_deploy",
     "export-hf": "jobs.commands.export_hf",
     "local": "jobs.commands.local",
     "plan": "jobs.commands.plan",

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from jobs import drift
+from jobs.check_deploy import drift
 from jobs.cli import main
 
-from ..drift_util import EXAMPLE, EXAMPLE_CLUSTER
-from ..jobs_azure_fakes import RoutedTransport, ml_client
+from .drift_util import EXAMPLE, EXAMPLE_CLUSTER
+from .jobs_azure_fakes import RoutedTransport, ml_client
 
 
 def _outputs(path: Path, **changes: Any) -> Path:

@@ -36,8 +36,9 @@ def _empty(**more: object) -> dict[str, object]:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import drift, outputs
+    from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
+    from jobs.check_deploy import drift
 
     outs = outputs.load(args.stack, args.outputs)
     origin = f"--stack {args.stack}" if args.stack else f"--outputs {args.outputs}"

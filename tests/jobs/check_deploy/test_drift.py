@@ -1,15 +1,15 @@
-"""The comparison of a live cluster with the stack outputs on its own (jobs/drift.py): what does not count as
-a difference, a compute of another type under the name, a missing cluster's recovery, and the report's JSON
-shape."""
+"""The comparison of a live cluster with the stack outputs on its own (jobs/check_deploy/drift.py): what does
+not count as a difference, a compute of another type under the name, a missing cluster's recovery, and the
+report's JSON shape."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from jobs import drift
+from jobs.check_deploy import drift
 from stackconfig.outputs import ClusterOutput, StackOutputs
 
-from .drift_util import EXAMPLE_CLUSTER
+from ..drift_util import EXAMPLE_CLUSTER
 
 WHERE = drift.Where("prod", "rg-train", "ws-llm")
 
