@@ -25,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "run": "jobs.commands.run",
     "scaling": "jobs.commands.scaling",
     "submit": "jobs.commands.submit",
-    "teardown": "jobs.commands.teardown",
+    "teardown": "jobs.teardown",
     "verify": "jobs.commands.verify",
 }
 

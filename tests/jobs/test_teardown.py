@@ -22,8 +22,8 @@ import pytest
 import jobs.azure_client
 from jobs.cli import main
 
-from ..jobs_azure_fakes import RoutedTransport, ml_client
-from ..jobs_util import FIXTURES
+from .jobs_azure_fakes import RoutedTransport, ml_client
+from .jobs_util import FIXTURES
 
 WORKSPACE = json.loads((FIXTURES / "workspace-get.json").read_text())
 VAULT = json.loads((FIXTURES / "keyvault-get.json").read_text())

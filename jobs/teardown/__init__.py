@@ -32,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import outputs, purge
+    from jobs import outputs
     from jobs.azure_client import NoCredentials, arm_client, ml_client
+    from jobs.teardown import purge
 
     outs = outputs.load(args.stack, args.outputs)
     origin = f"--stack {args.stack}" if args.stack else f"--outputs {args.outputs}"
