@@ -13,7 +13,7 @@ from stackconfig.cli import JsonErrorParser, prog_name
 #: Every `python -m jobs` command, in `--help` order: its name -> its module in `jobs/commands/`, which
 #: defines `register(subparsers)` adding that one command. A new command is one line here.
 COMMANDS: dict[str, str] = {
-    "audit": "jobs.commands.audit",
+    "audit": "jobs.audit",
     "check-deploy": "jobs.check_deploy",
     "export-hf": "jobs.commands.export_hf",
     "local": "jobs.commands.local",

@@ -1,6 +1,6 @@
-"""The audit of the stack's clusters (jobs/idleclusters.py): which are unused (no job for 30 days, and only
-once the cluster is that old), matched case-insensitively, a recreated cluster not judged by its predecessor's
-jobs, a cluster the workspace lacks never advised for deletion."""
+"""The audit of the stack's clusters (jobs/audit/idleclusters.py): which are unused (no job for 30 days, and
+only once the cluster is that old), matched case-insensitively, a recreated cluster not judged by its
+predecessor's jobs, a cluster the workspace lacks never advised for deletion."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import datetime as dt
 
 import pytest
 
-from jobs import idleclusters, outputs
+from jobs import outputs
+from jobs.audit import idleclusters
 
-from .jobs_util import FIXTURES
+from ..jobs_util import FIXTURES
 
 OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
 

@@ -8,8 +8,8 @@ import json
 
 from jobs.cli import main
 
-from ..jobs_azure_fakes import RoutedTransport, ml_client
-from ..jobs_util import FIXTURES
+from .jobs_azure_fakes import RoutedTransport, ml_client
+from .jobs_util import FIXTURES
 
 
 def _computes(created: dict[str, str]) -> dict:

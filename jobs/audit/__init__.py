@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import idleclusters, outputs
+    from jobs import outputs
+    from jobs.audit import idleclusters
     from jobs.azure_client import NoCredentials, ml_client
     from vmsizes import prices
 
