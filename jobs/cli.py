@@ -19,7 +19,7 @@ COMMANDS: dict[str, str] = {
     "local": "jobs.commands.local",
     "plan": "jobs.commands.plan",
     "prepare-data": "jobs.commands.prepare_data",
-    "prices": "jobs.commands.prices",
+    "prices": "jobs.prices",
     "quota": "jobs.commands.quota",
     "render": "jobs.commands.render",
     "run": "jobs.commands.run",

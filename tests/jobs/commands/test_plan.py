@@ -220,7 +220,7 @@ SEED = ["plan", "--tokens", "2.0e9", "--tokens-per-gpu-s", "8200", "--gpus", "16
 
 @pytest.fixture
 def price_file(tmp_path, monkeypatch):
-    from jobs import retailprices
+    from jobs.prices import retailprices
     from vmsizes import prices
 
     from ..jobs_util import FIXTURES

@@ -1,5 +1,5 @@
-"""jobs.retailprices: the query URL, NextPageLink followed to the last page, and the price file it makes, from
-two recorded pages shaped as the API documents (tests/jobs/fixtures/retail-prices/README.md)."""
+"""jobs.prices.retailprices: the query URL, NextPageLink followed to the last page, and the price file it
+makes, from two recorded pages shaped as the API documents (tests/jobs/fixtures/retail-prices/README.md)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jobs import retailprices
+from jobs.prices import retailprices
 
-from .jobs_util import FIXTURES
+from ..jobs_util import FIXTURES
 
 PAGES = FIXTURES / "retail-prices"
 H100, A100, T4 = "Standard_ND96isr_H100_v5", "Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3"

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from jobs import retailprices
 from jobs.cli import main
+from jobs.prices import retailprices
 from vmsizes import prices
 
-from ..jobs_util import FIXTURES
+from .jobs_util import FIXTURES
 
 PAGES = FIXTURES / "retail-prices"
 

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("; ".join(problems))
     assert path is not None
     if args.refresh:
-        from jobs import retailprices
+        from jobs.prices import retailprices
         from jobs.progress import stderr_console
 
         try:
