@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "plan": "jobs.commands.plan",
     "prepare-data": "jobs.commands.prepare_data",
     "prices": "jobs.prices",
-    "quota": "jobs.commands.quota",
+    "quota": "jobs.quota",
     "render": "jobs.commands.render",
     "run": "jobs.commands.run",
     "scaling": "jobs.commands.scaling",

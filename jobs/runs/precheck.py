@@ -1,7 +1,7 @@
 """Before a job is created: can its nodes fit in the quota of its region? And while it waits: what is the
 cluster doing?
 
-Quota: the same usage read as `python -m jobs quota` (`jobs.quotausage.fetch`, azure-ai-ml
+Quota: the same usage read as `python -m jobs quota` (`jobs.quota.quotausage.fetch`, azure-ai-ml
 `compute.list_usage`), against what the job's nodes need, counted the way the stack's reservations are
 (`vmsizes.quota.reserve`: vCPUs per node x nodes, in the family pool and the regional total for dedicated
 nodes, in the one regional low-priority pool for low-priority and Spot; azure-notes.md section 3.5). The
@@ -66,7 +66,7 @@ def _held_vcpus(ml: MLClient, cluster: str | None, vcpus_per_node: int) -> int:
 
 def check_quota(ml: MLClient, built: BuiltJob, region: str, tier: str, cluster: str | None) -> QuotaCheck:
     """The job's nodes against live usage in `region`. A usage read that fails is reported, not fatal."""
-    from jobs.quotausage import fetch
+    from jobs.quota.quotausage import fetch
     from vmsizes.quota import ClusterDemand, reserve, vcpus_per_node
 
     try:

@@ -1,4 +1,4 @@
-"""Live quota usage per family and region (jobs/quotausage.py) through azure-ai-ml's real HTTP pipeline,
+"""Live quota usage per family and region (jobs/quota/quotausage.py) through azure-ai-ml's real HTTP pipeline,
 answered at the transport with bodies in the API's shape (azure-rest-api-specs machinelearningservices
 examples/Usage/list.json): rows classified and matched to the size catalog, the stack's reservation attached,
 `--write` merged into the policy config, and one family string matched alike by the catalog, the policy and
@@ -10,14 +10,15 @@ import json
 
 import pytest
 
-from jobs import outputs, quotausage
+from jobs import outputs
 from jobs.cli import main
+from jobs.quota import quotausage
 from policies import quota_reservation
 from vmsizes.quota import ClusterDemand, reserve
 
-from .jobs_azure_fakes import RoutedTransport, ml_client
-from .jobs_util import FIXTURES
-from .quota_util import usage_route
+from ..jobs_azure_fakes import RoutedTransport, ml_client
+from ..jobs_util import FIXTURES
+from ..quota_util import usage_route
 
 OUTPUTS = outputs.from_file(FIXTURES / "outputs-prod.json")
 

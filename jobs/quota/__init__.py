@@ -35,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import outputs, quotausage
+    from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
+    from jobs.quota import quotausage
 
     outs = outputs.load(args.stack, args.outputs)
     if args.regions is not None:

@@ -10,9 +10,9 @@ import pytest
 
 from jobs.cli import main
 
-from ..jobs_azure_fakes import RoutedTransport, ml_client
-from ..jobs_util import FIXTURES
-from ..quota_util import usage_route
+from .jobs_azure_fakes import RoutedTransport, ml_client
+from .jobs_util import FIXTURES
+from .quota_util import usage_route
 
 
 def test_quota_cli_rejects_empty_regions(capsys):
