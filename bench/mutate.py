@@ -59,9 +59,9 @@ TESTS = {
         "tests/jobs/test_nccl.py",
         "tests/jobs/test_logpatterns.py",
     ],
-    "jobs/efficiency.py": [
-        "tests/jobs/test_efficiency.py",
-        "tests/jobs/commands/test_scaling.py",
+    "jobs/scaling/efficiency.py": [
+        "tests/jobs/scaling/test_efficiency.py",
+        "tests/jobs/test_scaling.py",
         "tests/jobs/commands/test_verify.py",
         "tests/jobs/commands/test_plan.py",
         "tests/jobs/test_runplan.py",

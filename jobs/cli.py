@@ -23,7 +23,7 @@ COMMANDS: dict[str, str] = {
     "quota": "jobs.quota",
     "render": "jobs.commands.render",
     "run": "jobs.commands.run",
-    "scaling": "jobs.commands.scaling",
+    "scaling": "jobs.scaling",
     "submit": "jobs.commands.submit",
     "teardown": "jobs.teardown",
     "verify": "jobs.commands.verify",

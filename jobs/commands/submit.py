@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     summary: dict = {"jobs": [o.to_json() for o in results]}
     code = next((o.exit_code for o in results if o.exit_code), 0)
     if args.kind == "scaling" and code == 0 and args.wait and len(results) == 2:
-        from jobs import efficiency
+        from jobs.scaling import efficiency
 
         try:
             s = efficiency.compare(

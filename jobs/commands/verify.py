@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             f"LOGDIR {logdir}: no rank logs (user_logs/std_log_process_<N>.txt) below it; pass the folder "
             "`jobs.download(all=True)` (submit --logs DIR/<job name>) or `python -m jobs local --logs` wrote"
         )
-    from jobs import efficiency
+    from jobs.scaling import efficiency
 
     expected = efficiency.expected_rate(args.expect_tokens_per_gpu_s, args.plan)
     first = efficiency.first_run(efficiency.read_run(logdir, "LOGDIR"), expected) if expected else None

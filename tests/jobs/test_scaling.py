@@ -1,5 +1,5 @@
-"""`python -m jobs scaling`: the scaling efficiency of a 1-node / 2-node pair (jobs/efficiency.py) from
-train.py's metrics records in the runs' rank logs, its refusals, and each run checked against a plan's
+"""`python -m jobs scaling`: the scaling efficiency of a 1-node / 2-node pair (jobs/scaling/efficiency.py)
+from train.py's metrics records in the runs' rank logs, its refusals, and each run checked against a plan's
 rate."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from jobs.cli import main
 
-from ..ranklogs_util import train_log
+from .ranklogs_util import train_log
 
 
 def test_efficiency_from_two_runs(tmp_path, capsys):

@@ -1,5 +1,5 @@
-"""The first run checked against the plan's rate (jobs/efficiency.py `first_run`): within 20 percent either
-way passes, beyond it warns with the usual causes."""
+"""The first run checked against the plan's rate (jobs/scaling/efficiency.py `first_run`): within 20 percent
+either way passes, beyond it warns with the usual causes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
     ],
 )
 def test_first_run_check_at_and_beyond_20_percent(measured, within, said):
-    from jobs.efficiency import Run, first_run
+    from jobs.scaling.efficiency import Run, first_run
 
     c = first_run(Run("logs", 16, float(measured), 5), 10000.0)
     assert c.within is within and c.deviation == pytest.approx((measured - 10000) / 10000)

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import efficiency
+    from jobs.scaling import efficiency
 
     expected = efficiency.expected_rate(args.expect_tokens_per_gpu_s, args.plan)
     if args.jobs and args.logdirs:
