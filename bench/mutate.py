@@ -18,7 +18,7 @@ For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_qu
 vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
-    .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/logchecks.py ...]
+    .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/verify/logchecks.py ...]
         [--extended] [--tests tests/jobs/runs/test_loop.py ...] [--timeout 120]
 
 Each mutant's tests run in a child forked from a process that has imported the heavy packages once
@@ -52,17 +52,17 @@ TARGETS = [
 ]
 TESTS = {
     "vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_quota.py"],
-    # verify's checks and scaling's efficiency (jobs/commands/verify.py, scaling.py): run with --only.
-    "jobs/logchecks.py": [
-        "tests/jobs/test_logchecks.py",
-        "tests/jobs/commands/test_verify.py",
-        "tests/jobs/test_nccl.py",
+    # verify's checks and scaling's efficiency (jobs/verify/__init__.py, scaling.py): run with --only.
+    "jobs/verify/logchecks.py": [
+        "tests/jobs/verify/test_logchecks.py",
+        "tests/jobs/test_verify.py",
+        "tests/jobs/verify/test_nccl.py",
         "tests/jobs/test_logpatterns.py",
     ],
     "jobs/scaling/efficiency.py": [
         "tests/jobs/scaling/test_efficiency.py",
         "tests/jobs/test_scaling.py",
-        "tests/jobs/commands/test_verify.py",
+        "tests/jobs/test_verify.py",
         "tests/jobs/commands/test_plan.py",
         "tests/jobs/test_runplan.py",
     ],
@@ -667,7 +667,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="files to mutate (default: policies/*.py, vmsizes/quota.py; jobs/logchecks.py etc. by name)",
+        help="files to mutate (default: policies/*.py, vmsizes/quota.py; "
+        "jobs/verify/logchecks.py etc. by name)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(

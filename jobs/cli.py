@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "scaling": "jobs.scaling",
     "submit": "jobs.commands.submit",
     "teardown": "jobs.teardown",
-    "verify": "jobs.commands.verify",
+    "verify": "jobs.verify",
 }
 
 

@@ -167,7 +167,7 @@ def submit(
                 out.exit_code = EXIT_FAILED
                 out.error = out.error or "not verified: no logs (pass --logs DIR)"
             else:
-                from jobs.logchecks import verify as run_verify
+                from jobs.verify.logchecks import verify as run_verify
 
                 report = run_verify(
                     Path(out.logs), built.world_size, size=built.size, allow_socket=allow_socket

@@ -28,7 +28,7 @@ def test_every_command_module_is_in_the_command_list_and_adds_that_command():
 
 
 def test_a_module_that_adds_another_name_than_the_table_says_is_refused(monkeypatch):
-    monkeypatch.setattr(jobs.cli, "COMMANDS", {"verify-logs": "jobs.commands.verify"})
+    monkeypatch.setattr(jobs.cli, "COMMANDS", {"verify-logs": "jobs.verify"})
     with pytest.raises(RuntimeError, match="'verify-logs'"):
         build_parser()
 

@@ -24,8 +24,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, logpatterns, nccl, trainlog
+from jobs import logfiles, logpatterns, trainlog
 from jobs.errors import UsageError
+from jobs.verify import nccl
 
 # The log lines read here; each is defined, with the line it matches, in `logpatterns`.
 _WORLD, _NODE_RANK, _HOST = logpatterns.WORLD_SIZE, logpatterns.NODE_RANK, logpatterns.HOST

@@ -1,4 +1,4 @@
-"""`verify`'s checks (jobs/logchecks.py) on rank logs written in the real formats: NCCL's INFO lines
+"""`verify`'s checks (jobs/verify/logchecks.py) on rank logs written in the real formats: NCCL's INFO lines
 (NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/payload/smoke.py's lines and
 train.py's metrics records (tests/jobs/ranklogs_util.py): world size, processes per node, transport and busbw,
 each at its boundaries."""
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from jobs import nccl
-from jobs.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
 from jobs.payload.metrics import StepMetrics
+from jobs.verify import nccl
+from jobs.verify.logchecks import CAUSE_PROCESS_COUNT, CAUSE_TCP, render_text, verify
 
-from .jobs_util import FIXTURES
-from .ranklogs_util import GLOO_HOSTNAME_WARNING, H100, nccl_ib, nccl_socket, smoke_lines, write_job
+from ..jobs_util import FIXTURES
+from ..ranklogs_util import GLOO_HOSTNAME_WARNING, H100, nccl_ib, nccl_socket, smoke_lines, write_job
 
 ONE_GPU = "Standard_NC24ads_A100_v4"
 
@@ -118,7 +118,7 @@ def test_slow_infiniband_names_a_cause_that_fits_ib(tmp_path, transport, gdr_cau
     assert ("GPUDirect RDMA looks off" in causes) is gdr_cause
 
 
-# -------------------------------------------- boundaries (bench/mutate.py --only jobs/logchecks.py)
+# -------------------------------------------- boundaries (bench/mutate.py --only jobs/verify/logchecks.py)
 
 
 def nccl_single_node(host: str, rank: int, peer: int) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from jobs.cli import main
 
-from ..ranklogs_util import H100, nccl_socket, train_log, write_job
+from .ranklogs_util import H100, nccl_socket, train_log, write_job
 
 
 def test_verify_warns_on_a_slow_first_run_without_failing(tmp_path, capsys):

@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs.logchecks import render_text, verify
+    from jobs.verify.logchecks import render_text, verify
 
     logdir = Path(args.logdir)
     if not logdir.is_dir():

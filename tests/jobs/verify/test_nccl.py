@@ -1,13 +1,13 @@
-"""The NCCL transport read from one rank's NCCL_DEBUG=INFO lines (jobs/nccl.py), in NCCL's real formats
+"""The NCCL transport read from one rank's NCCL_DEBUG=INFO lines (jobs/verify/nccl.py), in NCCL's real formats
 (NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobs import nccl
+from jobs.verify import nccl
 
-from .ranklogs_util import nccl_ib
+from ..ranklogs_util import nccl_ib
 
 
 def test_socket_bootstrap_line_alone_does_not_decide(tmp_path):
