@@ -63,8 +63,8 @@ TESTS = {
         "tests/jobs/scaling/test_efficiency.py",
         "tests/jobs/test_scaling.py",
         "tests/jobs/test_verify.py",
-        "tests/jobs/commands/test_plan.py",
-        "tests/jobs/test_runplan.py",
+        "tests/jobs/test_plan.py",
+        "tests/jobs/plan/test_runplan.py",
     ],
     # managed runs (issue 25): the unit tests of the loop, ledger, causes and quota pre-check
     **{

@@ -17,7 +17,7 @@ COMMANDS: dict[str, str] = {
     "check-deploy": "jobs.check_deploy",
     "export-hf": "jobs.commands.export_hf",
     "local": "jobs.commands.local",
-    "plan": "jobs.commands.plan",
+    "plan": "jobs.plan",
     "prepare-data": "jobs.commands.prepare_data",
     "prices": "jobs.prices",
     "quota": "jobs.quota",

@@ -223,7 +223,7 @@ def price_file(tmp_path, monkeypatch):
     from jobs.prices import retailprices
     from vmsizes import prices
 
-    from ..jobs_util import FIXTURES
+    from .jobs_util import FIXTURES
 
     pages = {
         n: json.loads((FIXTURES / "retail-prices" / n).read_text()) for n in ("page-1.json", "page-2.json")

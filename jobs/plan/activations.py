@@ -20,8 +20,8 @@ Full activation checkpointing (`--activation-checkpointing`, torch.utils.checkpo
 block's input (ph) and, in backward, one block's set while it is recomputed. The same counting as Korthikanti
 et al., "Reducing Activation Recomputation in Large Transformer Models" (MLSys 2023, section 4.1: sbh(34 +
 5as/h) for GPT), done for this model: SwiGLU instead of GELU, RMSNorm, no dropout, and fused attention (SDPA)
-that keeps no a x s x s scores. tests/jobs/test_activations.py checks it to the byte against what autograd
-saves (torch.autograd.graph.saved_tensors_hooks) for model.py on CPU in bf16 at two small shapes.
+that keeps no a x s x s scores. tests/jobs/plan/test_activations.py checks it to the byte against what
+autograd saves (torch.autograd.graph.saved_tensors_hooks) for model.py on CPU in bf16 at two small shapes.
 
 FLOPs per token, three rules side by side (MFU is only comparable under the same rule):
 - torchtitan's (its llama3 `get_nparams_and_flops`, after the PaLM paper's appendix B):
@@ -111,7 +111,7 @@ def activations(
         gib_per_gpu=peak_bytes(cfg, seq_len * micro_batch, mode) / GIB,
         formula=(
             "per token: L x (8h + 8 + 16h + 4a + 8f) + 16 + 4h + 4 + 4h + 4V bytes (bf16), "
-            "full checkpointing: L x 2h + one block's set; jobs/activations.py"
+            "full checkpointing: L x 2h + one block's set; jobs/plan/activations.py"
         ),
         flops_per_token=flops,
         flops_rule="torchtitan: 6 x (parameters - embedding) + 12 x L x H x Q x T",

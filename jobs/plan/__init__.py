@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from jobs.errors import UsageError
     from jobs.payload.llamaconfig import PRESETS, param_count
-    from jobs.runplan import plan, render_text
+    from jobs.plan.runplan import plan, render_text
 
     if args.model is not None and args.params is not None:
         raise UsageError("--model and --params both give the model's size; pass one")
@@ -113,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     )
     extra: list[str] = []
     out = p.to_json()
-    if args.seq_len is not None:  # activations on top of the model states (jobs/activations.py)
-        from jobs.activations import fit
+    if args.seq_len is not None:  # activations on top of the model states (jobs/plan/activations.py)
+        from jobs.plan.activations import fit
 
         if args.model is None or p.memory is None:
             raise UsageError("--seq-len needs --model (its shape) and --size or --gpu-memory-gib")

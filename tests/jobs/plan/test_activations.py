@@ -1,4 +1,4 @@
-"""jobs/activations.py: the activation formula equals, to the byte, what autograd saves for model.py's
+"""jobs/plan/activations.py: the activation formula equals, to the byte, what autograd saves for model.py's
 forward on CPU (saved_tensors_hooks; bf16 as FSDP's MixedPrecisionPolicy computes, and fp32), with and without
 full activation checkpointing; the FLOPs rules; and `jobs plan --seq-len` refusing what does not fit."""
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 from model import Llama
 
-from jobs import activations
 from jobs.cli import main
 from jobs.payload.llamaconfig import PRESETS, LlamaConfig
+from jobs.plan import activations
 
 SHAPES = [
     LlamaConfig(vocab_size=512, block_size=64, n_layer=2, n_head=4, n_kv_head=2, n_embd=64, ffn_hidden=192),

@@ -1,5 +1,5 @@
-"""Planning a training run on its own (jobs/runplan.py): the Young/Daly checkpoint interval and goodput, the
-low-priority pool, partial nodes, expensive checkpoints, and whether a model fits at each GPU's memory."""
+"""Planning a training run on its own (jobs/plan/runplan.py): the Young/Daly checkpoint interval and goodput,
+the low-priority pool, partial nodes, expensive checkpoints, and whether a model fits at each GPU's memory."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from jobs.runplan import plan, young_daly
+from jobs.plan.runplan import plan, young_daly
 
 
 def test_low_priority_plan_draws_on_the_regional_low_priority_pool():
