@@ -213,7 +213,7 @@ TESTS = {
         "tests/jobs/test_cli.py",
         "tests/jobs/test_errors.py",
         "tests/jobs/test_logpatterns.py",
-        "tests/jobs/commands/test_local.py",
+        "tests/jobs/test_local.py",
         "tests/jobs/test_jobargs.py",
         "tests/jobs/test_clustercheck.py",
         "tests/jobs/test_progress.py",

@@ -16,7 +16,7 @@ COMMANDS: dict[str, str] = {
     "audit": "jobs.audit",
     "check-deploy": "jobs.check_deploy",
     "export-hf": "jobs.commands.export_hf",
-    "local": "jobs.commands.local",
+    "local": "jobs.local",
     "plan": "jobs.plan",
     "prepare-data": "jobs.commands.prepare_data",
     "prices": "jobs.prices",

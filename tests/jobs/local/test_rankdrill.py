@@ -1,12 +1,12 @@
-"""`python -m jobs local train --sigterm-at STEP|random --sigterm-rank R` (jobs/rankdrill.py): bad drill flags
-are exit 2 naming the flag, before any rank starts. The drill itself, on real ranks, is in
+"""`python -m jobs local train --sigterm-at STEP|random --sigterm-rank R` (jobs/local/rankdrill.py): bad drill
+flags are exit 2 naming the flag, before any rank starts. The drill itself, on real ranks, is in
 tests/integration/job_scripts/test_job_scripts_rankdrill.py."""
 
 from __future__ import annotations
 
 import subprocess
 
-from .jobs_util import PY, REPO, TRAIN_ARGS, base_env
+from ..jobs_util import PY, REPO, TRAIN_ARGS, base_env
 
 
 def _local(*argv: str, timeout: float = 300) -> tuple[int, str, str]:

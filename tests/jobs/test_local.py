@@ -9,7 +9,7 @@ import subprocess
 from jobs.cli import main
 from jobs.errors import EXIT_USAGE
 
-from ..jobs_util import PY, REPO, base_env
+from .jobs_util import PY, REPO, base_env
 
 
 def test_jobs_local_bad_value_under_json_is_the_json_document(capsys):

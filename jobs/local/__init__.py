@@ -4,7 +4,7 @@
     python -m jobs local train --nodes 1 --processes-per-node 2 --logs out -- --steps 100 --ckpt out/ckpt
 
 Starts nodes x processes-per-node processes of jobs/payload/<script>.py with Azure ML's PyTorch distribution
-variables (see jobs/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt, the layout
+variables (see jobs/local/launcher.py); logs land in <logs>/user_logs/std_log_process_<rank>.txt, the layout
 of an Azure ML job's logs (docs/reference/platform-notes.md, "Logs").
 Exit code: the job's (0 only when every rank exited 0); 2 for bad flags; 130 when interrupted here.
 `--procs-per-node` is the old name of `--processes-per-node` (one name in every command), still accepted.
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         s.add_argument(
             "--sigterm-at",
             metavar="STEP|random",
-            help="drill: SIGTERM one rank at the first logged step >= STEP (jobs/rankdrill.py)",
+            help="drill: SIGTERM one rank at the first logged step >= STEP (jobs/local/rankdrill.py)",
         )
         s.add_argument("--sigterm-rank", type=int, default=0, metavar="R", help="the rank the drill signals")
         s.add_argument("--seed", type=int, default=0, help="seed of --sigterm-at random")
@@ -69,8 +69,8 @@ def _usage_error(msg: str) -> int:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs.launcher import CANCELLED
-    from jobs.launcher import run as launch_run
+    from jobs.local.launcher import CANCELLED
+    from jobs.local.launcher import run as launch_run
 
     for flag in ("nodes", "processes_per_node"):
         if getattr(args, flag) < 1:
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
     drill = None
     if args.sigterm_at is not None:
-        from jobs.rankdrill import SigtermAt, parse_at
+        from jobs.local.rankdrill import SigtermAt, parse_at
 
         try:
             drill = SigtermAt(args.sigterm_rank, parse_at(args.sigterm_at), args.seed)

@@ -1,5 +1,5 @@
-"""jobs/launcher.py with real child processes: plain Python children (fast, no torch), so these stay unit
-tests; the launcher starting torch ranks is in tests/integration/job_scripts."""
+"""jobs/local/launcher.py with real child processes: plain Python children (fast, no torch), so these stay
+unit tests; the launcher starting torch ranks is in tests/integration/job_scripts."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 import threading
 import time
 
-from jobs.launcher import CANCELLED, launch, log_path, run
+from jobs.local.launcher import CANCELLED, launch, log_path, run
 
-from .jobs_util import PY
+from ..jobs_util import PY
 
 AZURE_VARS = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NODE_RANK", "RANK", "LOCAL_RANK"}
 PRINT_ENV = "import json, os; print(json.dumps(dict(os.environ)))"

@@ -1,6 +1,6 @@
 """Run a distributed job on this machine the way Azure ML's PyTorch distribution runs it on a cluster.
 
-    from jobs.launcher import launch, CANCELLED
+    from jobs.local.launcher import launch, CANCELLED
     code = launch([sys.executable, "jobs/payload/smoke.py", "--expect-world-size", "4"],
                   nodes=2, procs_per_node=2, logs_dir=Path("out"))
 
@@ -137,7 +137,7 @@ def run(
         f"started {world} processes ({nodes} node(s) x {procs_per_node}), "
         f"MASTER_PORT={node_env['MASTER_PORT']}, logs in {logs_dir / 'user_logs'}"
     )
-    if on_start is not None:  # a drill that watches the ranks (jobs/rankdrill.py)
+    if on_start is not None:  # a drill that watches the ranks (jobs/local/rankdrill.py)
         on_start(procs, logs)
 
     codes: dict[int, int | None] = dict.fromkeys(procs)
