@@ -21,7 +21,7 @@ COMMANDS: dict[str, str] = {
     "prepare-data": "jobs.commands.prepare_data",
     "prices": "jobs.prices",
     "quota": "jobs.quota",
-    "render": "jobs.commands.render",
+    "render": "jobs.render",
     "run": "jobs.commands.run",
     "scaling": "jobs.scaling",
     "submit": "jobs.commands.submit",

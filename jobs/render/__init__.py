@@ -35,9 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import jobyaml
     from jobs.jobargs import announce
     from jobs.paths import check_out_file
+    from jobs.render import jobyaml
     from jobs.userjob import build_any as build
 
     out = Path(args.out)

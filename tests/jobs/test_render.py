@@ -1,5 +1,5 @@
-"""`python -m jobs render`: the YAML's code folder relative to the file (jobs/jobyaml.py), the folders --out
-creates, and the usage errors of a missing --outputs file or of no KIND."""
+"""`python -m jobs render`: the YAML's code folder relative to the file (jobs/render/jobyaml.py), the folders
+--out creates, and the usage errors of a missing --outputs file or of no KIND."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 
 from jobs.cli import main
 
-from ..render_util import FIXTURE, render
+from .render_util import FIXTURE, render
 
 
 def test_code_is_jobs_src_relative_to_the_yaml(tmp_path):
