@@ -24,7 +24,7 @@ COMMANDS: dict[str, str] = {
     "render": "jobs.render",
     "run": "jobs.commands.run",
     "scaling": "jobs.scaling",
-    "submit": "jobs.commands.submit",
+    "submit": "jobs.submit",
     "teardown": "jobs.teardown",
     "verify": "jobs.verify",
 }

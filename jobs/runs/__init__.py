@@ -2,5 +2,5 @@
 infrastructure cause with the same run name, and keep a ledger of every attempt.
 
 `causes` says why an attempt ended, `ledger` records attempts, `precheck` reads quota and the cluster's
-allocation before a job is created, `loop` ties them to `jobs.lifecycle.submit`.
+allocation before a job is created, `loop` ties them to `jobs.submit.lifecycle.submit`.
 """

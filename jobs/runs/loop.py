@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jobs.builders import BuiltJob
-    from jobs.lifecycle import Outcome
+    from jobs.submit.lifecycle import Outcome
 
 EXIT_OK, EXIT_FAILED, EXIT_OTHER = errors.EXIT_OK, errors.EXIT_FAILED, errors.EXIT_ENDED_OTHERWISE
 
@@ -80,7 +80,7 @@ def cancel_unfinished(
 ) -> tuple[str | None, str]:
     """Cancel attempt `name`, last seen `status` (not final), and wait until it is final: (its final status,
     or None when it did not get there, and what happened)."""
-    from jobs.lifecycle import _status
+    from jobs.submit.lifecycle import _status
 
     console.log(
         f"job {name} is {status}, which is not final (a NotResponding job may run again and write the same "
@@ -137,7 +137,7 @@ def managed(
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run one job to completion under `policy`; returns the exit code and fills `ledger`."""
-    from jobs.lifecycle import EXIT_CREATE, EXIT_STATUS, submit
+    from jobs.submit.lifecycle import EXIT_CREATE, EXIT_STATUS, submit
 
     start = clock()
     n = 0

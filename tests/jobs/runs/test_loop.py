@@ -1,8 +1,8 @@
 """The managed-run loop (`jobs.runs.loop.managed`) driven attempt by attempt with a scripted submit/follow,
 its backoff and the run error it reads.
 
-`jobs.lifecycle.submit` is replaced by a script of attempts, each ending the way a followed Azure ML job
-ends (`Outcome`: status, exit code, the downloaded rank logs in Azure ML's `user_logs/std_log_process_<N>
+`jobs.submit.lifecycle.submit` is replaced by a script of attempts, each ending the way a followed Azure ML
+job ends (`Outcome`: status, exit code, the downloaded rank logs in Azure ML's `user_logs/std_log_process_<N>
 .txt` layout, elapsed time). The run error (run history `RunDetails.error`) comes from a real MLClient over
 an HTTP transport answered with the run-history body shape, the clock and the sleeps are scripted, so each
 case shows what a user of `python -m jobs run` sees: how many jobs were created, how long it waited between
@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import jobs.lifecycle
+import jobs.submit.lifecycle
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
-from jobs.lifecycle import EXIT_CREATE, EXIT_STATUS, Outcome
 from jobs.payload.metrics import StepMetrics
 from jobs.runs import loop
 from jobs.runs.ledger import Ledger
 from jobs.runs.loop import Policy, managed
+from jobs.submit.lifecycle import EXIT_CREATE, EXIT_STATUS, Outcome
 
 from ..jobs_azure_fakes import RoutedTransport, ml_client
 from ..jobs_util import FIXTURES
@@ -175,7 +175,7 @@ def drive(
 ):
     """Run `managed` over the script; returns (exit code, ledger JSON as written, script, console text)."""
     script = Script(tmp_path, attempts)
-    monkeypatch.setattr(jobs.lifecycle, "submit", script.submit)
+    monkeypatch.setattr(jobs.submit.lifecycle, "submit", script.submit)
     ml = ml_client(ReadingTransport(_route(errors or {}, job_states, script.events)), retry_total=0)
     target = cluster_target(outputs.from_file(OUTPUTS), "h100-x4")
     ledger = Ledger("r1", "train", policy.max_restarts, policy.max_hours)

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from jobs.cli import main
-from jobs.lifecycle import EXIT_OTHER, EXIT_STATUS, STATUS_RETRIES
+from jobs.submit.lifecycle import EXIT_OTHER, EXIT_STATUS, STATUS_RETRIES
 
-from ..jobs_azure_fakes import JobService, ml_client
-from ..jobs_util import FIXTURES
+from .jobs_azure_fakes import JobService, ml_client
+from .jobs_util import FIXTURES
 
 FIXTURE = FIXTURES / "outputs-prod.json"
 

@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
     from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
     from jobs.jobargs import announce
-    from jobs.lifecycle import EXIT_CREATE, submit
     from jobs.paths import check_out_dir
     from jobs.progress import stderr_console
+    from jobs.submit.lifecycle import EXIT_CREATE, submit
     from jobs.userjob import build_any as build
 
     if not (args.stack or args.outputs):

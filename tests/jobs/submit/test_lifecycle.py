@@ -1,5 +1,5 @@
-"""Submitting one job (jobs/lifecycle.py `submit`) through the real MLClient and HTTP pipeline, answered at
-the transport: exit 3 when the create is refused, and a status query that fails and is retried."""
+"""Submitting one job (jobs/submit/lifecycle.py `submit`) through the real MLClient and HTTP pipeline,
+answered at the transport: exit 3 when the create is refused, and a status query that fails and is retried."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from rich.console import Console
 
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
-from jobs.lifecycle import EXIT_CREATE, EXIT_OK, submit
+from jobs.submit.lifecycle import EXIT_CREATE, EXIT_OK, submit
 
-from .jobs_azure_fakes import JobService, RoutedTransport, ml_client
-from .jobs_util import FIXTURES
+from ..jobs_azure_fakes import JobService, RoutedTransport, ml_client
+from ..jobs_util import FIXTURES
 
 FIXTURE = FIXTURES / "outputs-prod.json"
 
