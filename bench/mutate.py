@@ -19,7 +19,7 @@ vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
     .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/verify/logchecks.py ...]
-        [--extended] [--tests tests/jobs/runs/test_loop.py ...] [--timeout 120]
+        [--extended] [--tests tests/jobs/run/test_loop.py ...] [--timeout 120]
 
 Each mutant's tests run in a child forked from a process that has imported the heavy packages once
 (PRELOAD; `--no-fork` starts a new interpreter per mutant instead). `--tests` replaces the module's test
@@ -68,21 +68,21 @@ TESTS = {
     ],
     # managed runs (issue 25): the unit tests of the loop, ledger, causes and quota pre-check
     **{
-        f"jobs/runs/{m}.py": [
-            "tests/jobs/runs/test_loop.py",
-            "tests/jobs/runs/test_ledger.py",
-            "tests/jobs/runs/test_causes.py",
-            "tests/jobs/runs/test_precheck.py",
-            "tests/jobs/commands/test_run.py",
+        f"jobs/run/{m}.py": [
+            "tests/jobs/run/test_loop.py",
+            "tests/jobs/run/test_ledger.py",
+            "tests/jobs/run/test_causes.py",
+            "tests/jobs/run/test_precheck.py",
+            "tests/jobs/test_run.py",
         ]
         for m in ("loop", "ledger", "causes")
     },
-    "jobs/runs/precheck.py": [
-        "tests/jobs/runs/test_precheck.py",
-        "tests/jobs/runs/test_causes.py",
-        "tests/jobs/runs/test_ledger.py",
-        "tests/jobs/runs/test_loop.py",
-        "tests/jobs/commands/test_run.py",
+    "jobs/run/precheck.py": [
+        "tests/jobs/run/test_precheck.py",
+        "tests/jobs/run/test_causes.py",
+        "tests/jobs/run/test_ledger.py",
+        "tests/jobs/run/test_loop.py",
+        "tests/jobs/test_run.py",
     ],
     "components/identity.py": ["tests/components/test_identity.py"],
     "stackconfig/combinations.py": [
@@ -114,7 +114,7 @@ TESTS = {
             "tests/jobs/health/test_build.py",
             "tests/jobs/payload/test_health.py",
             "tests/jobs/health/test_report.py",
-            "tests/jobs/commands/test_run.py",
+            "tests/jobs/test_run.py",
         ]
         for m in ("jobs/payload/healthparse.py", "jobs/health/build.py")
     },
@@ -125,7 +125,7 @@ TESTS = {
             "tests/jobs/payload/test_healthparse.py",
             "tests/jobs/health/test_build.py",
             "tests/jobs/payload/test_health.py",
-            "tests/jobs/commands/test_run.py",
+            "tests/jobs/test_run.py",
         ]
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
@@ -215,7 +215,7 @@ TESTS = {
         "tests/jobs/test_logpatterns.py",
         "tests/jobs/test_local.py",
         "tests/jobs/test_jobargs.py",
-        "tests/jobs/test_clustercheck.py",
+        "tests/jobs/run/test_clustercheck.py",
         "tests/jobs/test_progress.py",
     ],
     "doubles/pulumicli/gotool.py": ["tests/doubles/pulumicli/test_gotool.py"],
@@ -238,13 +238,13 @@ MINMAX = {"min": "max", "max": "min"}
 FALLBACK_CALLS = {"get": 1, "_or": 1}  # call name -> index of the fallback argument
 # (file, line, mutation) -> why no test can tell the mutant from the original.
 EQUIVALENT: dict[tuple[str, int, str], str] = {
-    ("jobs/runs/loop.py", 62, "default ''"): (
+    ("jobs/run/loop.py", 62, "default ''"): (
         "progress() of '-mutant' equals progress(''): neither holds a resume line or a metrics record"
     ),
-    ("jobs/runs/causes.py", 70, "GtE -> Gt"): (
+    ("jobs/run/causes.py", 70, "GtE -> Gt"): (
         "end = text.find('\\n', m.end()) is -1 or at least m.end() >= 1 (every pattern matches text): never 0"
     ),
-    ("jobs/runs/causes.py", 70, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
+    ("jobs/run/causes.py", 70, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
     ("jobs/health/report.py", 91, "continue -> pass"): "the continue is the loop body's last statement",
     ("jobs/health/build.py", 72, "default None"): (
         "environment=0 reaches builders._command, which sends `environment or DEFAULT_ENVIRONMENT`: the same"

@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "prices": "jobs.prices",
     "quota": "jobs.quota",
     "render": "jobs.render",
-    "run": "jobs.commands.run",
+    "run": "jobs.run",
     "scaling": "jobs.scaling",
     "submit": "jobs.submit",
     "teardown": "jobs.teardown",

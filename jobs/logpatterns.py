@@ -53,7 +53,7 @@ IB_CHANNEL = re.compile(r"Channel \d+/\d+ : .*?\bvia NET/IB\w*/\d+(/GDRDMA)?")
 IB_DEVICES = re.compile(r"NCCL INFO NET/IB : Using (.+?)(?: ; OOB|$)")
 IB_NONE = re.compile(r"NCCL INFO NET/IB : No device found")
 
-# -- why a job ended (jobs/runs/causes.py, where each is sourced) and where a train attempt started --------
+# -- why a job ended (jobs/run/causes.py, where each is sourced) and where a train attempt started --------
 #: The run error Azure ML gives a preempted low-priority job: "... PreemptionError: Nodes of this job got
 #: pre-empted. ..." (Azure/MachineLearningNotebooks#1242, MicrosoftDocs/azure-docs#66288).
 PREEMPTED = re.compile(r"PreemptionError|pre-?empted", re.IGNORECASE)

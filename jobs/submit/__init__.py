@@ -111,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
             if o.error:
                 line += f"; {o.error}"
             print(line)
-            if o.failure:  # jobs/runs/causes.py
-                from jobs.runs.causes import failure_lines
+            if o.failure:  # jobs/run/causes.py
+                from jobs.run.causes import failure_lines
 
                 for cause in failure_lines(o.failure):
                     print(f"  {cause}")

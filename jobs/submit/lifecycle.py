@@ -47,7 +47,7 @@ class Outcome:
     elapsed_s: float = 0.0
     verify: dict[str, Any] | None = None
     error: str | None = None
-    #: a Failed job's cause from its rank logs (jobs/runs/causes.py `failure`)
+    #: a Failed job's cause from its rank logs (jobs/run/causes.py `failure`)
     failure: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -79,7 +79,7 @@ def submit(
     allow_socket: bool = False,
     waiting_note: Callable[[], str | None] | None = None,
 ) -> Outcome:
-    """`waiting_note`, while the job waits for nodes: a line on the cluster (jobs/runs/precheck.py
+    """`waiting_note`, while the job waits for nodes: a line on the cluster (jobs/run/precheck.py
     `allocation`), shown beside the status and logged when it changes."""
     from rich.markup import escape
 
@@ -176,7 +176,7 @@ def submit(
                 if not report.ok:
                     out.exit_code = EXIT_FAILED
     elif status == "Failed":
-        from jobs.runs.causes import failure
+        from jobs.run.causes import failure
 
         out.exit_code = EXIT_FAILED
         out.failure = failure(Path(out.logs) if out.logs else None, built.processes_per_node)

@@ -7,6 +7,10 @@ code stops at once. Before the first job: the quota check. Every attempt goes to
 Exit codes: 0 completed and verified; 1 failed (user code, not verified, restarts or --max-hours used up);
 2 bad input; 3 the job's nodes do not fit the quota (numbers in the message) or create failed;
 4 status query failed; 5 canceled or paused.
+
+Its logic, beside it: `causes` says why an attempt ended, `ledger` records attempts, `precheck` reads quota
+and the cluster's allocation before a job is created (`clustercheck`: is the cluster there at all), `loop`
+ties them to `jobs.submit.lifecycle.submit`.
 """
 
 from __future__ import annotations
@@ -91,14 +95,14 @@ def _where(args: argparse.Namespace, outs) -> tuple[str, str, str | None]:
 
 @guarded
 def run(args: argparse.Namespace) -> int:
-    from jobs import clustercheck, outputs
+    from jobs import outputs
     from jobs.azure_client import NoCredentials, ml_client
     from jobs.jobargs import announce
     from jobs.paths import check_out_dir
     from jobs.progress import stderr_console
-    from jobs.runs import precheck
-    from jobs.runs.ledger import Ledger
-    from jobs.runs.loop import Policy, managed
+    from jobs.run import clustercheck, precheck
+    from jobs.run.ledger import Ledger
+    from jobs.run.loop import Policy, managed
     from jobs.userjob import build_any as build
 
     _check_flags(args)
@@ -184,8 +188,8 @@ def run(args: argparse.Namespace) -> int:
                     f"  {a['attempt']}. {a['job']} {a['status']}: {a['cause']}, steps {a['start_step']}->"
                     f"{a['last_step']}, {a['time_lost_s']:.0f} s lost"
                 )
-                if a.get("failure"):  # jobs/runs/causes.py
-                    from jobs.runs.causes import failure_lines
+                if a.get("failure"):  # jobs/run/causes.py
+                    from jobs.run.causes import failure_lines
 
                     for cause in failure_lines(a["failure"]):
                         print(f"     {cause}")

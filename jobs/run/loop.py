@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobs import errors
-from jobs.runs.causes import Cause, classify, read_logs
-from jobs.runs.ledger import Attempt, Ledger, progress
+from jobs.run.causes import Cause, classify, read_logs
+from jobs.run.ledger import Attempt, Ledger, progress
 
 if TYPE_CHECKING:
     from azure.ai.ml import MLClient

@@ -9,9 +9,9 @@ import pytest
 
 from jobs.cli import main
 
-from ..jobs_azure_fakes import RoutedTransport, ml_client
-from ..jobs_util import FIXTURES
-from ..runs_util import quota_route
+from .jobs_azure_fakes import RoutedTransport, ml_client
+from .jobs_util import FIXTURES
+from .runs_util import quota_route
 
 
 def test_run_refuses_health_a_check_is_not_resubmitted(capsys):

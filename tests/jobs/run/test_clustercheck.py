@@ -1,5 +1,5 @@
-"""Before a job is built on Azure (jobs/clustercheck.py): `run` on a cluster the workspace lacks, though the
-stack outputs list it, says so before anything else (answered at the HTTP transport)."""
+"""Before a job is built on Azure (jobs/run/clustercheck.py): `run` on a cluster the workspace lacks, though
+the stack outputs list it, says so before anything else (answered at the HTTP transport)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import json
 
 from jobs.cli import main
 
-from .jobs_util import FIXTURES
+from ..jobs_util import FIXTURES
 
 
 def test_run_on_a_cluster_the_workspace_lacks_says_so_before_anything_else(monkeypatch, capsys, tmp_path):
     import jobs.azure_client
 
-    from .jobs_azure_fakes import RoutedTransport, ml_client
+    from ..jobs_azure_fakes import RoutedTransport, ml_client
 
     def route(method: str, url: str):
         return 404, {"error": {"code": "ResourceNotFound", "message": "compute h100-x4 not found"}}

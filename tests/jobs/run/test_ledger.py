@@ -1,11 +1,11 @@
-"""A managed run's ledger (jobs/runs/ledger.py): progress read from train.py's records, and the arithmetic of
+"""A managed run's ledger (jobs/run/ledger.py): progress read from train.py's records, and the arithmetic of
 each attempt's steps done, kept and redone and its time lost, settled against the attempt after it."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobs.runs.ledger import Attempt, Ledger, progress
+from jobs.run.ledger import Attempt, Ledger, progress
 
 
 def test_progress_reads_train_py_records():

@@ -43,7 +43,7 @@ NODE_RANK x processes per node + LOCAL_RANK, azure-notes.md section 4).
 Order matters: when one rank fails, the launcher SIGTERMs the others (every rank log but one then says
 "interrupted"), so a traceback or a lost peer anywhere outranks an interruption. Azure publishes no
 fixed text for a lost node (the cluster shows it in `nodeStateCounts.unusableNodeCount` /
-`preemptedNodeCount`, jobs/runs/precheck.py), so a node loss is recognised by what the surviving ranks
+`preemptedNodeCount`, jobs/run/precheck.py), so a node loss is recognised by what the surviving ranks
 print.
 """
 

@@ -1,4 +1,4 @@
-"""Why a job ended and whether a resubmit can help (jobs/runs/causes.py `classify`), from the texts Azure ML
+"""Why a job ended and whether a resubmit can help (jobs/run/causes.py `classify`), from the texts Azure ML
 and the job scripts really print, and the evidence line a cause names. The loop that acts on it runs end to
 end against localml in tests/integration/e2e/test_runs_drills.py."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.runs.causes import classify
+from jobs.run.causes import classify
 
 from ..runs_util import SIGTERM, TRACEBACK
 
@@ -77,7 +77,7 @@ def test_evidence_names_the_rank_and_line():
 
 
 def test_the_evidence_is_exactly_the_matching_line_with_its_rank():
-    from jobs.runs.causes import classify
+    from jobs.run.causes import classify
 
     middle = classify("Failed", None, {0: "", 3: "step 5\n" + TRACEBACK + "\nmore"})
     assert middle.evidence == "rank 3: Traceback (most recent call last):"
@@ -86,14 +86,14 @@ def test_the_evidence_is_exactly_the_matching_line_with_its_rank():
 
 
 def test_the_evidence_of_a_long_line_is_cut_to_300_characters():
-    from jobs.runs.causes import classify
+    from jobs.run.causes import classify
 
     got = classify("Failed", None, {0: SIGTERM.format(step=5) + " " + "x" * 400})
     assert got.evidence == "rank 0: " + (SIGTERM.format(step=5) + " " + "x" * 400)[:300]
 
 
 def test_no_logs_folder_reads_as_no_logs(tmp_path):
-    from jobs.runs.causes import read_logs
+    from jobs.run.causes import read_logs
 
     assert read_logs(None) == {} and read_logs(tmp_path / "absent") == {}
     got = read_logs(tmp_path)
@@ -119,7 +119,7 @@ MISSING = (
 
 
 def test_a_failed_jobs_cause_is_the_failing_ranks_last_frame_and_message(tmp_path):
-    from jobs.runs.causes import failure, failure_lines
+    from jobs.run.causes import failure, failure_lines
 
     logs = _rank_logs(tmp_path, {0: "step 1\n" + SIGTERMED, 1: LOST + "\n" + TRACEBACK, 3: MISSING})
     got = failure(tmp_path, 2)
@@ -139,7 +139,7 @@ def test_a_failed_jobs_cause_is_the_failing_ranks_last_frame_and_message(tmp_pat
 
 
 def test_without_a_rank_line_the_node_is_the_rank_over_processes_per_node(tmp_path):
-    from jobs.runs.causes import failure
+    from jobs.run.causes import failure
 
     _rank_logs(tmp_path, {5: "x\n" + TRACEBACK + "\n"})
     got = failure(tmp_path, 4)
@@ -149,7 +149,7 @@ def test_without_a_rank_line_the_node_is_the_rank_over_processes_per_node(tmp_pa
 
 
 def test_only_consequences_then_the_first_is_named_and_no_traceback_is_none(tmp_path):
-    from jobs.runs.causes import failure
+    from jobs.run.causes import failure
 
     _rank_logs(tmp_path / "a", {2: LOST + "\n" + TRACEBACK, 1: LOST + "\n" + TRACEBACK})
     assert failure(tmp_path / "a", 8)["rank"] == 1
@@ -159,7 +159,7 @@ def test_only_consequences_then_the_first_is_named_and_no_traceback_is_none(tmp_
 
 
 def test_the_last_traceback_of_a_log_is_the_one_named(tmp_path):
-    from jobs.runs.causes import failure
+    from jobs.run.causes import failure
 
     first = 'Traceback (most recent call last):\n  File "a.py", line 1, in f\n    g()\nKeyError: 1\n'
     _rank_logs(tmp_path, {0: first + "retrying\n" + TRACEBACK})

@@ -1,4 +1,4 @@
-"""The managed-run loop (`jobs.runs.loop.managed`) driven attempt by attempt with a scripted submit/follow,
+"""The managed-run loop (`jobs.run.loop.managed`) driven attempt by attempt with a scripted submit/follow,
 its backoff and the run error it reads.
 
 `jobs.submit.lifecycle.submit` is replaced by a script of attempts, each ending the way a followed Azure ML
@@ -22,9 +22,9 @@ import jobs.submit.lifecycle
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
 from jobs.payload.metrics import StepMetrics
-from jobs.runs import loop
-from jobs.runs.ledger import Ledger
-from jobs.runs.loop import Policy, managed
+from jobs.run import loop
+from jobs.run.ledger import Ledger
+from jobs.run.loop import Policy, managed
 from jobs.submit.lifecycle import EXIT_CREATE, EXIT_STATUS, Outcome
 
 from ..jobs_azure_fakes import RoutedTransport, ml_client
@@ -40,7 +40,7 @@ OUTPUTS = FIXTURES / "outputs-prod.json"
 WORKSPACE = json.loads((FIXTURES / "workspace-get.json").read_text())
 
 
-# Azure ML's text for a low-priority preemption (jobs/runs/causes.py cites the issues it is quoted from).
+# Azure ML's text for a low-priority preemption (jobs/run/causes.py cites the issues it is quoted from).
 PREEMPTED = (
     "AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has "
     "failed or restarted. Reason: Received pre-emption warning signal"

@@ -1,4 +1,4 @@
-"""The quota pre-check and the allocation line of `jobs run` (jobs/runs/precheck.py) through azure-ai-ml's
+"""The quota pre-check and the allocation line of `jobs run` (jobs/run/precheck.py) through azure-ai-ml's
 real HTTP pipeline, answered at the transport with bodies in the REST shapes: usages as
 `GET .../locations/{region}/usages` lists them (tests/jobs/fixtures/usages-eastus.json), the cluster as
 `GET .../computes/{name}` returns AmlCompute (fixtures/compute-get-amlcompute.json, the REST spec example),
@@ -17,7 +17,7 @@ import pytest
 
 from jobs import outputs
 from jobs.builders import cluster_target, smoke
-from jobs.runs import precheck
+from jobs.run import precheck
 
 from ..jobs_azure_fakes import RoutedTransport, ml_client
 from ..jobs_util import FIXTURES
