@@ -50,7 +50,7 @@ def parse_size(text: str) -> int:
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    """The flags, shared with `python -m jobs export-hf` (jobs/commands/export_hf.py)."""
+    """The flags, shared with `python -m jobs export-hf` (jobs/export_hf.py)."""
     p.add_argument("--ckpt", required=True, help="train.py's --ckpt folder (step_NNNNNNNN/ inside)")
     p.add_argument("--step", type=int, help="the committed step to export (default: the newest)")
     p.add_argument("--out", required=True, help="the Hugging Face folder to write (new or empty)")

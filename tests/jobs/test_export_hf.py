@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from ..jobs_util import PY, REPO, base_env
+from .jobs_util import PY, REPO, base_env
 
 
 def jobs(*args: str) -> subprocess.CompletedProcess[str]:

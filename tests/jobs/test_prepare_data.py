@@ -7,8 +7,8 @@ import subprocess
 
 import numpy as np
 
-from ..jobs_util import PY, REPO, base_env
-from ..tokenizer_util import word_tokenizer
+from .jobs_util import PY, REPO, base_env
+from .tokenizer_util import word_tokenizer
 
 
 def test_prepare_data_writes_shards_with_the_model_folders_tokenizer(tmp_path):
