@@ -57,7 +57,7 @@ TESTS = {
         "tests/jobs/verify/test_logchecks.py",
         "tests/jobs/test_verify.py",
         "tests/jobs/verify/test_nccl.py",
-        "tests/jobs/test_logpatterns.py",
+        "tests/jobs/test_ranklogs.py",
     ],
     "jobs/scaling/efficiency.py": [
         "tests/jobs/scaling/test_efficiency.py",
@@ -212,7 +212,7 @@ TESTS = {
         "tests/repo/test_repo_cli_promises.py",
         "tests/jobs/test_cli.py",
         "tests/jobs/test_errors.py",
-        "tests/jobs/test_logpatterns.py",
+        "tests/jobs/test_ranklogs.py",
         "tests/jobs/test_local.py",
         "tests/jobs/test_jobargs.py",
         "tests/jobs/run/test_clustercheck.py",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import logfiles
-from jobs.logpatterns import HEALTH_RECORD
+from jobs.ranklogs import HEALTH_RECORD
 
 HEALTHY, WARN, FAIL, NOT_JUDGED = "pass", "warn", "fail", "n/a"
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.logfiles import rank_logs
-from jobs.logpatterns import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TRACEBACK
+from jobs.ranklogs import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TRACEBACK
 
 #: Causes a resubmit with the same run name can fix.
 INFRA = ("preempted", "not-responding", "nccl-timeout", "node-lost", "interrupted")

@@ -24,13 +24,13 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, logpatterns, trainlog
+from jobs import logfiles, ranklogs, trainlog
 from jobs.errors import UsageError
 from jobs.verify import nccl
 
-# The log lines read here; each is defined, with the line it matches, in `logpatterns`.
-_WORLD, _NODE_RANK, _HOST = logpatterns.WORLD_SIZE, logpatterns.NODE_RANK, logpatterns.HOST
-_RANK, _PEAK_BUSBW, _IB_CHANNEL = logpatterns.RANK, logpatterns.PEAK_BUSBW, logpatterns.IB_CHANNEL
+# The log lines read here; each is defined, with the line it matches, in `ranklogs`.
+_WORLD, _NODE_RANK, _HOST = ranklogs.WORLD_SIZE, ranklogs.NODE_RANK, ranklogs.HOST
+_RANK, _PEAK_BUSBW, _IB_CHANNEL = ranklogs.RANK, ranklogs.PEAK_BUSBW, ranklogs.IB_CHANNEL
 
 #: Below this fraction of one GPU's link speed, the fabric is not carrying the all-reduce: on an
 #: RDMA size, ring all-reduce busbw across nodes approaches the node's aggregate NIC rate (one NIC per

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jobs.logpatterns import IB_DEVICES, IB_NONE, NCCL_ANY, USING_NETWORK, VIA_NET
+from jobs.ranklogs import IB_DEVICES, IB_NONE, NCCL_ANY, USING_NETWORK, VIA_NET
 
 NONE_SEEN = "none seen"
 

@@ -1,5 +1,5 @@
 """Rank logs in the formats jobs/ reads, written for the tests of `verify` (jobs/verify/logchecks.py,
-jobs/verify/nccl.py, jobs/logpatterns.py) and `scaling` (jobs/scaling/efficiency.py): NCCL's INFO lines
+jobs/verify/nccl.py, jobs/ranklogs.py) and `scaling` (jobs/scaling/efficiency.py): NCCL's INFO lines
 (NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/payload/smoke.py's lines and
 jobs/payload/train.py's metrics records, in Azure ML's `user_logs/std_log_process_<rank>.txt` layout."""
 

@@ -1,11 +1,11 @@
-"""The log-line patterns of jobs/logpatterns.py against the lines the job scripts and torch print: the world
+"""The log-line patterns of jobs/ranklogs.py against the lines the job scripts and torch print: the world
 size, smoke.py's rank line, the host, and prose that names none."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobs import logpatterns
+from jobs import ranklogs
 
 from .ranklogs_util import GLOO_HOSTNAME_WARNING
 
@@ -20,16 +20,16 @@ from .ranklogs_util import GLOO_HOSTNAME_WARNING
     ],
 )
 def test_world_size_pattern(line, world):
-    m = logpatterns.WORLD_SIZE.search(line)
+    m = ranklogs.WORLD_SIZE.search(line)
     assert (int(m.group(1)) if m else None) == world
 
 
 def test_smoke_rank_line_patterns():
     line = "smoke rank=3 local_rank=1 node_rank=1 world_size=4 host=node-1 device=cuda:1"
-    assert logpatterns.RANK.search(line).group(1) == "3"  # not local_rank or node_rank
-    assert logpatterns.NODE_RANK.search(line).group(1) == "1"
-    assert logpatterns.HOST.search(line).group(1) == "node-1"
-    assert logpatterns.PEAK_BUSBW.search("smoke peak busbw: 12.75 GB/s").group(1) == "12.75"
+    assert ranklogs.RANK.search(line).group(1) == "3"  # not local_rank or node_rank
+    assert ranklogs.NODE_RANK.search(line).group(1) == "1"
+    assert ranklogs.HOST.search(line).group(1) == "node-1"
+    assert ranklogs.PEAK_BUSBW.search("smoke peak busbw: 12.75 GB/s").group(1) == "12.75"
 
 
 @pytest.mark.parametrize(
@@ -37,9 +37,9 @@ def test_smoke_rank_line_patterns():
     [("host=10f2c1a0000000", "10f2c1a0000000"), ("hostname: node-1", "node-1"), ("host = a.b", "a.b")],
 )
 def test_host_forms_a_script_prints(line, host):
-    from jobs import logpatterns
+    from jobs import ranklogs
 
-    m = logpatterns.HOST.search(f"smoke rank=0 {line}")
+    m = ranklogs.HOST.search(f"smoke rank=0 {line}")
     assert m is not None and m.group(1) == host
 
 
@@ -47,6 +47,6 @@ def test_host_forms_a_script_prints(line, host):
     "prose", [GLOO_HOSTNAME_WARNING, "could not reach host after 3 tries", "hostname to x"]
 )
 def test_prose_names_no_host(prose):
-    from jobs import logpatterns
+    from jobs import ranklogs
 
-    assert logpatterns.HOST.search(prose) is None
+    assert ranklogs.HOST.search(prose) is None
