@@ -1,9 +1,17 @@
-"""Every log-line pattern `jobs/` reads, in one place: what the job scripts and NCCL print in a rank's log.
+"""A job's rank logs, the one module of `jobs/` that reads them: where they are (`rank_logs`, `download`),
+their text (`read`), every log-line pattern read from them, and train.py's metrics records in them
+(`records`).
 
-Readers: `logchecks` (`python -m jobs verify`), `efficiency` (`python -m jobs scaling`), `nccl` and
-`health.report` (the health job's records).
-The file layout of the logs (`user_logs/std_log_process_<N>.txt`, `retry_NNN/`) is `logfiles`' concern.
+Readers, each with its own checks: `verify.logchecks` and `verify.nccl` (`python -m jobs verify`),
+`scaling.efficiency` (`python -m jobs scaling`), `health.report` (the health job's records), `run.causes` and
+`run.ledger` (why an attempt ended, where it started), `local.rankdrill` (`local --sigterm-at`).
 
+Files: Azure ML writes one file per process: `user_logs/std_log_process_<N>.txt`, N the global rank, with
+padding that varies (`_0`, `_00`); a retried job writes each attempt under `user_logs/retry_NNN/`
+(platform-notes "Logs"). `jobs.download` puts them under `artifacts/user_logs/`. The newest attempt wins.
+`jobs local` (jobs/local/launcher.py) writes the same layout.
+
+Lines:
 smoke.py (jobs/payload; the format is stable, docs/job-scripts.md "Output format"):
     smoke rank=3 local_rank=1 node_rank=1 world_size=4 host=node-1 device=cuda:1    every rank
     world size 4                                                                    rank 0
@@ -13,15 +21,29 @@ health.py (jobs/payload) on rank 0:
     health summary {"nodes": 2, "fail": 0, "bisection": null, ...}              last
 train.py (jobs/payload) on rank 0:
     model 1.23M params | world size 4 | device cuda | ...
-  and per log step a metrics record (a JSON line, jobs/payload/metrics.py), which `trainlog` reads, not a
-  pattern.
+  and per log step a metrics record (a JSON line, jobs/payload/metrics.py), which `records` reads, not a
+  pattern. jobs/payload stays self-contained (it is what Azure ML uploads), so the record is defined there
+  and only read here; `scaling` and `verify` take throughput and world size from these records, not from the
+  prose line.
 NCCL with NCCL_DEBUG=INFO, `host:pid:tid [rank] NCCL INFO <text>` (NVIDIA/nccl sources; the lines are
-listed in `nccl`'s docstring).
+listed in `verify.nccl`'s docstring).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jobs.errors import UsageError
+from jobs.payload.metrics import RECORD, StepMetrics
+
+if TYPE_CHECKING:
+    from azure.ai.ml import MLClient
+    from rich.console import Console
+
+__all__ = ["RECORD", "StepMetrics", "download", "rank_logs", "read", "records"]
 
 # -- the job scripts' own lines ------------------------------------------------------------------------
 #: `world size N` (smoke.py and train.py rank 0) and `world_size=N` (smoke.py's per-rank line).
@@ -67,3 +89,60 @@ TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 INTERRUPTED = re.compile(r"interrupted by signal 15\b")
 #: train.py rank 0: `resumed from <path> at step K`.
 RESUMED = re.compile(r"resumed from \S+ at step (\d+)")
+
+
+# -- the files -----------------------------------------------------------------------------------------
+_RANK_FILE = re.compile(r"^std_log_process_(\d+)\.txt$")
+_RETRY_DIR = re.compile(r"^retry_(\d+)$")
+
+
+def _attempt(path: Path) -> int:
+    for part in reversed(path.parent.parts):
+        if m := _RETRY_DIR.match(part):
+            return int(m.group(1))
+        if part == "user_logs":
+            break
+    return 0
+
+
+def rank_logs(root: Path) -> tuple[dict[int, Path], int]:
+    """rank -> log file of the newest attempt, and that attempt's number (0 = first)."""
+    found: dict[int, dict[int, Path]] = {}
+    for path in root.rglob("std_log_process_*.txt"):
+        m = _RANK_FILE.match(path.name)
+        if not m or "user_logs" not in path.parts:
+            continue
+        found.setdefault(_attempt(path), {})[int(m.group(1))] = path
+    if not found:
+        return {}, 0
+    newest = max(found)
+    return dict(sorted(found[newest].items())), newest
+
+
+def read(path: Path) -> str:
+    """A rank log's text; bytes that are not UTF-8 (a crashed process's partial write) read as U+FFFD."""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def download(ml: MLClient, name: str, dest: Path, console: Console | None = None) -> Path:
+    """Download all of job `name`'s logs and outputs to `dest` with `ml.jobs.download(name, all=True)`,
+    which works only once the job is in a terminal state (`JobOperations.download`); a spinner on `console`
+    while it runs. Returns `dest`; raises what the SDK raises."""
+    waiting = console.status(f"downloading the logs of {name}") if console else contextlib.nullcontext()
+    with waiting:
+        ml.jobs.download(name, all=True, download_path=str(dest))
+    return dest
+
+
+# -- train.py's metrics records (jobs/payload/metrics.py) -----------------------------------------------
+def records(text: str, source: str = "log") -> list[StepMetrics]:
+    """Every metrics record in `text`, in order. A record this reader cannot read is bad input."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        try:
+            rec = StepMetrics.from_line(line)
+        except ValueError as e:
+            raise UsageError(f"{source} line {n}: {e}; use the jobs package of its version") from None
+        if rec is not None:
+            out.append(rec)
+    return out

@@ -2,7 +2,7 @@
 rank once training reaches a step, as a Spot eviction notice or a node drain would (Azure Scheduled Events
 give a Preempt event up to 30 s ahead, docs/reference/azure-notes.md section 5).
 
-The step comes from rank 0's log, train.py's metrics records (every `--log-every` steps; jobs/trainlog.py),
+The step comes from rank 0's log, train.py's metrics records (every `--log-every` steps; jobs/ranklogs.py),
 so the signal goes at the first logged step at or after STEP. `random` picks STEP uniformly in [1, M-1]
 with `random.Random(seed)` once the first record gives M (`steps`). Only that rank gets the signal; train.py's
 `StopRequest.agreed()` then stops every rank at the same step with a checkpoint (docs/job-scripts.md).
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.errors import UsageError
-from jobs.trainlog import records
+from jobs.ranklogs import read, records
 
 POLL_S = 0.05
 
@@ -49,7 +49,7 @@ class SigtermAt:
         rng = random.Random(self.seed)
         while not self._stop.wait(POLL_S) and proc.poll() is None:
             try:
-                recs = records(log.read_text(errors="replace"), str(log))
+                recs = records(read(log), str(log))
             except (OSError, UsageError):
                 continue
             if not recs:

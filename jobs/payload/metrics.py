@@ -4,7 +4,7 @@
      "tokens_per_s_per_gpu": 12345.6, "mfu": 0.41, "world_size": 16, "lr": 0.00095}
 
 train.py prints it next to the human line `StepMetrics.text()` renders from the same values; `python -m
-jobs scaling` and `jobs verify` read it back with `StepMetrics.from_line` (jobs/trainlog.py), so the
+jobs scaling` and `jobs verify` read it back with `StepMetrics.from_line` (jobs/ranklogs.py), so the
 contract between the job and its readers is this dataclass, not a printed f-string. A reader accepts
 only VERSION: a change of a field's name, type or unit bumps it (docs/job-scripts.md "Metrics record").
 """

@@ -3,7 +3,7 @@
 Inputs, each as Azure ML exposes it: the job status (azure-ai-ml `JobStatus`,
 `_restclient/arm_ml_service/models/_enums.py`), the run's error from run history (`RunDetails.error`, what
 azure-ai-ml's own `stream_logs_until_completion` prints for a Failed job, `operations/_job_ops_helper.py`),
-and every rank's log (`user_logs/std_log_process_<N>.txt`, jobs/logfiles.py).
+and every rank's log (`user_logs/std_log_process_<N>.txt`, jobs/ranklogs.py).
 
 The rules, first match wins (`classify`); "retry" marks the infrastructure causes (`INFRA`):
 
@@ -53,8 +53,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.logfiles import rank_logs
-from jobs.ranklogs import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TRACEBACK
+from jobs.ranklogs import INTERRUPTED, LOST_PEER, NCCL_TIMEOUT, PREEMPTED, TRACEBACK, rank_logs, read
 
 #: Causes a resubmit with the same run name can fix.
 INFRA = ("preempted", "not-responding", "nccl-timeout", "node-lost", "interrupted")
@@ -85,7 +84,7 @@ def read_logs(root: Path | None) -> dict[int, str]:
     if root is None or not root.exists():
         return {}
     found, _ = rank_logs(root)
-    return {r: p.read_text(errors="replace") for r, p in found.items()}
+    return {r: read(p) for r, p in found.items()}
 
 
 _FRAME = re.compile(r'^\s+File "[^"]*", line \d+')
@@ -118,7 +117,7 @@ def failure(root: Path | None, processes_per_node: int) -> dict[str, object] | N
     found, _ = rank_logs(root)
     hits = []
     for rank, path in found.items():
-        text = path.read_text(errors="replace")
+        text = read(path)
         tb = _traceback(text)
         if tb is None:
             continue

@@ -2,7 +2,7 @@
 beside the logs after every attempt, so a run that is killed still leaves its history.
 
 Steps come from rank 0's log, as train.py prints them (docs/job-scripts.md): `resumed from <path> at step
-K` (where the attempt started, `ranklogs.RESUMED`) and its metrics records (`jobs/trainlog.py`: step,
+K` (where the attempt started, `ranklogs.RESUMED`) and its metrics records (`jobs/ranklogs.py`: step,
 steps, step_ms; the last one is where it got to).
 Time lost by an attempt = its wall time (create to terminal state) minus the time of the steps the run
 kept (kept steps x the attempt's mean ms/step), plus the backoff waited before the next attempt. Steps
@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.errors import UsageError
-from jobs.ranklogs import RESUMED
-from jobs.trainlog import records
+from jobs.ranklogs import RESUMED, records
 
 
 @dataclass

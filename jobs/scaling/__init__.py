@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs and args.logdirs:
         raise UsageError("pass either two LOGDIRs or --jobs NAME1 NAME2, not both")
     if args.jobs:
-        from jobs import logfiles, outputs
+        from jobs import outputs, ranklogs
         from jobs.azure_client import NoCredentials, ml_client
         from jobs.paths import check_out_dir
         from jobs.progress import stderr_console
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         dirs = []
         for name in args.jobs:
             try:
-                dirs.append(logfiles.download(ml, name, Path(args.logs) / name, stderr_console()))
+                dirs.append(ranklogs.download(ml, name, Path(args.logs) / name, stderr_console()))
             except Exception as exc:
                 message = f"--jobs {name}: cannot download its logs ({error_detail(exc)}); is it finished?"
                 return fail(message, EXIT_QUERY, args.json)

@@ -16,7 +16,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, trainlog
+from jobs import ranklogs
 from jobs.errors import UsageError
 
 THRESHOLD = 0.75
@@ -52,18 +52,18 @@ class Scaling:
 
 
 def read_run(logdir: Path, flag: str) -> Run:
-    logs, _ = logfiles.rank_logs(logdir)
+    logs, _ = ranklogs.rank_logs(logdir)
     if not logs:
         raise UsageError(
             f"{flag} {logdir}: no user_logs/std_log_process_<N>.txt below it; pass the folder "
             "a training job's logs were downloaded to"
         )
     rank = min(logs)  # rank 0, which logs the records (the lowest one if its file is missing)
-    text = logs[rank].read_text(encoding="utf-8", errors="replace")
-    records = trainlog.records(text, f"{flag} {logs[rank]}")
+    text = ranklogs.read(logs[rank])
+    records = ranklogs.records(text, f"{flag} {logs[rank]}")
     if not records:
         raise UsageError(
-            f"{flag} {logdir}: rank {rank}'s log has no `{trainlog.RECORD}` metrics record; "
+            f"{flag} {logdir}: rank {rank}'s log has no `{ranklogs.RECORD}` metrics record; "
             "was it a train.py run that reached its first --log-every step?"
         )
     steady = records[1:] if len(records) >= 3 else records

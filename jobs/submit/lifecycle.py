@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs import logfiles
+from jobs import ranklogs
 from jobs.builders import BuiltJob
 from jobs.errors import EXIT_ENDED_OTHERWISE, EXIT_FAILED, EXIT_OK, EXIT_QUERY, error_detail
 from jobs.errors import EXIT_NOT_CREATED as EXIT_CREATE
@@ -156,7 +156,7 @@ def submit(
 
     if logs_root is not None:
         try:
-            out.logs = str(logfiles.download(ml, out.name, logs_root / out.name, console))
+            out.logs = str(ranklogs.download(ml, out.name, logs_root / out.name, console))
         except Exception as exc:
             out.error = f"log download failed: {error_detail(exc)}"
 

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--size {args.size}: {exc}; use a VM size such as Standard_ND96isr_H100_v5"
             ) from None
-    from jobs.logfiles import rank_logs
+    from jobs.ranklogs import rank_logs
 
     if not rank_logs(logdir)[0]:
         raise UsageError(

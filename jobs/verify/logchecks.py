@@ -1,6 +1,6 @@
 """Verify a distributed job from its rank logs: world size, processes per node, NCCL transport, busbw.
 
-Inputs are the files `jobs.download(name, all=True)` or the local launcher write (see `logfiles`).
+Inputs are the files `jobs.download(name, all=True)` or the local launcher write (see `jobs.ranklogs`).
 The checks are the seed's first-run checks ("On the first run, check the world size is 16, the log
 shows NET/IB ..."; failure modes "One GPU busy per node" and "Scaling efficiency under 1.5x"):
 
@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs import logfiles, ranklogs, trainlog
+from jobs import ranklogs
 from jobs.errors import UsageError
 from jobs.verify import nccl
 
@@ -117,7 +117,7 @@ def _smoke_lines(
 def verify(
     logdir: Path, expected_world_size: int, size: str | None = None, allow_socket: bool = False
 ) -> Report:
-    logs, attempt = logfiles.rank_logs(logdir)
+    logs, attempt = ranklogs.rank_logs(logdir)
     by_rank: dict[int, str] = {}
     net_lines = False
     worlds: list[int] = []
@@ -128,7 +128,7 @@ def verify(
     crossing: set[int] = set()  # ranks with a `via NET/...` edge: a connection to another node
     unreadable: list[str] = []
     for rank, path in logs.items():
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = ranklogs.read(path)
         for m in _IB_CHANNEL.finditer(text):
             ib_channels += 1
             gdr_channels += m.group(1) is not None
@@ -139,7 +139,7 @@ def verify(
         net_lines = net_lines or bool(parsed.via)
         world, rank_lines, busbw = _smoke_lines(text)
         try:
-            records = trainlog.records(text, str(path))
+            records = ranklogs.records(text, str(path))
         except UsageError as e:  # a record this version cannot read: a finding, not a crash of the report
             unreadable.append(str(e))
             records = []

@@ -37,9 +37,7 @@ SHARED = {
     "userjobcheck": "what a --file job would fail on, checked for render, submit and run",
     "paths": "checks on --out / --logs paths",
     "regions": "region flags",
-    "logfiles": "finding a job's rank logs",
     "ranklogs": "a job's rank logs: finding them, reading them, their line patterns",
-    "trainlog": "train.py's metrics records in a rank log",
     "health": "the health job kind (render and submit build it, submit judges it); no command of its own",
     "payload": "what Azure ML uploads as the job's code (not a package: the scripts run alone)",
 }
