@@ -7,10 +7,6 @@ code stops at once. Before the first job: the quota check. Every attempt goes to
 Exit codes: 0 completed and verified; 1 failed (user code, not verified, restarts or --max-hours used up);
 2 bad input; 3 the job's nodes do not fit the quota (numbers in the message) or create failed;
 4 status query failed; 5 canceled or paused.
-
-Its logic, beside it: `causes` says why an attempt ended, `ledger` records attempts, `precheck` reads quota
-and the cluster's allocation before a job is created (`clustercheck`: is the cluster there at all), `loop`
-ties them to `jobs.submit.lifecycle.submit`.
 """
 
 from __future__ import annotations
@@ -21,6 +17,10 @@ import math
 from pathlib import Path
 
 from jobs.errors import UsageError, fail, guarded
+
+# Its logic, beside it: `causes` says why an attempt ended, `ledger` records attempts, `precheck` reads quota
+# and the cluster's allocation before a job is created (`clustercheck`: is the cluster there at all), `loop`
+# ties them to `jobs.submit.lifecycle.submit`.
 
 EXIT_QUOTA = 3
 
