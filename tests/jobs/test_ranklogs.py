@@ -1,11 +1,13 @@
-"""The log-line patterns of jobs/ranklogs.py against the lines the job scripts and torch print: the world
-size, smoke.py's rank line, the host, and prose that names none."""
+"""jobs/ranklogs.py, the one reader of rank logs: its log-line patterns against the lines the job scripts and
+torch print (the world size, smoke.py's rank line, the host, and prose that names none), which files are a
+job's rank logs, their text, and train.py's metrics records read back."""
 
 from __future__ import annotations
 
 import pytest
 
 from jobs import ranklogs
+from jobs.errors import UsageError
 
 from .ranklogs_util import GLOO_HOSTNAME_WARNING
 
@@ -50,3 +52,47 @@ def test_prose_names_no_host(prose):
     from jobs import ranklogs
 
     assert ranklogs.HOST.search(prose) is None
+
+
+def _log(root, rel: str, text: str = "x\n") -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_rank_logs_are_every_rank_of_the_newest_attempt_whatever_the_padding(tmp_path):
+    # Azure ML pads the rank (`_0`, `_00`) and writes a retried job's attempts under user_logs/retry_NNN/.
+    _log(tmp_path, "artifacts/user_logs/std_log_process_00.txt")
+    _log(tmp_path, "artifacts/user_logs/std_log_process_01.txt")
+    _log(tmp_path, "artifacts/user_logs/retry_001/std_log_process_0.txt")
+    _log(tmp_path, "artifacts/user_logs/retry_002/std_log_process_00.txt")
+    _log(tmp_path, "artifacts/user_logs/retry_002/std_log_process_01.txt")
+    logs, attempt = ranklogs.rank_logs(tmp_path)
+    assert attempt == 2
+    assert {r: p.relative_to(tmp_path).as_posix() for r, p in logs.items()} == {
+        0: "artifacts/user_logs/retry_002/std_log_process_00.txt",
+        1: "artifacts/user_logs/retry_002/std_log_process_01.txt",
+    }
+
+
+def test_rank_logs_of_a_first_attempt_are_attempt_0_and_other_files_are_not_rank_logs(tmp_path):
+    _log(tmp_path, "user_logs/std_log_process_1.txt")
+    _log(tmp_path, "user_logs/std_log_process_0.txt")
+    _log(tmp_path, "std_log_process_2.txt")  # not below user_logs/
+    _log(tmp_path, "user_logs/std_log_process_x.txt")  # no rank
+    logs, attempt = ranklogs.rank_logs(tmp_path)
+    assert (list(logs), attempt) == ([0, 1], 0)  # in rank order
+    assert ranklogs.rank_logs(tmp_path / "user_logs" / "none") == ({}, 0)
+
+
+def test_a_log_with_bytes_that_are_not_utf8_still_reads(tmp_path):
+    path = tmp_path / "std_log_process_0.txt"
+    path.write_bytes(b"step 1\n\xff\xfe partial write\n")
+    assert ranklogs.read(path) == "step 1\n\ufffd\ufffd partial write\n"
+
+
+def test_a_metrics_record_this_reader_cannot_read_names_the_log_and_line():
+    record = '{"record": "train.step", "v": 999}'
+    with pytest.raises(UsageError, match=r"^rank0\.txt line 2: a train.step record of version 999; "):
+        ranklogs.records(f"model 1.23M params\n{record}\n", "rank0.txt")
+    assert ranklogs.records("no records here\n") == []
