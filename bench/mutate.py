@@ -52,7 +52,7 @@ TARGETS = [
 ]
 TESTS = {
     "vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_quota.py"],
-    # verify's checks and scaling's efficiency (jobs/verify/__init__.py, scaling.py): run with --only.
+    # verify's checks and scaling's efficiency (jobs/verify/, jobs/scaling/): run with --only.
     "jobs/verify/logchecks.py": [
         "tests/jobs/verify/test_logchecks.py",
         "tests/jobs/test_verify.py",
