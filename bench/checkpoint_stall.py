@@ -5,7 +5,7 @@
     .venv/bin/python bench/checkpoint_stall.py --blob-mount   # every write through localml's blob mount
 
 Method (one process, one run, methods interleaved so both see the same machine load):
-- train.py's Llama (jobs/src/model.py) with AdamW state, by default the `small` preset with 24 blocks:
+- train.py's Llama (jobs/payload/model.py) with AdamW state, by default the `small` preset with 24 blocks:
   about 200M parameters, 2.4 GB of model and optimizer state (fp32 weights, two fp32 moments), the largest
   this 23 GB, shared machine holds twice over (async_save stages a CPU copy of the whole state);
 - baseline: the median time of a training step with no checkpoint;
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs" / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs" / "payload"))
 from checkpointing import CheckpointManager  # noqa: E402
 from model import PRESETS, Llama  # noqa: E402
 

@@ -13,12 +13,12 @@ time between failures `node_mtbf_h`; the job fails when any node does, so its MT
 The headline uses 3 failures expected in the 5-hour run, the drill's count (2 preemptions + 1 node loss,
 tests/integration/e2e/test_runs_drills.py): job MTBF 5/3 h. A sensitivity table covers other rates.
 
-Checkpoints (Young 1974 / Daly 2006, jobs/runplan.py `young_daly`): interval tau = sqrt(2 C M) with C the time
-training is held per checkpoint, but never shorter than one background write (at most one save in flight,
-jobs/src/checkpointing.py). A checkpoint counts for a restart only once it is committed (its write finished).
-The checkpoint path is DCP's async_save under FSDP (train.py): the seed's 8B model, 12 bytes per parameter
-(fp32 weights + AdamW moments, jobs/unmount.py) of 8e9 parameters = 96 GB, sharded: each of the 16 ranks
-holds and writes 1/16. C = staging, the copy of each rank's shard from GPU to host memory before
+Checkpoints (Young 1974 / Daly 2006, jobs/plan/runplan.py `young_daly`): interval tau = sqrt(2 C M) with C the
+time training is held per checkpoint, but never shorter than one background write (at most one save in flight,
+jobs/payload/checkpointing.py). A checkpoint counts for a restart only once it is committed (its write
+finished). The checkpoint path is DCP's async_save under FSDP (train.py): the seed's 8B model, 12 bytes per
+parameter (fp32 weights + AdamW moments, jobs/unmount.py) of 8e9 parameters = 96 GB, sharded: each of the 16
+ranks holds and writes 1/16. C = staging, the copy of each rank's shard from GPU to host memory before
 async_save returns, at `stage_gbps` (default 25 GB/s, an assumption: about 40% of PCIe Gen5 x16's
 ~63 GB/s per direction, 32 GT/s x 16 lanes with 128b/130b coding, PCI-SIG PCIe 5.0 base specification;
 H100 SXM's host link is PCIe Gen5 x16, NVIDIA H100 datasheet); 6 GB per rank takes 0.24 s. It is not

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared GPU benchmark for jobs/src: train.py tokens/s per GPU and MFU for the Llama 1B preset with
+# One prepared GPU benchmark for jobs/payload: train.py tokens/s per GPU and MFU for the Llama 1B preset with
 # DDP and with FSDP2 (target MFU >= 45% in bf16), the smoke all-reduce busbw, and the CUDA checkpoint/resume
 # path (torch.distributed.checkpoint step folders).
 # Results land under $OUT (default ./gpu-bench-out): results.json plus every log.
@@ -9,7 +9,7 @@
 #
 # Method. All GPUs of the machine, one process each, under torchrun --standalone (train.py and smoke.py
 # read the same variables Azure ML sets). Model: `--model 1B` (meta-llama/Llama-3.2-1B's config.json,
-# jobs/src/llamaconfig.py), block 2048, bf16, fused AdamW, torch.compile, synthetic tokens, once with
+# jobs/payload/llamaconfig.py), block 2048, bf16, fused AdamW, torch.compile, synthetic tokens, once with
 # `--parallel ddp` and once with `--parallel fsdp`. MFU = 6 x params x tokens/s / peak bf16 dense FLOP/s of
 # the detected GPU (train.py's table; attention FLOPs not counted, so it is conservative).
 # tokens/s and MFU are taken from the last log interval (the first includes compilation).
@@ -37,12 +37,12 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || true
 RUN=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$NGPU")
 
 echo "== smoke: $NGPU GPU(s), all-reduce sweep up to 1 GiB"
-NCCL_DEBUG=INFO "${RUN[@]}" jobs/src/smoke.py --expect-world-size "$NGPU" > "$OUT/smoke.log" 2>&1
+NCCL_DEBUG=INFO "${RUN[@]}" jobs/payload/smoke.py --expect-world-size "$NGPU" > "$OUT/smoke.log" 2>&1
 grep -E "^(world size|smoke peak busbw)" "$OUT/smoke.log"
 
 for PAR in ddp fsdp; do
   echo "== train: Llama 1B, --parallel $PAR, batch $BATCH x 2048 tokens per GPU, $STEPS steps, bf16, torch.compile"
-  "${RUN[@]}" jobs/src/train.py --model 1B --parallel "$PAR" --block-size 2048 \
+  "${RUN[@]}" jobs/payload/train.py --model 1B --parallel "$PAR" --block-size 2048 \
     --batch-size "$BATCH" --steps "$STEPS" --log-every 10 --warmup 10 --lr 3e-4 --compile \
     > "$OUT/train-$PAR.log" 2>&1
   grep -E "^(model|step|final)" "$OUT/train-$PAR.log"
@@ -50,17 +50,17 @@ done
 
 echo "== checkpoint + resume on CUDA (DCP async save, commit marker), tiny model"
 CKPT=$(mktemp -d)
-"${RUN[@]}" jobs/src/train.py --model tiny --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 \
+"${RUN[@]}" jobs/payload/train.py --model tiny --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 \
   > "$OUT/ckpt_run1.log" 2>&1
 rm -rf "$CKPT"/step_00000030   # as if the job had died after step 20's checkpoint
-"${RUN[@]}" jobs/src/train.py --model tiny --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 \
+"${RUN[@]}" jobs/payload/train.py --model tiny --steps 30 --ckpt "$CKPT" --ckpt-every 10 --log-every 10 \
   > "$OUT/ckpt_run2.log" 2>&1
 grep -E "resumed from .* at step 20" "$OUT/ckpt_run2.log"
 rm -rf "$CKPT"
 
 "$PY" - "$OUT" "$NGPU" <<'EOF'
 import json, re, sys
-sys.path.insert(0, "jobs/src")
+sys.path.insert(0, "jobs/payload")
 from metrics import StepMetrics  # train.py's metrics record (docs/job-scripts.md "Metrics record")
 out, ngpu = sys.argv[1], int(sys.argv[2])
 smoke = open(f"{out}/smoke.log").read()

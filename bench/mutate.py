@@ -18,8 +18,8 @@ For each mutant the policy tests run (tests/policies, plus tests/vmsizes/test_qu
 vmsizes/quota.py) with `-x`; a mutant no test kills "survives". Known equivalent mutants (no behaviour
 changes) are listed in EQUIVALENT with the reason, and reported apart.
 
-    .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/logchecks.py ...]
-        [--extended] [--tests tests/jobs/runs/test_loop.py ...] [--timeout 120]
+    .venv/bin/python bench/mutate.py [--json] [--only policies/min_nodes_zero.py jobs/verify/logchecks.py ...]
+        [--extended] [--tests tests/jobs/run/test_loop.py ...] [--timeout 120]
 
 Each mutant's tests run in a child forked from a process that has imported the heavy packages once
 (PRELOAD; `--no-fork` starts a new interpreter per mutant instead). `--tests` replaces the module's test
@@ -52,37 +52,37 @@ TARGETS = [
 ]
 TESTS = {
     "vmsizes/quota.py": ["tests/policies", "tests/vmsizes/test_quota.py"],
-    # verify's checks and scaling's efficiency (jobs/commands/verify.py, scaling.py): run with --only.
-    "jobs/logchecks.py": [
-        "tests/jobs/test_logchecks.py",
-        "tests/jobs/commands/test_verify.py",
-        "tests/jobs/test_nccl.py",
-        "tests/jobs/test_logpatterns.py",
+    # verify's checks and scaling's efficiency (jobs/verify/, jobs/scaling/): run with --only.
+    "jobs/verify/logchecks.py": [
+        "tests/jobs/verify/test_logchecks.py",
+        "tests/jobs/test_verify.py",
+        "tests/jobs/verify/test_nccl.py",
+        "tests/jobs/test_ranklogs.py",
     ],
-    "jobs/efficiency.py": [
-        "tests/jobs/test_efficiency.py",
-        "tests/jobs/commands/test_scaling.py",
-        "tests/jobs/commands/test_verify.py",
-        "tests/jobs/commands/test_plan.py",
-        "tests/jobs/test_runplan.py",
+    "jobs/scaling/efficiency.py": [
+        "tests/jobs/scaling/test_efficiency.py",
+        "tests/jobs/test_scaling.py",
+        "tests/jobs/test_verify.py",
+        "tests/jobs/test_plan.py",
+        "tests/jobs/plan/test_runplan.py",
     ],
     # managed runs (issue 25): the unit tests of the loop, ledger, causes and quota pre-check
     **{
-        f"jobs/runs/{m}.py": [
-            "tests/jobs/runs/test_loop.py",
-            "tests/jobs/runs/test_ledger.py",
-            "tests/jobs/runs/test_causes.py",
-            "tests/jobs/runs/test_precheck.py",
-            "tests/jobs/commands/test_run.py",
+        f"jobs/run/{m}.py": [
+            "tests/jobs/run/test_loop.py",
+            "tests/jobs/run/test_ledger.py",
+            "tests/jobs/run/test_causes.py",
+            "tests/jobs/run/test_precheck.py",
+            "tests/jobs/test_run.py",
         ]
         for m in ("loop", "ledger", "causes")
     },
-    "jobs/runs/precheck.py": [
-        "tests/jobs/runs/test_precheck.py",
-        "tests/jobs/runs/test_causes.py",
-        "tests/jobs/runs/test_ledger.py",
-        "tests/jobs/runs/test_loop.py",
-        "tests/jobs/commands/test_run.py",
+    "jobs/run/precheck.py": [
+        "tests/jobs/run/test_precheck.py",
+        "tests/jobs/run/test_causes.py",
+        "tests/jobs/run/test_ledger.py",
+        "tests/jobs/run/test_loop.py",
+        "tests/jobs/test_run.py",
     ],
     "components/identity.py": ["tests/components/test_identity.py"],
     "stackconfig/combinations.py": [
@@ -110,28 +110,28 @@ TESTS = {
     # node health: the boundary tables first (fast), then the format and report tests
     **{
         m: [
-            "tests/jobs/src/test_healthparse.py",
+            "tests/jobs/payload/test_healthparse.py",
             "tests/jobs/health/test_build.py",
-            "tests/jobs/src/test_health.py",
+            "tests/jobs/payload/test_health.py",
             "tests/jobs/health/test_report.py",
-            "tests/jobs/commands/test_run.py",
+            "tests/jobs/test_run.py",
         ]
-        for m in ("jobs/src/healthparse.py", "jobs/health/build.py")
+        for m in ("jobs/payload/healthparse.py", "jobs/health/build.py")
     },
     **{
         m: [
             "tests/jobs/health/test_judge.py",
             "tests/jobs/health/test_report.py",
-            "tests/jobs/src/test_healthparse.py",
+            "tests/jobs/payload/test_healthparse.py",
             "tests/jobs/health/test_build.py",
-            "tests/jobs/src/test_health.py",
-            "tests/jobs/commands/test_run.py",
+            "tests/jobs/payload/test_health.py",
+            "tests/jobs/test_run.py",
         ]
         for m in ("jobs/health/judge.py", "jobs/health/report.py")
     },
     # issue 25, run of 2026-12-02 (checkpointing, components)
-    "jobs/src/checkpointing.py": [
-        "tests/jobs/src/test_checkpointing.py",
+    "jobs/payload/checkpointing.py": [
+        "tests/jobs/payload/test_checkpointing.py",
         # 2 processes: last
         "tests/integration/job_scripts/test_checkpoint_two_ranks_shards_failure_and_timeout.py",
     ],
@@ -212,10 +212,10 @@ TESTS = {
         "tests/repo/test_repo_cli_promises.py",
         "tests/jobs/test_cli.py",
         "tests/jobs/test_errors.py",
-        "tests/jobs/test_logpatterns.py",
-        "tests/jobs/commands/test_local.py",
+        "tests/jobs/test_ranklogs.py",
+        "tests/jobs/test_local.py",
         "tests/jobs/test_jobargs.py",
-        "tests/jobs/test_clustercheck.py",
+        "tests/jobs/run/test_clustercheck.py",
         "tests/jobs/test_progress.py",
     ],
     "doubles/pulumicli/gotool.py": ["tests/doubles/pulumicli/test_gotool.py"],
@@ -238,13 +238,13 @@ MINMAX = {"min": "max", "max": "min"}
 FALLBACK_CALLS = {"get": 1, "_or": 1}  # call name -> index of the fallback argument
 # (file, line, mutation) -> why no test can tell the mutant from the original.
 EQUIVALENT: dict[tuple[str, int, str], str] = {
-    ("jobs/runs/loop.py", 62, "default ''"): (
+    ("jobs/run/loop.py", 62, "default ''"): (
         "progress() of '-mutant' equals progress(''): neither holds a resume line or a metrics record"
     ),
-    ("jobs/runs/causes.py", 70, "GtE -> Gt"): (
+    ("jobs/run/causes.py", 70, "GtE -> Gt"): (
         "end = text.find('\\n', m.end()) is -1 or at least m.end() >= 1 (every pattern matches text): never 0"
     ),
-    ("jobs/runs/causes.py", 70, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
+    ("jobs/run/causes.py", 70, "compared 0"): "as above: `end >= 1` and `end >= 0` agree as end is never 0",
     ("jobs/health/report.py", 91, "continue -> pass"): "the continue is the loop body's last statement",
     ("jobs/health/build.py", 72, "default None"): (
         "environment=0 reaches builders._command, which sends `environment or DEFAULT_ENVIRONMENT`: the same"
@@ -253,17 +253,17 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
         "get_close_matches(..., n=2) returns the same best match first, and only close[0] is read"
     ),
     # issue 25, run of 2026-12-02 (checkpointing, components)
-    ("jobs/src/checkpointing.py", 180, "default 0"): (
+    ("jobs/payload/checkpointing.py", 180, "default 0"): (
         "every item DCP writes has a length above 0 (a tensor goes through torch.save: a shard of one empty"
         " tensor is 1513 bytes; other state is pickled), so max(0, end) and max(1, end) agree"
     ),
-    ("jobs/src/checkpointing.py", 226, "GtE -> Gt"): (
+    ("jobs/payload/checkpointing.py", 226, "GtE -> Gt"): (
         "newest is always in `kept`: the step equal to it is skipped by either test"
     ),
-    ("jobs/src/checkpointing.py", 260, "default None"): (
+    ("jobs/payload/checkpointing.py", 260, "default None"): (
         "`{'timeout': timeout} if timeout else {}`: 0 and None both pass no timeout to new_group"
     ),
-    ("jobs/src/checkpointing.py", 414, "and -> or"): (
+    ("jobs/payload/checkpointing.py", 414, "and -> or"): (
         "_commit is only the done-callback maybe_save adds after setting _pending, with folder set: both set"
     ),
     ("components/naming.py", 73, "Sub -> Add"): (
@@ -630,7 +630,7 @@ PRELOAD = (
     "rich.console",
     "yaml",
     "grpc",
-    "torch",  # jobs/src/checkpointing.py's tests: ~3 s of each mutant's run otherwise
+    "torch",  # jobs/payload/checkpointing.py's tests: ~3 s of each mutant's run otherwise
     "torch.distributed.checkpoint",
 )
 
@@ -702,7 +702,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="files to mutate (default: policies/*.py, vmsizes/quota.py; jobs/logchecks.py etc. by name)",
+        help="files to mutate (default: policies/*.py, vmsizes/quota.py; "
+        "jobs/verify/logchecks.py etc. by name)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(

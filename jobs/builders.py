@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from stackconfig.outputs import StackOutputs
 
-#: What Azure ML uploads as the job's code: jobs/src only (architecture.md "jobs").
-SRC_DIR = Path(__file__).resolve().parent / "src"
+#: What Azure ML uploads as the job's code: jobs/payload only (architecture.md "jobs").
+SRC_DIR = Path(__file__).resolve().parent / "payload"
 
 #: The job environment, pinned to one version of a curated environment of the `azureml` registry (Azure
 #: Container for PyTorch, ACPT), so every job runs in the image it was tested with, not in whatever a

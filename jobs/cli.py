@@ -1,6 +1,6 @@
-"""`python -m jobs`: the command line. `COMMANDS` below is the list of commands; each lives in its own
-module of `jobs/commands/`, which parses its flags and prints, and calls a logic module of `jobs/` named
-for its concept (docs/jobs.md, "Layout")."""
+"""`python -m jobs`: the command line. `COMMANDS` below is the list of commands; each lives in `jobs/` under
+its own name (`check-deploy` -> `jobs/check_deploy/`, its `__init__.py` parses the flags and prints, its logic
+beside it; a small command is one module, `jobs/export_hf.py`) (docs/jobs.md, "Layout")."""
 
 from __future__ import annotations
 
@@ -10,23 +10,23 @@ import sys
 
 from stackconfig.cli import JsonErrorParser, prog_name
 
-#: Every `python -m jobs` command, in `--help` order: its name -> its module in `jobs/commands/`, which
-#: defines `register(subparsers)` adding that one command. A new command is one line here.
+#: Every `python -m jobs` command, in `--help` order: its name -> its module, `jobs.<name with underscores>`,
+#: which defines `register(subparsers)` adding that one command. A new command is one line here.
 COMMANDS: dict[str, str] = {
-    "audit": "jobs.commands.audit",
-    "check-deploy": "jobs.commands.check_deploy",
-    "export-hf": "jobs.commands.export_hf",
-    "local": "jobs.commands.local",
-    "plan": "jobs.commands.plan",
-    "prepare-data": "jobs.commands.prepare_data",
-    "prices": "jobs.commands.prices",
-    "quota": "jobs.commands.quota",
-    "render": "jobs.commands.render",
-    "run": "jobs.commands.run",
-    "scaling": "jobs.commands.scaling",
-    "submit": "jobs.commands.submit",
-    "teardown": "jobs.commands.teardown",
-    "verify": "jobs.commands.verify",
+    "audit": "jobs.audit",
+    "check-deploy": "jobs.check_deploy",
+    "export-hf": "jobs.export_hf",
+    "local": "jobs.local",
+    "plan": "jobs.plan",
+    "prepare-data": "jobs.prepare_data",
+    "prices": "jobs.prices",
+    "quota": "jobs.quota",
+    "render": "jobs.render",
+    "run": "jobs.run",
+    "scaling": "jobs.scaling",
+    "submit": "jobs.submit",
+    "teardown": "jobs.teardown",
+    "verify": "jobs.verify",
 }
 
 

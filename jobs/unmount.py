@@ -12,7 +12,7 @@ WRITE_RATE is a chosen, conservative 60 MiB/s: the only per-blob throughput figu
 targets state is 60 MiB/s (a single page blob); a block blob's is "up to storage account ingress/egress
 limits" and depends on concurrency and the sender (MicrosoftDocs/azure-docs includes/storage-blob-scale-
 targets.md), and a FUSE flush uploads one file from one node. Parameters are counted for train.py's
-Llama (jobs/src/llamaconfig.py) from the model flags among the script arguments, with train.py's defaults.
+Llama (jobs/payload/llamaconfig.py) from the model flags among the script arguments, with train.py's defaults.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import dataclasses
 import math
 
-from jobs.src.llamaconfig import PRESETS, param_count
+from jobs.payload.llamaconfig import PRESETS, param_count
 
 SHAPE_FIELDS = ("n_layer", "n_head", "n_kv_head", "n_embd", "ffn_hidden", "block_size", "vocab_size")
 
@@ -34,7 +34,7 @@ ENV = "DATASET_UNMOUNT_TIMEOUT_SECONDS"
 
 def model_params(script_args: tuple[str, ...] = ()) -> int:
     """Parameters of train.py's Llama for these script arguments: the --model preset (default tiny) with
-    the shape flags given over it (jobs/src/llamaconfig.py, the model's one definition)."""
+    the shape flags given over it (jobs/payload/llamaconfig.py, the model's one definition)."""
     p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     p.add_argument("--model", choices=sorted(PRESETS), default="tiny")
     for f in SHAPE_FIELDS:

@@ -4,8 +4,8 @@
 (docs/testing.md). Under it, a test that reaches for what only `make test` sets up fails at once, naming the
 rule, instead of passing slowly on a machine that happens to have it: the Pulumi CLI (none is findable: the
 builder's cache points at an empty folder and `pulumi` is not run), Go, Node.js or npm (Azurite), FUSE
-(fusermount3), and torch in more than one process (`jobs.launcher.launch` of more than one rank, torchrun).
-Such a test belongs in tests/integration/<topic>/.
+(fusermount3), and torch in more than one process (`jobs.local.launcher.launch` of more than one rank,
+torchrun). Such a test belongs in tests/integration/<topic>/.
 """
 
 from __future__ import annotations
@@ -60,13 +60,13 @@ def _fast_loop_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Te
     if not CHECK:
         return
     monkeypatch.setenv("AZML_ENGINE_CACHE", str(tmp_path_factory.mktemp("no-engine")))
-    import jobs.launcher
+    import jobs.local.launcher
 
-    launch = jobs.launcher.launch
+    launch = jobs.local.launcher.launch
 
     def one_rank_only(argv, nodes, procs_per_node, *a, **kw):  # type: ignore[no-untyped-def]
         if nodes * procs_per_node > 1:
             raise AssertionError(RULE.format(what=f"torch in {nodes * procs_per_node} processes"))
         return launch(argv, nodes, procs_per_node, *a, **kw)
 
-    monkeypatch.setattr(jobs.launcher, "launch", one_rank_only)
+    monkeypatch.setattr(jobs.local.launcher, "launch", one_rank_only)

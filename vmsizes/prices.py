@@ -6,7 +6,7 @@ https://prices.azure.com/api/retail/prices`, public, no credentials. Each item c
 `armRegionName`, `retailPrice`, `unitOfMeasure` ("1 Hour"), `currencyCode`, `type` ("Consumption",
 "Reservation", "DevTestConsumption"), `productName` (Windows meters say "Windows" there) and `meterName` /
 `skuName`, which end in "Spot" or "Low Priority" for those meters. Pages follow `NextPageLink`
-(jobs/retailprices.py fetches; this module only reads and writes, with the standard library).
+(jobs/prices/retailprices.py fetches; this module only reads and writes, with the standard library).
 
 The cache file (JSON, written by `python -m jobs prices --refresh`):
     {"fetched": "2026-12-06T01:30:00+00:00", "currency": "USD", "source": "<the first URL asked>",

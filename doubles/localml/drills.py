@@ -10,7 +10,7 @@ github.com/microsoft/MLOpsPython/issues/346: code `UserError`, the message in `P
 
 `fail_node(runner, job, node)`: one VM lost (`Runner.lose_node`): that node's ranks and mounts are
 SIGKILLed; the other nodes' ranks lose a peer and exit, so the job fails the way a node loss fails it, with
-no service-side error text (Azure publishes none for it; jobs/runs/causes.py recognises it by the surviving
+no service-side error text (Azure publishes none for it; jobs/run/causes.py recognises it by the surviving
 ranks' `lost a peer`).
 
 Where this differs from Azure: the cluster's `nodeStateCounts.preemptedNodeCount` is not updated (localml

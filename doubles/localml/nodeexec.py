@@ -3,8 +3,8 @@
 Azure ML mounts a job's outputs on every node at the same path; here every node has its own mount
 instance (so one node's cached listing is really its own), at ``NODES_DIR/node-<N>/...``. The runner binds
 ``${{outputs.x}}`` to a path holding ``@NODE_RANK@``; this shim, run as each rank, replaces it with the
-rank's NODE_RANK (set by jobs.launcher), records its pid under ``NODES_DIR/node-<N>/pids/`` (so a test can
-take the whole node down), and execs the command: the rank is this very process. Standard library only.
+rank's NODE_RANK (set by jobs.local.launcher), records its pid under ``NODES_DIR/node-<N>/pids/`` (so a test
+can take the whole node down), and execs the command: the rank is this very process. Standard library only.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ For a job: download its code version from Azurite (a job without `code:` runs in
 ``${{inputs.x}}`` / ``${{outputs.y}}`` (datastore URIs ``azureml://datastores/<ds>/paths/<p>`` map to folders
 of the session that persist across jobs; an input's blobs in the datastore's Azurite container, such as the
 local folder or file azure-ai-ml uploaded for it, are copied there first), run the command with
-``jobs.launcher.launch`` as instance_count x process_count_per_instance processes (Azure ML's PyTorch
+``jobs.local.launcher.launch`` as instance_count x process_count_per_instance processes (Azure ML's PyTorch
 variables plus the job's environment variables; ``python`` is this interpreter), upload every rank's log to
 the artifact store as ``user_logs/std_log_process_<N>.txt`` while it runs, upload what the command wrote to
 ``./outputs`` as the run's ``outputs/`` artifacts when it ends, and move the job through
@@ -50,7 +50,7 @@ LOG_UPLOAD_EVERY_S = 1.0
 OUTPUTS_FOLDER = "outputs"
 FOLDER_TYPES = {"uri_folder", "uri_file", "custom_model", "mlflow_model"}
 NODEEXEC = Path(__file__).resolve().parent / "nodeexec.py"
-#: jobs.launcher's default grace between SIGTERM and SIGKILL; a cancel's unmount starts after it.
+#: jobs.local.launcher's default grace between SIGTERM and SIGKILL; a cancel's unmount starts after it.
 LAUNCHER_GRACE_S = 10.0
 
 
@@ -161,7 +161,7 @@ class Runner:
             job.status, job.start_time = "Running", now_iso()
             log.info("job %s: running %s as %d x %d processes", job.name, argv, nodes, procs)
             uploader.start()
-            from jobs.launcher import launch
+            from jobs.local.launcher import launch
 
             code = launch(
                 argv,

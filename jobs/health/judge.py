@@ -1,6 +1,6 @@
 """A submitted health job's verdict: its report from the downloaded logs, node ids from the cluster.
 
-Exit codes as for smoke (`jobs.lifecycle`): 0 no node failed, 1 a node failed (or the job failed before
+Exit codes as for smoke (`jobs.submit.lifecycle`): 0 no node failed, 1 a node failed (or the job failed before
 its report), 2 another terminal state, 3 create failed, 4 status query failed.
 """
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from azure.ai.ml import MLClient
 
     from jobs.builders import BuiltJob
-    from jobs.lifecycle import Outcome
+    from jobs.submit.lifecycle import Outcome
 
 
 def outcome(ml: MLClient, built: BuiltJob, out: Outcome, code: int) -> tuple[dict[str, Any], int]:

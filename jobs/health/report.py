@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs import logfiles
-from jobs.logpatterns import HEALTH_RECORD
+from jobs import ranklogs
+from jobs.ranklogs import HEALTH_RECORD
 
 HEALTHY, WARN, FAIL, NOT_JUDGED = "pass", "warn", "fail", "n/a"
 
@@ -67,11 +67,11 @@ class HealthReport:
 
 def read(logdir: Path) -> HealthReport:
     """The records rank 0 printed; a report with a problem when there are none (the job died first)."""
-    logs, _attempt = logfiles.rank_logs(logdir)
+    logs, _attempt = ranklogs.rank_logs(logdir)
     nodes: dict[str, NodeReport] = {}
     summary = None
     for _rank, path in sorted(logs.items()):
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in ranklogs.read(path).splitlines():
             if not (m := HEALTH_RECORD.match(line)):
                 continue
             try:

@@ -1,6 +1,6 @@
 """The REST spec's own example of an AmlCompute GET (azure-rest-api-specs machinelearningservices
 stable/2025-12-01 examples/Compute/get/AmlCompute.json, copied to fixtures/compute-get-amlcompute.json) and
-the stack cluster it describes, for the tests of `check-deploy` and of jobs/drift.py."""
+the stack cluster it describes, for the tests of `check-deploy` and of jobs/check_deploy/drift.py."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""Shared by the tests of the health job (jobs/health/, jobs/src/health.py, jobs/src/healthparse.py): the
-recorded tool outputs (fixtures/health/, described in its README), the rules health.py builds from the job's
-flags, a bisection measured from recorded nccl-tests runs, and the `health node` / `health summary` records
-health.py writes in a rank log (docs/job-scripts.md)."""
+"""Shared by the tests of the health job (jobs/health/, jobs/payload/health.py, jobs/payload/healthparse.py):
+the recorded tool outputs (fixtures/health/, described in its README), the rules health.py builds from the
+job's flags, a bisection measured from recorded nccl-tests runs, and the `health node` / `health summary`
+records health.py writes in a rank log (docs/job-scripts.md)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import health as job  # jobs/src/health.py, as Azure ML runs it
+import health as job  # jobs/payload/health.py, as Azure ML runs it
 import healthparse as hp
 
 from jobs.health import build

@@ -1,4 +1,4 @@
-"""Paths and process settings shared by the tests of jobs/ and jobs/src, and by the job-script tests under
+"""Paths and process settings shared by the tests of jobs/ and jobs/payload, and by the job-script tests under
 tests/integration: where the repository, the job scripts and the recorded fixtures are, and the environment a
 job script or `python -m jobs` is started with."""
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SRC = REPO / "jobs" / "src"
+SRC = REPO / "jobs" / "payload"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PY = sys.executable
 

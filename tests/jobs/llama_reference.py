@@ -1,5 +1,5 @@
 """Meta's reference Llama and a Hugging Face folder of its weights, for the tests of `--init-from`
-(tests/jobs/src/test_hfweights.py, and the FSDP ranks in tests/integration/job_scripts).
+(tests/jobs/payload/test_hfweights.py, and the FSDP ranks in tests/integration/job_scripts).
 
 The reference is written from Meta's llama model.py (meta-llama/llama3 llama/model.py: precompute_freqs_cis,
 apply_rotary_emb on interleaved pairs as complex numbers, repeat_kv, RMSNorm, FeedForward

@@ -1,6 +1,6 @@
 """Azure ML's usages as `GET .../locations/{region}/usages` lists them (the REST shape of
 azure-rest-api-specs machinelearningservices examples/Usage/list.json; fixtures/usages-eastus.json), for the
-tests of `quota` (jobs/quotausage.py) and of the quota pre-check of `run` (jobs/runs/precheck.py)."""
+tests of `quota` (jobs/quota/quotausage.py) and of the quota pre-check of `run` (jobs/run/precheck.py)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Rank logs in the formats jobs/ reads, written for the tests of `verify` (jobs/logchecks.py, jobs/nccl.py,
-jobs/logpatterns.py) and `scaling` (jobs/efficiency.py): NCCL's INFO lines (NVIDIA/nccl src/init.cc,
-src/transport/net.cc, net_ib, net_socket), jobs/src/smoke.py's lines and jobs/src/train.py's metrics records,
-in Azure ML's `user_logs/std_log_process_<rank>.txt` layout."""
+"""Rank logs in the formats jobs/ reads, written for the tests of `verify` (jobs/verify/logchecks.py,
+jobs/verify/nccl.py, jobs/ranklogs.py) and `scaling` (jobs/scaling/efficiency.py): NCCL's INFO lines
+(NVIDIA/nccl src/init.cc, src/transport/net.cc, net_ib, net_socket), jobs/payload/smoke.py's lines and
+jobs/payload/train.py's metrics records, in Azure ML's `user_logs/std_log_process_<rank>.txt` layout."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.src.metrics import StepMetrics
+from jobs.payload.metrics import StepMetrics
 
 H100 = "Standard_ND96isr_H100_v5"
 
@@ -85,7 +85,7 @@ GLOO_HOSTNAME_WARNING = (
 
 
 def train_log(root: Path, world: int, per_gpu: list[float], prose_world: int | None = None) -> Path:
-    """Rank logs as jobs/src/train.py writes them: rank 0 prints a header, then per log step the human
+    """Rank logs as jobs/payload/train.py writes them: rank 0 prints a header, then per log step the human
     line and the metrics record, both from StepMetrics; the other ranks print nothing of their own."""
     logs = root / "artifacts" / "user_logs"
     logs.mkdir(parents=True)

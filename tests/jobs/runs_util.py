@@ -1,4 +1,4 @@
-"""Shared by the tests of managed runs (jobs/runs/, `python -m jobs run`): the lines a job script prints when
+"""Shared by the tests of managed runs (jobs/run/, `python -m jobs run`): the lines a job script prints when
 a run ends, and Azure ML answering the quota pre-check with bodies in the REST spec's shape (usages as
 `GET .../locations/{region}/usages` lists them, the cluster as `GET .../computes/{name}` returns it)."""
 

@@ -93,8 +93,8 @@ def test_each_exit_code_has_one_meaning():
 
 
 def test_a_canceled_job_is_not_the_bad_input_code():
-    from jobs import lifecycle
-    from jobs.runs import loop
+    from jobs.run import loop
+    from jobs.submit import lifecycle
 
     assert lifecycle.EXIT_OTHER == loop.EXIT_OTHER == jobs.errors.EXIT_ENDED_OTHERWISE == 5
     assert lifecycle.EXIT_OTHER != jobs.errors.EXIT_USAGE

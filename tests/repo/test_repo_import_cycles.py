@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-SKIP_DIRS = {".venv", "node_modules", "__pycache__", "tests", "src"}  # jobs/src: scripts Azure ML runs alone
+#: jobs/payload: scripts Azure ML runs alone.
+SKIP_DIRS = {".venv", "node_modules", "__pycache__", "tests", "payload"}
 
 
 def packages(root: Path) -> list[str]:

@@ -20,7 +20,7 @@ import pytest
 
 from doubles.localml import LocalAzureML
 from doubles.localml.mount import MountOptions
-from jobs.logchecks import verify
+from jobs.verify.logchecks import verify
 
 ROOT = Path(__file__).resolve().parents[3]
 SIZE = "Standard_NC80adis_H100_v5"  # 2 GPUs per node in the catalog: 2 processes per node is one per GPU

@@ -1,4 +1,4 @@
-"""Fixtures for the job-script tests: no process a test starts outlives it. Import path: jobs/src, the job
+"""Fixtures for the job-script tests: no process a test starts outlives it. Import path: jobs/payload, the job
 scripts' modules by basename, as Azure ML runs them (jobs_util and llama_reference, shared with the unit tests
 of the job scripts, are tests.jobs's)."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from .jobscripts_util import reap_started
 
-SRC = Path(__file__).resolve().parents[3] / "jobs" / "src"
+SRC = Path(__file__).resolve().parents[3] / "jobs" / "payload"
 if str(SRC) not in sys.path:
     sys.path.insert(0, str(SRC))
 

@@ -66,7 +66,7 @@ def fingerprint(text: str) -> str:
 
 
 def free_port() -> int:
-    from jobs.launcher import free_port as fp
+    from jobs.local.launcher import free_port as fp
 
     return fp()
 

@@ -1,7 +1,7 @@
 """`--init-from` a Hugging Face folder on 2 FSDP ranks (gloo on CPU, `python -m jobs local`): each rank loads
 its shards of the folder written from Meta's reference weights (tests/jobs/llama_reference.py); with --lr 0
 the weights after a step are exactly the file's. The single-process loading is tested in
-tests/jobs/src/test_hfweights.py."""
+tests/jobs/payload/test_hfweights.py."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def test_no_wait_then_audit_sees_the_job_on_its_cluster(local_azure_ml, tmp_path
     clusters = {c["cluster"]: c for c in json.loads(p.stdout)["clusters"]}
     assert clusters["a100-lp"]["last_job"] == name and not clusters["a100-lp"]["unused"]
     # h100-x4 has no jobs, but the workspace has no such compute (none was created here): nothing to delete,
-    # so it is not flagged and audit exits 0 (tests/jobs/commands/test_audit.py: the age rule).
+    # so it is not flagged and audit exits 0 (tests/jobs/test_audit.py: the age rule).
     assert p.returncode == 0
     assert not clusters["h100-x4"]["unused"] and clusters["h100-x4"]["vcpus_held"] == 384
     assert clusters["h100-x4"]["note"].startswith("not in the workspace: nothing to delete")

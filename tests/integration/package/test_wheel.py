@@ -2,7 +2,7 @@
 checkout, installed into a fresh virtualenv under a temporary folder (never the shared one). It installs one
 top-level name, `azml_gpu` (no `components`, `jobs`, ... of its own in site-packages), runs its console
 scripts and `python -m azml_gpu.jobs` from any folder against that folder's files, with the job scripts
-(jobs/src/) and the catalog's data inside the package; it holds the gate with its offline azure-native
+(jobs/payload/) and the catalog's data inside the package; it holds the gate with its offline azure-native
 provider and the policy pack whole (PulumiPolicy.yaml, config/), and no test double; the installed gate
 passes a copy of the dev stack with a Pulumi CLI on PATH, and `jobs render` builds a job from the outputs it
 exports there.
@@ -92,8 +92,8 @@ def test_the_wheel_holds_the_packages_and_their_data(wheel: Path) -> None:
     for path in (
         "__init__.py",
         "jobs/cli.py",
-        "jobs/src/smoke.py",
-        "jobs/src/train.py",
+        "jobs/payload/smoke.py",
+        "jobs/payload/train.py",
         "vmsizes/data/sizes.yaml",
         "vmsizes/data/health.yaml",
         "preflight/provider/azure_specs/index.json",

@@ -23,7 +23,7 @@ values the job is built from."""
 
 from __future__ import annotations
 
-import health as job  # jobs/src/health.py, as Azure ML runs it
+import health as job  # jobs/payload/health.py, as Azure ML runs it
 import pytest
 
 from jobs.builders import Target

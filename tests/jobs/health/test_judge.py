@@ -13,7 +13,7 @@ import pytest
 
 from jobs.builders import BuiltJob
 from jobs.health import judge
-from jobs.lifecycle import Outcome
+from jobs.submit.lifecycle import Outcome
 
 from ..health_util import LISTED, TWO, node, write_logs
 from ..jobs_azure_fakes import RoutedTransport, ml_client

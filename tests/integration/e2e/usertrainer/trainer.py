@@ -1,4 +1,4 @@
-"""A team's own trainer, as far as the platform knows: not train.py, nothing of jobs/src. It takes its
+"""A team's own trainer, as far as the platform knows: not train.py, nothing of jobs/payload. It takes its
 checkpoint folder as --out, keeps its own checkpoint format (one JSON file), resumes from it, and talks to
 its peers over torch.distributed (gloo) with the variables Azure ML sets."""
 
