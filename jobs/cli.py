@@ -31,8 +31,8 @@ COMMANDS: dict[str, str] = {
 
 
 def _installed(module: str) -> str:
-    """A COMMANDS module under this package's own name: `jobs.commands.plan` in the repository,
-    `azml_gpu.jobs.commands.plan` installed (packaging/azml_gpu_build.py)."""
+    """A COMMANDS module under this package's own name: `jobs.plan` in the repository,
+    `azml_gpu.jobs.plan` installed (packaging/azml_gpu_build.py)."""
     return __package__ + module.removeprefix("jobs")
 
 

@@ -162,7 +162,7 @@ def test_no_staged_module_imports_a_bare_package_and_the_rest_is_unchanged(stage
             unchanged += 1
         else:  # only the import lines and hints differ: the same lines, the same count
             assert len(source.splitlines()) == len(path.read_text().splitlines()), rel
-    assert unchanged > 20  # e.g. jobs/src/*.py, the provider's modules without imports of ours
+    assert unchanged > 20  # e.g. jobs/payload/*.py, the provider's modules without imports of ours
 
 
 def test_the_staged_packages_import_and_run_with_no_repository_package_on_the_path(
