@@ -381,6 +381,17 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("components/compute_delete.py", 118, "default None"): (
         "_send reads `dict(params or {})`: 0 and None both send no query beyond the URL's"
     ),
+    ("preflight/events.py", 201, "Gt -> GtE"): (
+        "on a URN's first event the step was just made from the same metadata: re-filling old, new, keys and"
+        " detailedDiff from it changes nothing"
+    ),
+    ("preflight/events.py", 209, "default ''"): (
+        "the engine sends every resOutputsEvent with its urn (apitype StepEventMetadata.URN): the fallback"
+        " is read only for a malformed event, which then matches no step of a well-formed log either way"
+    ),
+    ("preflight/events.py", 216, "default ''"): (
+        "a diagnostic without a severity is dropped either way: neither '' nor '-mutant' is error or warning"
+    ),
     # vmsizes/prices.py, run of 2026-12-06
     (
         "vmsizes/prices.py",

@@ -243,3 +243,14 @@ def test_events_missing_their_fields_read_as_empty_never_as_text_of_their_own() 
     assert warned.errors == []  # a warning is no error
     [odd] = events.parse(0, [{"resourcePreEvent": {"metadata": {"op": "create"}}}]).steps
     assert (odd.urn, odd.parent) == ("", "")
+
+
+def test_a_step_is_found_by_urn_and_its_type_read_from_the_urn_when_the_event_has_none() -> None:
+    meta = {"op": "create", "urn": CLUSTER, "new": {"urn": CLUSTER}}
+    parsed = events.parse(0, [{"resourcePreEvent": {"metadata": meta}}])
+    assert parsed.step(CLUSTER) is parsed.steps[0]
+    assert parsed.step(CLUSTER + "-other") is None
+    assert parsed.steps[0].type == "azure-native:machinelearningservices:Compute"
+    [no_op] = events.parse(0, [{"resourcePreEvent": {"metadata": {"urn": CLUSTER}}}]).steps
+    assert no_op.op == "" and no_op.ops == [""]
+    assert events.parse(0, []).stderr == ""
