@@ -392,6 +392,9 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("preflight/events.py", 216, "default ''"): (
         "a diagnostic without a severity is dropped either way: neither '' nor '-mutant' is error or warning"
     ),
+    ("jobs/userjobcheck.py", 82, "Gt -> GtE"): (
+        "`gpus >= 0 and per_node < gpus` on a size without GPUs asks per_node < 0, which no count is"
+    ),
     # vmsizes/prices.py, run of 2026-12-06
     (
         "vmsizes/prices.py",
