@@ -395,6 +395,15 @@ EQUIVALENT: dict[tuple[str, int, str], str] = {
     ("jobs/userjobcheck.py", 82, "Gt -> GtE"): (
         "`gpus >= 0 and per_node < gpus` on a size without GPUs asks per_node < 0, which no count is"
     ),
+    ("preflight/langhost.py", 93, "and -> or"): (
+        "getattr(value, '__all__', None) on any other attribute of the program's module (a plain module, a"
+        " value) reads an attribute or gives None: nothing loads, as when the value is skipped"
+    ),
+    (
+        "preflight/langhost.py",
+        118,
+        "continue -> pass",
+    ): "the except clause's continue ends the loop body anyway",
     # vmsizes/prices.py, run of 2026-12-06
     (
         "vmsizes/prices.py",

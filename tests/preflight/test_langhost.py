@@ -112,3 +112,18 @@ def test_own_modules_are_the_folders_not_an_interpreters_inside_it(
     monkeypatch.setattr(sys, "prefix", str(folder / ".venv"))  # a virtualenv inside the program's folder
     path = file.format(folder=folder, prefix=sys.prefix) if file else None
     assert langhost._is_own(path, folder) is own
+
+
+def test_a_failed_import_does_not_stop_the_warm_up_of_the_ones_after_it(tmp_path: Path) -> None:
+    root = tmp_path / "prog2"
+    root.mkdir()
+    (root / "warmafter.py").write_text("X = 1\n")
+    (root / "__main__.py").write_text("import no_such_module_first\nimport warmafter\n")
+    before, path = set(sys.modules), list(sys.path)
+    try:
+        assert langhost.warm(root).done.wait(timeout=30)
+        assert "warmafter" in sys.modules
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        sys.path[:] = path
