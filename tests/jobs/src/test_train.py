@@ -1,6 +1,7 @@
-"""train.py started on its own, one process: a --ckpt folder of the checkpoint format before DCP is refused
-with the fix. train.py under faults on real ranks is in
-tests/integration/job_scripts/test_job_scripts_train.py."""
+"""train.py in one process: a --ckpt folder of the checkpoint format before DCP is refused with the fix; the
+optimizer it builds per device; the checkpointing and gradient-sync flags. train.py under faults on real
+ranks is in tests/integration/job_scripts/test_job_scripts_train.py, FSDP's gradient sync with --grad-accum
+in test_job_scripts_fsdp_grad_sync.py."""
 
 from __future__ import annotations
 
