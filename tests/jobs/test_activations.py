@@ -132,3 +132,45 @@ def test_plan_refuses_activations_that_do_not_fit_and_names_the_fix(capsys):
 def test_plan_seq_len_needs_a_model(capsys):
     assert main([*PLAN, "--gpus", "8", "--seq-len", "8192"]) == 2
     assert "--seq-len needs --model" in capsys.readouterr().err
+
+
+def test_fit_boundaries_refuse_below_one_and_fit_at_exactly_the_gpus_memory():
+    """A configuration fits when model states + activations equal the GPU's memory exactly, and not one
+    byte above; DDP is chosen when it fits, else FSDP. Below 1 for --seq-len and --micro-batch and not above
+    0 for --peak-tflops are refused together."""
+    from jobs.errors import UsageError
+    from jobs.runplan import memory_fit
+
+    cfg = PRESETS["tiny"]  # 164,160 parameters: 16 bytes each under DDP, half under FSDP over 2 GPUs
+    states = 164_160 * 16 / 2**30
+    # 64 tokens x (2 blocks x 2,968 B + 2,580 B outside): h 64, k 32, a 4, f 192, V 512 in the formula
+    assert activations.peak_bytes(cfg, 64, "none") == 64 * (2 * 2968 + 2580) == 545_024
+    act = 545_024 / 2**30
+    exact = memory_fit(164_160, 2, states + act, "t")
+    a, lines = activations.fit(exact, cfg, "tiny", 64, 1, "none", 1.0, None)
+    assert lines[1].startswith("  DDP: ") and lines[1].endswith(": fits (0.0 GiB left)")
+    over = memory_fit(164_160, 2, states + act - 2**-30, "t")
+    _, lines = activations.fit(over, cfg, "tiny", 64, 1, "none", 1.0, None)
+    assert lines[1].startswith("  FSDP: ")  # DDP is a byte short, FSDP's half of the states fits
+    with pytest.raises(UsageError) as e:
+        activations.fit(memory_fit(164_160, 2, act / 2, "t"), cfg, "tiny", 64, 1, "none", 1.0, None)
+    assert "does not fit" in str(e.value)
+    with pytest.raises(UsageError) as e:
+        activations.fit(over, cfg, "tiny", 0, 0, "none", 1.0, 0.0)
+    assert str(e.value) == (
+        "--seq-len 0: must be at least 1; --micro-batch 0: must be at least 1; "
+        "--peak-tflops 0.0: must be above 0"
+    )
+    a, _ = activations.fit(memory_fit(164_160, 2, 80.0, "t"), cfg, "tiny", 1, 1, "none", 1.0, 1e-9)
+    assert (a.seq_len, a.micro_batch, a.peak_tflops, a.peak_source) == (1, 1, 1e-9, "--peak-tflops")
+
+
+def test_mfu_defaults_to_the_h100_datasheet_and_follows_peak_tflops():
+    """Without --peak-tflops the peak is H100 SXM's dense BF16, half the datasheet's 1,979 TFLOPS with
+    sparsity; with it, MFU scales by the ratio."""
+    cfg = PRESETS["8B"]
+    default = activations.activations(cfg, 8192, 1, "none", 8200, None)
+    assert default.peak_tflops == 1979 / 2 - 0.5 and default.peak_source.startswith("H100 SXM dense BF16")
+    half = activations.activations(cfg, 8192, 1, "none", 8200, default.peak_tflops / 2)
+    assert half.mfu["seed"] == pytest.approx(2 * default.mfu["seed"])
+    assert half.mfu["seed"] == 8200 * 6 * 8_030_261_248 / (494.5e12)
