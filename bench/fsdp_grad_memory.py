@@ -27,8 +27,11 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-SRC = Path(__file__).resolve().parents[1] / "jobs" / "src"
-sys.path.insert(0, str(SRC))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from jobs.builders import SRC_DIR  # noqa: E402  (the job scripts' folder, what Azure ML uploads)
+
+sys.path.insert(0, str(SRC_DIR))
 
 import train  # noqa: E402
 from model import PRESETS, Llama  # noqa: E402
