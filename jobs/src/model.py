@@ -52,7 +52,8 @@ def _ops(*names: str) -> set:
 #: compute-intensive ops) and every SDPA kernel, except every second matmul of a block, which is recomputed.
 #: `_scaled_dot_product_flash_attention_for_cpu` is added here: CPU's flash kernel, so a CPU run saves what a
 #: GPU run does (torchtitan lists the CUDA kernels only). In this model's block the matmuls run q, k, v, o,
-#: gate, up, down: q, v, gate and down are saved, k, o and up recomputed.
+#: gate, up, down: q, v, gate and down are saved, k, o and up recomputed. torchtitan's llama3 8B config uses
+#: it (torchtitan/models/llama3/config_registry.py `llama3_8b`: SelectiveAC); its 70B and 405B use full.
 MATMULS = _ops("mm.default", "linear.default")
 SELECTIVE_SAVE = MATMULS | _ops(
     "addmm.default",
