@@ -15,13 +15,20 @@
 # tokens/s and MFU are taken from the last log interval (the first includes compilation).
 # busbw follows nccl-tests (busbw = algbw x 2(n-1)/n): with one GPU it is 0 by definition, so on a
 # single-GPU machine the smoke run checks NCCL start-up and the world size, not a link.
-# Budget: about 5 minutes on one H100/H200 (compile ~1-2 min, 60 steps, smoke sweep, checkpoint run).
+# Issue 34's FSDP measurements, --parallel fsdp on the same 1B model and compile:
+#  - gradient memory with --grad-accum 4: train.py's "peak GPU memory allocated" (torch.cuda.max_memory_allocated,
+#    rank 0) with --fsdp-grad-sync every (reduce-scatter each micro-step, the default) and last (the old
+#    behaviour: unsharded fp32 gradients held between micro-steps). Expected difference per GPU: about
+#    4 x params x (1 - 1/GPUs) bytes (the accumulation is fp32 either way; on one GPU the shard is the whole).
+#  - tokens/s and MFU with --activation-checkpointing none, selective and full (batch $AC_BATCH x 2048).
+# Budget: about 10 minutes on one H100/H200 (compile ~1-2 min per run, 60 steps each, smoke, checkpoint).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 OUT=${OUT:-./gpu-bench-out}
 BATCH=${BATCH:-16}
 STEPS=${STEPS:-60}
+AC_BATCH=${AC_BATCH:-8}
 mkdir -p "$OUT"
 
 "$PY" - <<'EOF' > "$OUT/env.txt"
@@ -46,6 +53,22 @@ for PAR in ddp fsdp; do
     --batch-size "$BATCH" --steps "$STEPS" --log-every 10 --warmup 10 --lr 3e-4 --compile \
     > "$OUT/train-$PAR.log" 2>&1
   grep -E "^(model|step|final)" "$OUT/train-$PAR.log"
+done
+
+for SYNC in every last; do
+  echo "== train: Llama 1B, fsdp, --grad-accum 4 --fsdp-grad-sync $SYNC, batch 4 x 2048, 20 steps: peak memory"
+  "${RUN[@]}" jobs/payload/train.py --model 1B --parallel fsdp --block-size 2048 --batch-size 4 --grad-accum 4 \
+    --fsdp-grad-sync "$SYNC" --steps 20 --log-every 10 --warmup 5 --lr 3e-4 --compile \
+    > "$OUT/train-accum-$SYNC.log" 2>&1
+  grep -E "^(model|step|peak|final)" "$OUT/train-accum-$SYNC.log"
+done
+
+for AC in none selective full; do
+  echo "== train: Llama 1B, fsdp, --activation-checkpointing $AC, batch $AC_BATCH x 2048, $STEPS steps"
+  "${RUN[@]}" jobs/payload/train.py --model 1B --parallel fsdp --block-size 2048 --batch-size "$AC_BATCH" \
+    --activation-checkpointing "$AC" --steps "$STEPS" --log-every 10 --warmup 10 --lr 3e-4 --compile \
+    > "$OUT/train-ac-$AC.log" 2>&1
+  grep -E "^(model|step|peak|final)" "$OUT/train-ac-$AC.log"
 done
 
 echo "== checkpoint + resume on CUDA (DCP async save, commit marker), tiny model"
@@ -87,6 +110,18 @@ for par in ("ddp", "fsdp"):
         "mfu": last.mfu,
         "mfu_meets_target": last.mfu is not None and last.mfu >= 0.45,
     }
+def run_numbers(log_name):
+    text = open(f"{out}/{log_name}").read()
+    last = [r for line in text.splitlines() if (r := StepMetrics.from_line(line))][-1]
+    peak = re.search(r"^peak GPU memory allocated: ([\d.]+) GiB", text, re.M)
+    return {
+        "tokens_per_s_per_gpu": last.tokens_per_s_per_gpu,
+        "mfu": last.mfu,
+        "ms_per_step": last.step_ms,
+        "peak_gib_rank0": float(peak.group(1)) if peak else None,
+    }
+result["fsdp_grad_accum_4"] = {s: run_numbers(f"train-accum-{s}.log") for s in ("every", "last")}
+result["fsdp_activation_checkpointing"] = {ac: run_numbers(f"train-ac-{ac}.log") for ac in ("none", "selective", "full")}
 json.dump(result, open(f"{out}/results.json", "w"), indent=2)
 print(json.dumps(result, indent=2))
 EOF

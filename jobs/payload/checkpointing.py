@@ -491,7 +491,8 @@ class StopRequest:
         return self.signum is not None
 
     def agreed(self, device: torch.device) -> bool:
-        """True on every rank when any rank was asked to stop (a collective, once per step).
+        """True on every rank when any rank was asked to stop. A collective the host waits for: every rank
+        must call it at the same steps (train.py: log and checkpoint steps, so not every step).
 
         Ranks that got no signal adopt the signal number another rank got, so all report the same.
         """

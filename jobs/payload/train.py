@@ -13,8 +13,14 @@ Model (model.py): `--model` picks a preset (tiny .. 8B); the shape flags overrid
 from released Hugging Face Llama weights (config.json + *.safetensors: hfweights.py), the way continued
 pre-training does. Parallelism: `--parallel ddp` replicates the model (DistributedDataParallel);
 `--parallel fsdp` shards every block and the rest with FSDP2 `fully_shard`, computing in bf16 on GPU
-(MixedPrecisionPolicy) with fp32 master weights and gradient reduction. `--activation-checkpointing`
-recomputes each block in backward; `--compile` compiles each block (torchtitan's order: compile, then shard).
+(MixedPrecisionPolicy) with fp32 master weights and gradient reduction; with --grad-accum > 1 it
+reduce-scatters after every micro-step (torchtitan's choice: only sharded gradients between micro-steps;
+`--fsdp-grad-sync last` trades that memory for one reduce-scatter per step). `--activation-checkpointing
+selective|full` recomputes part of each block (torchtitan's per-op policy) or all of it in backward;
+`--compile` compiles each block with its checkpointing (torchtitan's order: checkpoint, compile, shard).
+AdamW is fused on CUDA (DDP and FSDP's DTensor shards alike), foreach elsewhere. The host waits for the
+device only at log steps: the loss stays on the device between them, and the stop request (SIGTERM) is
+agreed across ranks at log steps and checkpoint steps.
 
 Data: every `*.bin` in --data is a flat array of token ids (nanoGPT's train.bin format), uint16 or, as the
 folder's meta.json says, uint32 (tokenshards.py; prepdata.py writes them from text with a tokenizer.json). The
@@ -42,6 +48,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,7 +56,7 @@ import torch.distributed as dist
 from checkpointing import CheckpointError, CheckpointManager, OldFormat, StopRequest
 from hfweights import HFError, load_hf_weights, read_hf_config
 from metrics import StepMetrics
-from model import PRESETS, Llama, LlamaConfig, config_from_dict
+from model import CHECKPOINTING, PRESETS, Llama, LlamaConfig, config_from_dict
 from parallel import shard
 from peerloss import is_peer_loss
 from tokenshards import check_shards, open_shards
@@ -77,6 +84,8 @@ EXIT_USAGE = 2  # argparse's code for a bad flag
 #: The flags that size the model: their defaults are the --model preset's (model.py), and a resume takes
 #: them from the checkpoint.
 MODEL_FLAGS = ("n_layer", "n_head", "n_kv_head", "n_embd", "ffn_hidden", "block_size", "vocab_size")
+#: --fsdp-grad-sync: reduce-scatter gradients after every micro-step, or only after the last one.
+GRAD_SYNC = ("every", "last")
 
 
 class BadFlag(Exception):
@@ -104,7 +113,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--parallel", choices=("ddp", "fsdp"), default="ddp", help="replicate (ddp) or shard (fsdp)"
     )
-    p.add_argument("--activation-checkpointing", action="store_true", help="recompute blocks in backward")
+    p.add_argument(
+        "--activation-checkpointing",
+        choices=CHECKPOINTING,
+        nargs="?",
+        const="full",
+        default="none",
+        help="recompute in backward: nothing, torchtitan's per-op selection, or whole blocks (alone: full)",
+    )
+    p.add_argument(
+        "--fsdp-grad-sync",
+        choices=GRAD_SYNC,
+        default="every",
+        help="FSDP with --grad-accum > 1: reduce-scatter after every micro-step (sharded gradients only, "
+        "torchtitan's) or only after the last (one reduce-scatter, unsharded fp32 gradients held meanwhile)",
+    )
     p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate (cosine decay to 10%%)")
     p.add_argument("--warmup", type=int, default=10, help="linear warmup steps")
     p.add_argument("--weight-decay", type=float, default=0.1)
@@ -226,6 +249,43 @@ def peak_flops(device: torch.device, override_tflops: float | None) -> tuple[flo
     return None, f"{name} is not in the peak table (pass --peak-tflops)"
 
 
+@contextlib.contextmanager
+def micro_step(
+    model: torch.nn.Module, micro: int, grad_accum: int, kind: str, grad_sync: str = "every"
+) -> Any:
+    """Around one micro-step's forward and backward: whether its gradients are reduced across ranks.
+
+    kind "fsdp": with grad_sync "every" (the default) FSDP2 reduce-scatters after every micro-step, so between
+    micro-steps each rank holds only its shard of the summed gradients (torchtitan's train.py leaves gradient
+    sync on for every micro-step: memory over communication); with "last" it skips the reduce-scatter until
+    the last micro-step and meanwhile holds every unsharded gradient, upcast to the fp32 reduce dtype under
+    the bf16 policy (FSDPParam.to_accumulated_grad_if_needed): +4 bytes per parameter per GPU.
+    kind "ddp": all-reduce after the last micro-step only (DDP holds the full gradients in any case).
+    kind "none" (one process): nothing to reduce."""
+    last = micro == grad_accum - 1
+    if kind == "fsdp":
+        model.set_requires_gradient_sync(last or grad_sync == "every")  # type: ignore[operator]
+    with model.no_sync() if kind == "ddp" and not last else contextlib.nullcontext():  # type: ignore[operator]
+        yield
+
+
+def adamw(model: torch.nn.Module, device: torch.device, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only. Fused (one kernel for every parameter) on CUDA, under FSDP
+    too: torch 2.13 shards aten._fused_adamw_ like any pointwise op of DTensors
+    (torch/distributed/tensor/_ops/_pointwise_ops.py), and torchtitan's optimizer default is "fused".
+    Elsewhere foreach (CPU has a fused kernel too, but its rounding differs from the per-tensor loop, which
+    foreach equals bit for bit: CPU runs keep their weights)."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    cuda_fused = device.type == "cuda" and "fused" in inspect.signature(torch.optim.AdamW).parameters
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+        betas=(0.9, 0.95),
+        **({"fused": True} if cuda_fused else {"foreach": True}),
+    )
+
+
 def fingerprint(model: torch.nn.Module) -> str:
     """sha256 over the full state dict in key order: name, dtype, shape, then the raw bytes of each tensor.
     A collective under FSDP (the shards are gathered); every rank must call it, rank 0's is the answer."""
@@ -330,19 +390,12 @@ def main(argv: list[str] | None = None) -> int:
         log(f"initialised from {args.init_from}")
     elif args.init_from:
         log(f"--init-from {args.init_from} ignored: resuming {ckpt.path}")
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    fused = device.type == "cuda" and not fsdp and "fused" in inspect.signature(torch.optim.AdamW).parameters
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=args.lr,
-        betas=(0.9, 0.95),
-        **({"fused": True} if fused else {}),
-    )
+    optimizer = adamw(model, device, args.lr, args.weight_decay)  # fused on CUDA, foreach elsewhere
     # DDP on GPU computes under autocast; FSDP's policy casts instead.
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 and not fsdp else contextlib.nullcontext()
     peak, peak_source = peak_flops(device, args.peak_tflops)
     raw_model = model
+    kind = "fsdp" if fsdp else "ddp" if distributed else "none"
     if distributed and not fsdp:
         model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
     # Weights and optimizer state from the checkpoint, resharded to this world size; its step (0 on a
@@ -370,23 +423,24 @@ def main(argv: list[str] | None = None) -> int:
         for step in range(start, args.steps):
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step, args)
-            loss_sum = torch.zeros((), device=device)
+            loss_sum = torch.zeros((), device=device)  # on the device: read at log steps only
             for micro in range(args.grad_accum):
                 x, y = data.batch(step, micro, rank, args.batch_size)
+                if device.type == "cuda":  # pinned, so the copy does not wait for the host
+                    x, y = x.pin_memory(), y.pin_memory()
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-                sync = micro == args.grad_accum - 1 or not distributed
-                if fsdp:  # FSDP2 reduce-scatters only on the last micro-step
-                    model.set_requires_gradient_sync(sync)
-                with contextlib.nullcontext() if sync or fsdp else model.no_sync(), autocast:
-                    loss = model(x, y) / args.grad_accum
-                loss.backward()
+                with micro_step(model, micro, args.grad_accum, kind, args.fsdp_grad_sync):
+                    with autocast:
+                        loss = model(x, y) / args.grad_accum
+                    loss.backward()
                 loss_sum += loss.detach()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # no host sync (no error_if_nonfinite)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             done, steps_since = step + 1, steps_since + 1
 
-            if done % args.log_every == 0 or done == args.steps:
+            log_step = done % args.log_every == 0 or done == args.steps
+            if log_step:
                 if distributed:
                     dist.all_reduce(loss_sum, op=dist.ReduceOp.SUM)
                 lossf = loss_sum.item() / world  # .item() waits for the GPU, so the timing below is real
@@ -408,7 +462,9 @@ def main(argv: list[str] | None = None) -> int:
                     mlflow.log_metrics(metrics.scalars(), step=done)
                 t_last, steps_since = time.perf_counter(), 0
 
-            stopping = stop.agreed(device)  # every rank stops at the same step boundary
+            # Every rank stops at the same step boundary: agreed (an all-reduce the host waits for) at log and
+            # checkpoint steps only, so keep --log-every x step time under the eviction notice (30 s).
+            stopping = stop.agreed(device) if log_step or ckpt.should_save(done) or not distributed else False
             ckpt.maybe_save(done, force=stopping)  # every --ckpt-every steps, the last step, or stopping
             if stopping:
                 where = f"checkpoint step {done} written to {args.ckpt}" if ckpt.enabled else "no --ckpt"
@@ -445,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         os._exit(EXIT_PEER_LOST)  # no process-group teardown: it can block on a dead peer
 
+    if device.type == "cuda":  # bench/gpu_train_smoke.sh reads it
+        log(f"peak GPU memory allocated: {torch.cuda.max_memory_allocated(device) / 2**30:.2f} GiB (rank 0)")
     digest = fingerprint(raw_model)  # a collective under FSDP
     if distributed:
         dist.barrier()

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--gpu-memory-gib", type=float, metavar="G", help="memory of one GPU (default: --size's)")
     p.add_argument("--seq-len", type=int, metavar="S", help="with --model: sequence length, adds activations")
     p.add_argument("--micro-batch", type=int, default=1, metavar="B", help="sequences per GPU per micro-step")
-    p.add_argument("--activation-checkpointing", choices=("none", "full"), default="none")
+    p.add_argument("--activation-checkpointing", choices=("none", "selective", "full"), default="none")
     p.add_argument("--peak-tflops", type=float, metavar="T", help="peak per GPU for MFU (default H100 SXM)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)

@@ -3,25 +3,32 @@ torch.
 
 Activations: the bytes autograd keeps for backward at the end of one micro-batch's forward, counted tensor by
 tensor for model.py's forward under bf16 compute (FSDP's MixedPrecisionPolicy param_dtype=bfloat16, or
-autocast), per token, with h = n_embd, f = ffn_hidden, a = n_head, V = vocab_size, p = 2 (bf16 bytes):
+autocast), per token, with h = n_embd, k = n_kv_head x head_dim (the key/value width), f = ffn_hidden,
+a = n_head, V = vocab_size, p = 2 (bf16 bytes):
 
   per block   8h + 8            two RMSNorms: the fp32 upcast input (4h) and rsqrt (4) each (model.py RMSNorm
                                 computes in fp32, as transformers' LlamaRMSNorm)
             + 2ph               the two RMSNorms' normalised bf16 outputs, saved for the weight multiply
-            + ph + 3ph + ph     attention: the q/k/v projections' input; q, k, v as SDPA saves them, k and v
-                                repeated to all a heads (3ph whatever n_kv_head); its output (o_proj's input)
+            + ph + (ph + 2pk) + ph   attention: the q/k/v projections' input; q, k, v as SDPA saves them (with
+                                enable_gqa, torch 2.5+, k and v are not repeated per query head); its output
+                                (o_proj's input)
             + 4a                SDPA's fp32 log-sum-exp per head (flash and math kernels alike)
             + ph + 4pf          SwiGLU: gate/up's input; gate, silu(gate), up and their product
-  = 8h + 8 + 8ph + 4a + 4pf
+  = 8h + 8 + 6ph + 2pk + 4a + 4pf
   outside     16 + 4h + 4 + 2ph + 4V   input ids and targets (int64), the final norm, lm_head's input, and
                                 the fp32 log-softmax of the logits cross-entropy keeps (model.py upcasts them)
 
-Full activation checkpointing (`--activation-checkpointing`, torch.utils.checkpoint per block) keeps each
-block's input (ph) and, in backward, one block's set while it is recomputed. The same counting as Korthikanti
+Full activation checkpointing (`--activation-checkpointing full`, torch.utils.checkpoint per block) keeps each
+block's input (ph) and, in backward, one block's set while it is recomputed. Selective (torchtitan's per-op
+policy, model.py SELECTIVE_SAVE) keeps the block's input and the outputs of the ops it saves: the q, v, gate
+and down matmuls (every second matmul is recomputed) and SDPA's output and log-sum-exp:
+ph + p(h + k + f + h) + ph + 4a = p(4h + k + f) + 4a per block; in backward the rest of one block is
+recomputed. The same counting as Korthikanti
 et al., "Reducing Activation Recomputation in Large Transformer Models" (MLSys 2023, section 4.1: sbh(34 +
 5as/h) for GPT), done for this model: SwiGLU instead of GELU, RMSNorm, no dropout, and fused attention (SDPA)
-that keeps no a x s x s scores. tests/jobs/plan/test_activations.py checks it to the byte against what
-autograd saves (torch.autograd.graph.saved_tensors_hooks) for model.py on CPU in bf16 at two small shapes.
+that keeps no a x s x s scores. tests/jobs/plan/test_activations.py checks it to the byte against what autograd
+saves (torch.autograd.graph.saved_tensors_hooks, and the selective policy's cache) for model.py on CPU in bf16
+and fp32 at two small shapes.
 
 FLOPs per token, three rules side by side (MFU is only comparable under the same rule):
 - torchtitan's (its llama3 `get_nparams_and_flops`, after the PaLM paper's appendix B):
@@ -36,16 +43,32 @@ from dataclasses import asdict, dataclass
 
 from jobs.payload.llamaconfig import LlamaConfig, param_count
 
-MODES = ("none", "full")
+MODES = ("none", "selective", "full")  # model.py CHECKPOINTING
 BF16 = 2
 GIB = 2**30
 #: H100 SXM dense BF16 (NVIDIA H100 datasheet: 1,979 TFLOPS with sparsity), as train.py's PEAK_BF16_TFLOPS.
 H100_PEAK_TFLOPS = 989.0
 
 
+#: Each mode's per-token block term in bf16 (k: key/value width), as render prints it.
+BLOCK_FORMULA = {
+    "none": "L x (8h + 8 + 12h + 4k + 4a + 8f)",
+    "selective": "L x (8h + 2k + 2f + 4a) + the rest of one block recomputed",
+    "full": "L x 2h + one block's set recomputed",
+}
+
+
 def block_bytes_per_token(cfg: LlamaConfig, p: int = BF16) -> int:
-    h, f, a = cfg.n_embd, cfg.ffn_hidden, cfg.n_head
-    return 8 * h + 8 + 8 * p * h + 4 * a + 4 * p * f
+    h, k, f, a = cfg.n_embd, cfg.n_kv_head * cfg.head_dim, cfg.ffn_hidden, cfg.n_head
+    return 8 * h + 8 + 6 * p * h + 2 * p * k + 4 * a + 4 * p * f
+
+
+def kept_bytes_per_token(cfg: LlamaConfig, mode: str, p: int = BF16) -> int:
+    """What one block keeps per token under `mode` (MODES) until its backward."""
+    if mode == "none":
+        return block_bytes_per_token(cfg, p)
+    h, k, f, a = cfg.n_embd, cfg.n_kv_head * cfg.head_dim, cfg.ffn_hidden, cfg.n_head
+    return p * h + (p * (3 * h + k + f) + 4 * a if mode == "selective" else 0)
 
 
 def outside_bytes_per_token(cfg: LlamaConfig, p: int = BF16) -> int:
@@ -55,13 +78,14 @@ def outside_bytes_per_token(cfg: LlamaConfig, p: int = BF16) -> int:
 
 def saved_bytes(cfg: LlamaConfig, tokens: int, mode: str, p: int = BF16) -> int:
     """What autograd holds at the end of forward for `tokens` (micro-batch x sequence) tokens."""
-    blocks = cfg.n_layer * (block_bytes_per_token(cfg, p) if mode == "none" else p * cfg.n_embd)
-    return tokens * (blocks + outside_bytes_per_token(cfg, p))
+    return tokens * (cfg.n_layer * kept_bytes_per_token(cfg, mode, p) + outside_bytes_per_token(cfg, p))
 
 
 def peak_bytes(cfg: LlamaConfig, tokens: int, mode: str, p: int = BF16) -> int:
-    """saved_bytes plus, under full checkpointing, one block's set while it is recomputed in backward."""
-    extra = tokens * block_bytes_per_token(cfg, p) if mode == "full" else 0
+    """saved_bytes plus, under checkpointing, what one block recomputes in backward (its set less what it
+    kept; the input it kept is counted in both, an upper bound by ph)."""
+    extra = tokens * (block_bytes_per_token(cfg, p) - kept_bytes_per_token(cfg, mode, p) + p * cfg.n_embd)
+    extra = extra if mode != "none" else 0
     return saved_bytes(cfg, tokens, mode, p) + extra
 
 
@@ -109,10 +133,7 @@ def activations(
         micro_batch=micro_batch,
         checkpointing=mode,
         gib_per_gpu=peak_bytes(cfg, seq_len * micro_batch, mode) / GIB,
-        formula=(
-            "per token: L x (8h + 8 + 16h + 4a + 8f) + 16 + 4h + 4 + 4h + 4V bytes (bf16), "
-            "full checkpointing: L x 2h + one block's set; jobs/plan/activations.py"
-        ),
+        formula=f"per token: {BLOCK_FORMULA[mode]} + 16 + 4h + 4 + 4h + 4V bytes (bf16); jobs/plan/activations.py",
         flops_per_token=flops,
         flops_rule="torchtitan: 6 x (parameters - embedding) + 12 x L x H x Q x T",
         mfu={rule: tokens_per_gpu_s * f / (peak * 1e12) for rule, f in flops.items()},
@@ -164,9 +185,11 @@ def fit(
             return a, render(a, states, gpu, parallel)
     fsdp = memory.fsdp_gib_per_gpu  # type: ignore[attr-defined]
     fixes = "a smaller --micro-batch or --seq-len, or more GPUs (FSDP divides the model states by them)"
-    if mode == "none":
-        full = peak_bytes(cfg, seq_len * micro_batch, "full") / GIB
-        fixes = f"--activation-checkpointing full ({full:,.1f} GiB), " + fixes
+    lighter = MODES[MODES.index(mode) + 1 :]
+    if lighter:
+        gib = {m: peak_bytes(cfg, seq_len * micro_batch, m) / GIB for m in lighter}
+        lighter_fixes = " or ".join(f"--activation-checkpointing {m} ({g:,.1f} GiB)" for m, g in gib.items())
+        fixes = f"{lighter_fixes}, {fixes}"
     raise UsageError(
         f"--model {model} does not fit: at --seq-len {seq_len} --micro-batch {micro_batch} "
         f"--activation-checkpointing {mode} its activations take {a.gib_per_gpu:,.1f} GiB per GPU on top of "
