@@ -26,9 +26,9 @@ ph + p(h + k + f + h) + ph + 4a = p(4h + k + f) + 4a per block; in backward the 
 recomputed. The same counting as Korthikanti
 et al., "Reducing Activation Recomputation in Large Transformer Models" (MLSys 2023, section 4.1: sbh(34 +
 5as/h) for GPT), done for this model: SwiGLU instead of GELU, RMSNorm, no dropout, and fused attention (SDPA)
-that keeps no a x s x s scores. tests/jobs/plan/test_activations.py checks it to the byte against what autograd
-saves (torch.autograd.graph.saved_tensors_hooks, and the selective policy's cache) for model.py on CPU in bf16
-and fp32 at two small shapes.
+that keeps no a x s x s scores. tests/jobs/plan/test_activations.py checks it to the byte against what
+autograd saves (torch.autograd.graph.saved_tensors_hooks, and the selective policy's cache) for model.py on
+CPU in bf16 and fp32 at two small shapes.
 
 FLOPs per token, three rules side by side (MFU is only comparable under the same rule):
 - torchtitan's (its llama3 `get_nparams_and_flops`, after the PaLM paper's appendix B):
@@ -133,7 +133,9 @@ def activations(
         micro_batch=micro_batch,
         checkpointing=mode,
         gib_per_gpu=peak_bytes(cfg, seq_len * micro_batch, mode) / GIB,
-        formula=f"per token: {BLOCK_FORMULA[mode]} + 16 + 4h + 4 + 4h + 4V bytes (bf16); jobs/plan/activations.py",
+        formula=(
+            f"per token: {BLOCK_FORMULA[mode]} + 16 + 4h + 4 + 4h + 4V bytes (bf16); jobs/plan/activations.py"
+        ),
         flops_per_token=flops,
         flops_rule="torchtitan: 6 x (parameters - embedding) + 12 x L x H x Q x T",
         mfu={rule: tokens_per_gpu_s * f / (peak * 1e12) for rule, f in flops.items()},
