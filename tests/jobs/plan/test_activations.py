@@ -138,9 +138,8 @@ def test_fit_boundaries_refuse_below_one_and_fit_at_exactly_the_gpus_memory():
     """A configuration fits when model states + activations equal the GPU's memory exactly, and not one
     byte above; DDP is chosen when it fits, else FSDP. Below 1 for --seq-len and --micro-batch and not above
     0 for --peak-tflops are refused together."""
-    from jobs.runplan import memory_fit
-
     from jobs.errors import UsageError
+    from jobs.plan.runplan import memory_fit
 
     cfg = PRESETS["tiny"]  # 164,160 parameters: 16 bytes each under DDP, half under FSDP over 2 GPUs
     states = 164_160 * 16 / 2**30
