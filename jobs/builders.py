@@ -372,21 +372,25 @@ _DATA_ASSET = re.compile(r"^azureml:[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+|@[A-Za-z0-9
 _DATA_SCHEMES = ("azureml://", "https://", "http://", "wasbs://", "wasb://", "abfss://", "abfs://", "adl://")
 
 
-def _check_data(data: str | None) -> None:
-    """`--data` is optional, but given it must name something Azure ML can mount: not empty, not a typo."""
+def check_folder_input(data: str | None, flag: str = "--data") -> None:
+    """A uri_folder input flag (`--data`, prepare-data's `--text` and `--tokenizer`) is optional here, but
+    given it must name something Azure ML can mount: not empty, not a typo."""
     if data is None:
         return
     forms = "a data asset (azureml:NAME:VERSION), an azureml:// or storage URI, or an existing local folder"
     if not data.strip():
-        raise UsageError(f"--data: empty; pass {forms}")
+        raise UsageError(f"{flag}: empty; pass {forms}")
     if data.startswith(_DATA_SCHEMES) or _DATA_ASSET.match(data):
         return
     if data.startswith("azureml:"):
         raise UsageError(
-            f"--data {data}: not a data asset reference; use azureml:NAME:VERSION or azureml:NAME@latest"
+            f"{flag} {data}: not a data asset reference; use azureml:NAME:VERSION or azureml:NAME@latest"
         )
     if not Path(data).is_dir():
-        raise UsageError(f"--data {data}: no such local folder to upload; pass {forms}")
+        raise UsageError(f"{flag} {data}: no such local folder to upload; pass {forms}")
+
+
+_check_data = check_folder_input
 
 
 def _train_inputs(data: str | None, steps: int | None, batch_size: int | None, log_every: int | None) -> dict:

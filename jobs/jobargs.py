@@ -8,7 +8,7 @@ from typing import Any
 
 from jobs.builders import BuiltJob
 
-KINDS = ("smoke", "train", "scaling", "health")
+KINDS = ("smoke", "train", "scaling", "health", "prepare-data")
 
 
 class DeprecatedAlias(argparse.Action):
@@ -60,7 +60,8 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
         "kind",
         choices=KINDS,
         help="smoke: NCCL smoke test; train: training run; scaling: the training benchmark at 1 and 2 nodes; "
-        "health: per-node GPU and InfiniBand checks against the size's levels",
+        "health: per-node GPU and InfiniBand checks against the size's levels; prepare-data: text to token "
+        "shards (jobs/payload/prepdata.py) on one node, written to data/RUN_NAME/ on workspaceblobstore",
     )
     add_outputs_args(p)
     w = p.add_argument_group("compute")
@@ -107,11 +108,21 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
         const="full",
         help="health: nccl-tests' 5 warmup + 20 timed iterations, larger copies",
     )
+    d = p.add_argument_group("prepare-data")
+    d.add_argument(
+        "--text", metavar="ASSET", help="the text (uri_folder): azureml:NAME@latest or a folder URI"
+    )
+    d.add_argument(
+        "--tokenizer",
+        metavar="ASSET",
+        help="the model folder with tokenizer.json (uri_folder): azureml:NAME@latest or a folder URI",
+    )
     t = p.add_argument_group("train / scaling")
     t.add_argument(
         "--run-name",
         metavar="NAME",
-        help="train: checkpoint folder ckpt/NAME/ on workspaceblobstore; same name resumes",
+        help="train: checkpoint folder ckpt/NAME/ on workspaceblobstore; same name resumes; "
+        "prepare-data: the output folder data/NAME/",
     )
     t.add_argument(
         "--data", metavar="ASSET", help="input data (uri_folder): azureml:NAME:VERSION or a folder URI"
@@ -195,6 +206,11 @@ def _build(args: argparse.Namespace, target: Any) -> list[BuiltJob]:
     }
     if args.kind != "health" and getattr(args, "health_mode", None):
         raise UsageError(f"--{args.health_mode} is for health jobs, not {args.kind}; drop it")
+    if args.kind == "prepare-data":
+        return [_prepare_data(args, target)]
+    for flag, value in (("--text", args.text), ("--tokenizer", args.tokenizer)):
+        if value is not None:
+            raise UsageError(f"{flag} is for prepare-data jobs, not {args.kind}; drop it")
     if args.kind in ("smoke", "health"):
         for flag, value in (
             ("--run-name", args.run_name),
@@ -234,6 +250,49 @@ def _build(args: argparse.Namespace, target: Any) -> list[BuiltJob]:
             "--run-name: scaling jobs use job-scoped checkpoints so they never resume; drop --run-name"
         )
     return builders.scaling(target, **train_args)
+
+
+def _prepare_data(args: argparse.Namespace, target: Any) -> BuiltJob:
+    """One node, one process (jobs/prepdatajob.py); the train flags and a shape are refused, all at once."""
+    from jobs import prepdatajob
+    from jobs.errors import UsageError
+
+    given = [
+        flag
+        for flag, value in (
+            ("--data", args.data),
+            ("--steps", args.steps),
+            ("--batch-size", args.batch_size),
+            ("--log-every", args.log_every),
+            ("--nodes", args.nodes),
+            ("--processes-per-node", args.processes_per_node),
+        )
+        if value is not None
+    ]
+    if args.allow_tcp:
+        given.append("--allow-tcp")
+    problems = (
+        [
+            f"{', '.join(given)}: not for prepare-data (one node, one process; --text is its input); drop "
+            + ("it" if len(given) == 1 else "them")
+        ]
+        if given
+        else []
+    )
+    try:
+        built = prepdatajob.build(
+            target,
+            text=args.text,
+            tokenizer=args.tokenizer,
+            run_name=args.run_name,
+            environment=args.environment,
+            script_args=tuple(args.script_args),
+        )
+    except UsageError as exc:
+        problems.append(str(exc))
+    if problems:
+        raise UsageError("; ".join(problems))
+    return built
 
 
 def add_follow_args(p: argparse.ArgumentParser, *, logs_help: str, json_help: str) -> None:

@@ -74,6 +74,10 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UsageError("run needs the workspace: pass --stack NAME or --outputs FILE")
     if args.kind == "health":  # resubmitting would hide the failing node the check exists to report
         raise UsageError("run health: a health check is not resubmitted; use `python -m jobs submit health`")
+    if args.kind == "prepare-data":  # a rerun over a partial output would find shards there and refuse
+        raise UsageError(
+            "run prepare-data: data preparation is not resubmitted; use `python -m jobs submit prepare-data`"
+        )
     if args.max_restarts < 0:
         raise UsageError(f"--max-restarts {args.max_restarts}: must be 0 or more, e.g. 10")
     if args.max_hours is not None and not (math.isfinite(args.max_hours) and args.max_hours > 0):

@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
             logs_root=Path(args.logs),
             poll_s=args.poll_seconds,
             allow_socket=args.allow_socket,
-            verify=b.kind != "health",  # the health report below is its verdict
+            # the health report and prepdata.py's line below are their verdicts; neither runs NCCL
+            verify=b.kind not in ("health", "prepare-data"),
         )
         results.append(outcome)
         if outcome.exit_code != 0:
@@ -100,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
         from jobs.health import judge
 
         summary["health"], code = judge.outcome(ml, built[0], results[0], code)
+    if args.kind == "prepare-data" and results and args.wait:
+        from jobs.prepdatajob import verdict
+
+        summary["prepare_data"] = verdict(built[0], results[0])
+        if code == 0 and summary["prepare_data"]["problems"]:
+            code = 1
     summary["exit_code"] = code
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -127,6 +134,17 @@ def run(args: argparse.Namespace) -> int:
             from jobs.health import judge
 
             print(judge.render_text(summary["health"]))
+        if "prepare_data" in summary:
+            d = summary["prepare_data"]
+            if "tokens" in d:
+                print(
+                    f"prepare-data: {d['tokens']} tokens from {d['files']} files in {d['shards']} shard(s) "
+                    f"of {d['dtype']} (vocabulary {d['vocab_size']}) and meta.json"
+                )
+            for problem in d["problems"]:
+                print(f"  problem: {problem}")
+            if code == 0:
+                print(f"train on it: python -m jobs submit train ... --data {d['data']}")
         if "scaling" in summary:
             s = summary["scaling"]
             print(f"scaling: {s['error']}" if "error" in s else f"scaling: efficiency {s['efficiency']:.2f}")
