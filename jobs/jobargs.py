@@ -253,9 +253,9 @@ def _build(args: argparse.Namespace, target: Any) -> list[BuiltJob]:
 
 
 def _prepare_data(args: argparse.Namespace, target: Any) -> BuiltJob:
-    """One node, one process (jobs/prepdatajob.py); the train flags and a shape are refused, all at once."""
-    from jobs import prepdatajob
+    """One node, one process (jobs/prepare_data/job.py); train flags and a shape are refused, all at once."""
     from jobs.errors import UsageError
+    from jobs.prepare_data import job as prepdatajob
 
     given = [
         flag

@@ -27,7 +27,7 @@ EXIT_USAGE = 2
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    """The flags, shared with `python -m jobs prepare-data` (jobs/prepare_data.py)."""
+    """The flags, shared with `python -m jobs prepare-data` (jobs/prepare_data/)."""
     p.add_argument("--tokenizer", required=True, help="model folder with tokenizer.json (or the file)")
     p.add_argument("--input", required=True, nargs="+", help="text files or folders of them")
     p.add_argument("--out", required=True, help="the --data folder to write (no *.bin there yet)")

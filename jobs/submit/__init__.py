@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
         summary["health"], code = judge.outcome(ml, built[0], results[0], code)
     if args.kind == "prepare-data" and results and args.wait:
-        from jobs.prepdatajob import verdict
+        from jobs.prepare_data.job import verdict
 
         summary["prepare_data"] = verdict(built[0], results[0])
         if code == 0 and summary["prepare_data"]["problems"]:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent / "payload"
+SRC = Path(__file__).resolve().parents[1] / "payload"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

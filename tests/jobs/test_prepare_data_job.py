@@ -1,5 +1,5 @@
-"""The prepare-data job kind (jobs/prepdatajob.py) through `render`: the YAML loads back with azure-ai-ml's
-own `load_job` and gives the REST body Azure ML receives (one node, one process, prepdata.py's command, the
+"""The prepare-data job kind (jobs/prepare_data/job.py) through `render`: its YAML, loaded by azure-ai-ml's
+own `load_job`, gives the REST body Azure ML receives (one node, one process, prepdata.py's command, the
 two read-only inputs, the output fixed at data/RUN_NAME/ on workspaceblobstore); bad flags exit 2 naming
 every one at once. And prepdata.py's last line read back as submit's verdict."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from jobs.builders import BuiltJob
 from jobs.cli import main
-from jobs.prepdatajob import verdict
+from jobs.prepare_data.job import verdict
 from jobs.submit.lifecycle import Outcome
 
 from .render_util import FIXTURE, render, rest_body
