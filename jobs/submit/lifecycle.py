@@ -12,6 +12,7 @@ terminal state (platform-notes "Logs"; `JobOperations.download`).
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -66,6 +67,23 @@ def _fmt(seconds: float) -> str:
     return f"{h:d}:{m:02d}:{s:02d}"
 
 
+_LABELLED_ASSET = re.compile(r"^azureml:([A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+)$")
+
+
+def resolve_labels(job: Any) -> None:
+    """`azureml:NAME@LABEL` inputs (a data asset by label, e.g. @latest) without their `azureml:` prefix, as
+    azure-ai-ml resolves a label only then when a job is created from Python: the CLI v2 YAML schema strips
+    the prefix (a rendered job.yml keeps it), but `create_or_update` of a `command(...)` passes the path to
+    `OperationOrchestrator.get_asset_arm_id`, whose `parse_name_label` splits at "@" and looks up the name
+    `azureml:NAME`, which does not exist (azure-ai-ml operations/_operation_orchestrator.py,
+    _utils/_arm_id_utils.py). `azureml:NAME:VERSION` resolves either way and is left as it is."""
+    for value in (getattr(job, "inputs", None) or {}).values():
+        data = getattr(value, "_data", value)
+        path = getattr(data, "path", None)
+        if isinstance(path, str) and (m := _LABELLED_ASSET.match(path)):
+            data.path = m.group(1)
+
+
 def submit(
     ml: MLClient,
     built: BuiltJob,
@@ -94,6 +112,7 @@ def submit(
             from jobs.userjob import to_node
 
             job = to_node(job)
+        resolve_labels(job)
         created = ml.jobs.create_or_update(job)
     except Exception as exc:  # any SDK/HTTP error: the job was not created
         out.exit_code, out.error = EXIT_CREATE, f"create failed: {error_detail(exc)}"
