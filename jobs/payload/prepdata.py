@@ -59,7 +59,14 @@ def inputs(paths: list[str], problems: list[str]) -> list[Path]:
 
 
 def load_tokenizer(where: str, problems: list[str]) -> Any:  # tokenizers.Tokenizer, or None
-    from tokenizers import Tokenizer
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        problems.append(
+            "the `tokenizers` library is not installed here: `pip install tokenizers`; for a prepare-data "
+            'job, pass --environment with an environment that has it (docs/job-scripts.md "Data preparation")'
+        )
+        return None
 
     p = Path(where)
     path = p / "tokenizer.json" if p.is_dir() else p

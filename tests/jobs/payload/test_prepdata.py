@@ -113,3 +113,33 @@ def test_every_problem_is_named_at_once(tmp_path):
             "--out", str(tmp_path / "new"), "--append-eos", "<|end_of_text|>")  # fmt: skip
     assert p.returncode == 2
     assert p.stderr == "prepare-data: error: --append-eos '<|end_of_text|>': not a token of the tokenizer\n"
+
+
+def test_without_the_tokenizers_library_it_exits_2_saying_what_to_install(tmp_path):
+    """An environment without `tokenizers` (a job's image may lack it): a message, not an ImportError."""
+    word_tokenizer(tmp_path / "tok", 300)
+    (tmp_path / "in.txt").write_text("w4 w5")
+    # `python prepdata.py ...` with `import tokenizers` failing (None in sys.modules raises ImportError)
+    blocked = "import os, sys, runpy; sys.modules['tokenizers'] = None; sys.argv = sys.argv[1:]; "
+    blocked += (
+        "sys.path.insert(0, os.path.dirname(sys.argv[0])); runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    argv = [
+        "--tokenizer",
+        str(tmp_path / "tok"),
+        "--input",
+        str(tmp_path / "in.txt"),
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    p = subprocess.run(
+        [PY, "-c", blocked, str(SRC / "prepdata.py"), *argv],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2, p.stderr
+    assert "`tokenizers` library is not installed" in p.stderr and "--environment" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "o").exists()
