@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jobs import builders
 from jobs.builders import BuiltJob, Target
 from jobs.errors import UsageError
-
-if TYPE_CHECKING:
-    from jobs.submit.lifecycle import Outcome
 
 KIND = "prepare-data"
 
@@ -96,7 +93,7 @@ def build(
     return BuiltJob(KIND, KIND, job, 1, 1, target.size, {"data_uri": uri})
 
 
-def verdict(built: BuiltJob, outcome: Outcome) -> dict[str, Any]:
+def verdict(built: BuiltJob, outcome: Any) -> dict[str, Any]:  # a jobs.submit.lifecycle.Outcome
     """What a completed prepare-data job wrote, from prepdata.py's last line in rank 0's log: tokens,
     files, shards, dtype, vocabulary, and the `--data` value for train. `problems` when the line is missing
     or says no token was written."""

@@ -12,7 +12,7 @@ from jobs.cli import main
 from jobs.prepare_data.job import verdict
 from jobs.submit.lifecycle import Outcome
 
-from .render_util import FIXTURE, render, rest_body
+from ..render_util import FIXTURE, render, rest_body
 
 FLAGS = ("--cluster", "h100-x4", "--text", "azureml:corpus@latest", "--tokenizer", "azureml:llama-tok:2")
 
