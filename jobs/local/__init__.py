@@ -19,11 +19,12 @@ import sys
 import threading
 from pathlib import Path
 
+from jobs.builders import SRC_DIR as SRC  # the payload folder, one home
 from jobs.errors import UsageError, guarded
 from jobs.jobargs import add_processes_per_node
 
 SCRIPTS = ("smoke", "train", "health")
-SRC = Path(__file__).resolve().parent.parent / "payload"
+
 MAX_PROCS = 256
 
 

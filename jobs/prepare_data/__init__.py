@@ -8,9 +8,8 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "payload"
+from jobs.builders import SRC_DIR as SRC  # the payload folder, one home
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
